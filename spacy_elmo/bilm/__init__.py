@@ -1,0 +1,24 @@
+"""The ELMo biLM in pure PyTorch (no spaCy or Thinc imports).
+
+>>> from spacy_elmo.bilm import load_original
+>>> bilm = load_original("options.json", "weights.hdf5")
+>>> layers = bilm.embed([["Hello", "world", "!"]])  # [(L + 1, 3, 2P) float32 array]
+"""
+from .char_ids import CharBatch, sentences_to_char_ids, word_char_ids
+from .errors import ElmoFormatError
+from .model import BiLM
+from .options import RELEASED_FILTERS, ElmoOptions
+from .weights import load_original, read_weights, save_original
+
+__all__ = [
+    "BiLM",
+    "CharBatch",
+    "ElmoFormatError",
+    "ElmoOptions",
+    "RELEASED_FILTERS",
+    "load_original",
+    "read_weights",
+    "save_original",
+    "sentences_to_char_ids",
+    "word_char_ids",
+]

@@ -1,0 +1,144 @@
+"""The context-free token layer: char embedding, char CNN, highway layers, projection."""
+from collections import OrderedDict
+from typing import Dict, List, Optional
+
+import torch
+from torch import nn
+
+from .char_ids import CharBatch, cut_char_axis
+from .options import ElmoOptions
+
+
+class Highway(nn.Module):
+    """`g = sigmoid(x W_carry + b_carry)`; `x = g * relu(x W_transform + b_transform) + (1 - g) * x`.
+    Both matrices are kept side by side in one (F, 2F) weight so a layer is one matmul.
+    """
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.width = width
+        self.weight = nn.Parameter(torch.empty(width, 2 * width))
+        self.bias = nn.Parameter(torch.empty(2 * width))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        carry, transform = torch.addmm(self.bias, x, self.weight).split(self.width, dim=-1)
+        gate = torch.sigmoid(carry)
+        return gate * torch.relu(transform) + (1.0 - gate) * x
+
+
+class CharEncoder(nn.Module):
+    """Maps the distinct token types of a batch to P-dimensional token vectors.
+
+    At inference (no grad, eval mode), vectors are kept in an LRU cache keyed by the token text,
+    since the token layer does not depend on context. The cache is cleared whenever the weights
+    may change: by any forward pass with gradients enabled (the step before an update), by
+    loading a state dict and by device or dtype moves. Call `clear_cache` after editing
+    weights by hand.
+    """
+
+    def __init__(self, options: ElmoOptions, cache_size: int = 50_000) -> None:
+        super().__init__()
+        self.options = options
+        self.cache_size = cache_size
+        # Row 0 (a padded token position) stays zero, as in the original inference graph.
+        self.char_embed = nn.Parameter(torch.empty(262, options.char_embed_dim))
+        self.convs = nn.ModuleList(
+            nn.Conv1d(options.char_embed_dim, n, kernel_size=w) for w, n in options.filters
+        )
+        self.highways = nn.ModuleList(Highway(options.n_filters) for _ in range(options.n_highway))
+        self.projection: Optional[nn.Linear] = (
+            nn.Linear(options.n_filters, options.projection_dim)
+            if options.has_char_projection
+            else None
+        )
+        self._cache: "OrderedDict[str, torch.Tensor]" = OrderedDict()
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Random initialisation in the spirit of the original training code."""
+        with torch.no_grad():
+            nn.init.uniform_(self.char_embed, -1.0, 1.0)
+            self.char_embed[0].zero_()
+            for conv in self.convs:
+                fan_in = conv.in_channels * conv.kernel_size[0]
+                nn.init.normal_(conv.weight, 0.0, (1.0 / fan_in) ** 0.5)
+                nn.init.zeros_(conv.bias)
+            for hw in self.highways:
+                nn.init.normal_(hw.weight, 0.0, (1.0 / hw.width) ** 0.5)
+                nn.init.zeros_(hw.bias)
+                hw.bias[: hw.width].fill_(-2.0)  # carry gate starts mostly closed
+            if self.projection is not None:
+                nn.init.normal_(self.projection.weight, 0.0, (1.0 / self.options.n_filters) ** 0.5)
+                nn.init.zeros_(self.projection.bias)
+        self.clear_cache()
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def _apply(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.clear_cache()
+        return super()._apply(fn, *args, **kwargs)
+
+    def _load_from_state_dict(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        self.clear_cache()
+        super()._load_from_state_dict(*args, **kwargs)
+
+    def encode_chars(self, type_chars: torch.Tensor) -> torch.Tensor:
+        """Run the token layer over char ids.
+
+        type_chars (torch.Tensor): (V, W) char ids.
+        RETURNS (torch.Tensor): (V, P) token vectors.
+        """
+        if type_chars.shape[0] == 0:
+            return self.char_embed.new_zeros((0, self.options.projection_dim))
+        chars = cut_char_axis(type_chars, self.options.max_width)
+        # (V, W', E) -> (V, E, W') for Conv1d
+        x = nn.functional.embedding(chars, self.char_embed).transpose(1, 2)
+        pooled = [conv(x).amax(dim=-1) for conv in self.convs]
+        h = torch.cat(pooled, dim=-1)
+        h = torch.relu(h) if self.options.activation == "relu" else torch.tanh(h)
+        for highway in self.highways:
+            h = highway(h)
+        if self.projection is not None:
+            h = self.projection(h)
+        return h
+
+    def forward(self, batch: CharBatch) -> torch.Tensor:
+        """RETURNS (torch.Tensor): (V, P) vectors of the batch's distinct types."""
+        if torch.is_grad_enabled():
+            self.clear_cache()
+        use_cache = (
+            batch.words is not None
+            and self.cache_size > 0
+            and not self.training
+            and not torch.is_grad_enabled()
+        )
+        if not use_cache:
+            return self.encode_chars(batch.type_chars)
+        assert batch.words is not None
+        return self._encode_cached(batch.words, batch.type_chars)
+
+    def _encode_cached(self, words: List[str], type_chars: torch.Tensor) -> torch.Tensor:
+        cache = self._cache
+        missing: List[int] = []
+        found: Dict[int, torch.Tensor] = {}
+        for i, word in enumerate(words):
+            vector = cache.get(word)
+            if vector is None:
+                missing.append(i)
+            else:
+                cache.move_to_end(word)
+                found[i] = vector
+        out = self.char_embed.new_empty((len(words), self.options.projection_dim))
+        if found:
+            rows = torch.tensor(list(found), device=out.device)
+            out[rows] = torch.stack(list(found.values()))
+        if missing:
+            rows = torch.tensor(missing, device=out.device)
+            computed = self.encode_chars(type_chars[rows])
+            out[rows] = computed
+            for i, vector in zip(missing, computed):
+                cache[words[i]] = vector.clone()  # a view would pin the whole batch
+            while len(cache) > self.cache_size:
+                cache.popitem(last=False)
+        return out

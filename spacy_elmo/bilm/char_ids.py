@@ -1,0 +1,161 @@
+"""Character ids of tokens, and batches of sentences as distinct word types.
+
+Raw ids 0-255 are UTF-8 bytes, then BOS 256, EOS 257, BOW 258, EOW 259, PAD 260; every id is
+shifted by +1 so that 0 means "no token here". A token is [BOW, bytes (at most W - 2), EOW, PAD...].
+"""
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy
+import torch
+
+BOS = 256 + 1
+EOS = 257 + 1
+BOW = 258 + 1
+EOW = 259 + 1
+PAD = 260 + 1
+
+SENTENCE_START = "<S>"
+SENTENCE_END = "</S>"
+
+
+def word_char_ids(word: str, max_chars: int = 50) -> numpy.ndarray:
+    """The (shifted) character ids of one token. `<S>` and `</S>` give the sentence markers,
+    as in the original tools.
+
+    word (str): the token text.
+    max_chars (int): ids per token, BOW and EOW included.
+    RETURNS (numpy.ndarray): int64 array of shape (max_chars,).
+    """
+    ids = numpy.full((max_chars,), PAD, dtype=numpy.int64)
+    ids[0] = BOW
+    if word == SENTENCE_START or word == SENTENCE_END:
+        ids[1] = BOS if word == SENTENCE_START else EOS
+        ids[2] = EOW
+        return ids
+    # Truncate bytes, not characters, exactly like the original tools.
+    data = word.encode("utf-8", "ignore")[: max_chars - 2]
+    n = len(data)
+    ids[1 : 1 + n] = numpy.frombuffer(data, dtype=numpy.uint8).astype(numpy.int64) + 1
+    ids[1 + n] = EOW
+    return ids
+
+
+def sentences_to_char_ids(sentences: Sequence[Sequence[str]], max_chars: int = 50) -> torch.Tensor:
+    """The (B, T, max_chars) char-id tensor of AllenNLP's `batch_to_ids`: each sentence wrapped
+    in `<S>` and `</S>`, padded positions all 0.
+    """
+    n_steps = max((len(s) for s in sentences), default=0) + 2
+    out = numpy.zeros((len(sentences), n_steps, max_chars), dtype=numpy.int64)
+    for row, sentence in enumerate(sentences):
+        words = [SENTENCE_START, *sentence, SENTENCE_END]
+        for t, word in enumerate(words):
+            out[row, t] = word_char_ids(word, max_chars)
+    return torch.from_numpy(out)
+
+
+@dataclass
+class CharBatch:
+    """A batch of sentences, with every distinct token type stored once.
+
+    type_chars (torch.Tensor): (V, W) char ids of the distinct types.
+    index (torch.Tensor): (B, T) index into the types for each position, -1 where padded.
+    lengths (torch.Tensor): (B,) number of real positions per row, sentence markers included.
+    words (Optional[List[str]]): the text of each type, used as cache keys; None if unknown.
+    """
+
+    type_chars: torch.Tensor
+    index: torch.Tensor
+    lengths: torch.Tensor
+    words: Optional[List[str]] = None
+
+    @property
+    def batch_size(self) -> int:
+        return int(self.index.shape[0])
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.index.shape[1])
+
+    def to(self, device: torch.device) -> "CharBatch":
+        return CharBatch(
+            self.type_chars.to(device),
+            self.index.to(device),
+            self.lengths.to(device),
+            self.words,
+        )
+
+    @classmethod
+    def from_sentences(
+        cls, sentences: Sequence[Sequence[str]], max_chars: int = 50
+    ) -> "CharBatch":
+        """Wrap each sentence in `<S>` ... `</S>` and collect the distinct types.
+
+        sentences (Sequence[Sequence[str]]): token texts per sentence.
+        max_chars (int): ids per token.
+        RETURNS (CharBatch): the batch.
+        """
+        type_ids: Dict[str, int] = {SENTENCE_START: 0, SENTENCE_END: 1}
+        n_steps = max((len(s) for s in sentences), default=0) + 2
+        index = numpy.full((len(sentences), n_steps), -1, dtype=numpy.int64)
+        for row, sentence in enumerate(sentences):
+            index[row, 0] = 0
+            for t, word in enumerate(sentence, start=1):
+                index[row, t] = type_ids.setdefault(word, len(type_ids))
+            index[row, len(sentence) + 1] = 1
+        words = list(type_ids)
+        type_chars = numpy.stack([word_char_ids(w, max_chars) for w in words])
+        lengths = numpy.asarray([len(s) + 2 for s in sentences], dtype=numpy.int64)
+        return cls(
+            torch.from_numpy(type_chars),
+            torch.from_numpy(index),
+            torch.from_numpy(lengths),
+            words,
+        )
+
+    @classmethod
+    def from_char_ids(cls, char_ids: torch.Tensor) -> "CharBatch":
+        """Build a batch from a (B, T, W) char-id tensor in which all-zero positions are padding
+        (the input convention of the original tools). Markers must already be in place.
+        """
+        if char_ids.dim() != 3:
+            raise ValueError(f"Expected char ids of shape (B, T, W), got {tuple(char_ids.shape)}")
+        mask = char_ids[:, :, 0] > 0
+        lengths = mask.sum(dim=1)
+        flat = char_ids[mask]
+        if flat.shape[0] == 0:
+            type_chars = char_ids.new_zeros((0, char_ids.shape[2]))
+            inverse = flat.new_zeros((0,))
+        else:
+            type_chars, inverse = torch.unique(flat, dim=0, return_inverse=True)
+        index = torch.full(mask.shape, -1, dtype=torch.long, device=char_ids.device)
+        index[mask] = inverse
+        return cls(type_chars, index, lengths, None)
+
+
+def cut_char_axis(type_chars: torch.Tensor, max_width: int) -> torch.Tensor:
+    """Drop trailing character positions that can only hold padding windows, keeping one
+    all-padding window per filter width wherever the full axis had one. The char CNN's max-pool
+    gives identical results on the cut tensor.
+
+    type_chars (torch.Tensor): (V, W) char ids.
+    max_width (int): the widest filter.
+    RETURNS (torch.Tensor): (V, W') with W' <= W.
+    """
+    if type_chars.shape[0] == 0:
+        return type_chars
+    # Every token ends with EOW (or is a marker, which ends with EOW too).
+    real = (type_chars != PAD).sum(dim=1)
+    longest = int(real.max())
+    keep = min(type_chars.shape[1], longest + max_width)
+    return type_chars[:, :keep]
+
+
+def sort_by_length(lengths: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """RETURNS (Tuple[torch.Tensor, torch.Tensor]): the permutation that sorts rows by
+    decreasing length, and its inverse.
+    """
+    order = torch.argsort(lengths, descending=True, stable=True)
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(order.shape[0], device=order.device)
+    return order, inverse

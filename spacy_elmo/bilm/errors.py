@@ -1,0 +1,5 @@
+"""Errors raised by the biLM."""
+
+
+class ElmoFormatError(ValueError):
+    """A missing, malformed or mismatched ELMo options or weights file."""

@@ -1,0 +1,114 @@
+"""One biLSTM layer of ELMo: an LSTM with cell projection and clipping per direction.
+
+Both directions have their own weights; they are stored stacked on a leading axis of size 2
+(0 = forward, 1 = backward) so that one batched matmul serves both in the same step loop. The
+backward input arrives already reversed by each row's own length, so both directions run over
+left-aligned rows sorted by decreasing length, and step t only touches the rows still running.
+
+Gate columns are kept in the order [i, f, o, j] (the original files use [i, j, f, o]) so the three
+sigmoid gates are one contiguous block; the forget bias of +1 is folded into `bias`.
+"""
+from typing import List, Optional, Tuple
+
+import torch
+from torch import nn
+
+LstmState = Tuple[torch.Tensor, torch.Tensor]  # (c: (2, B, C), h: (2, B, P))
+
+
+class BiLstmLayer(nn.Module):
+    """Forward and backward LSTM cells of one layer.
+
+    input_dim (int): width of the layer input.
+    cell_dim (int): C.
+    hidden_dim (int): P, the width of h (the projection size, or C without projection).
+    cell_clip (Optional[float]): clip of c.
+    proj_clip (Optional[float]): clip of the projected h; only applied with a projection.
+    """
+
+    def __init__(
+        self,
+        input_dim: int,
+        cell_dim: int,
+        hidden_dim: int,
+        cell_clip: Optional[float],
+        proj_clip: Optional[float],
+    ) -> None:
+        super().__init__()
+        self.input_dim = input_dim
+        self.cell_dim = cell_dim
+        self.hidden_dim = hidden_dim
+        self.cell_clip = cell_clip
+        self.proj_clip = proj_clip
+        self.input_weight = nn.Parameter(torch.empty(2, input_dim, 4 * cell_dim))
+        self.hidden_weight = nn.Parameter(torch.empty(2, hidden_dim, 4 * cell_dim))
+        self.bias = nn.Parameter(torch.empty(2, 4 * cell_dim))
+        self.proj_weight: Optional[nn.Parameter] = (
+            nn.Parameter(torch.empty(2, cell_dim, hidden_dim)) if hidden_dim != cell_dim else None
+        )
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        with torch.no_grad():
+            fan_in = self.input_dim + self.hidden_dim
+            bound = (6.0 / (fan_in + 4 * self.cell_dim)) ** 0.5
+            nn.init.uniform_(self.input_weight, -bound, bound)
+            nn.init.uniform_(self.hidden_weight, -bound, bound)
+            nn.init.zeros_(self.bias)
+            C = self.cell_dim
+            self.bias[:, C : 2 * C].fill_(1.0)  # the folded-in forget bias
+            if self.proj_weight is not None:
+                bound = (6.0 / (self.cell_dim + self.hidden_dim)) ** 0.5
+                nn.init.uniform_(self.proj_weight, -bound, bound)
+
+    def zero_state(self, batch_size: int, like: torch.Tensor) -> LstmState:
+        return (
+            like.new_zeros((2, batch_size, self.cell_dim)),
+            like.new_zeros((2, batch_size, self.hidden_dim)),
+        )
+
+    def forward(
+        self, x: torch.Tensor, batch_sizes: List[int], state: LstmState
+    ) -> Tuple[torch.Tensor, LstmState]:
+        """Run both directions over time.
+
+        x (torch.Tensor): (2, T, B, input_dim), time-major, rows sorted by decreasing length.
+        batch_sizes (List[int]): the number of rows still running at each step (non-increasing).
+        state (LstmState): initial (c, h), rows in the same order as x.
+        RETURNS (Tuple[torch.Tensor, LstmState]): (2, T, B, P) outputs, 0 where padded, and the
+            state of each row at its last real step (unchanged for rows of length 0).
+        """
+        n_steps, batch = x.shape[1], x.shape[2]
+        C = self.cell_dim
+        # The input half of every gate for all steps in one matmul.
+        xw = torch.baddbmm(
+            self.bias.unsqueeze(1), x.reshape(2, n_steps * batch, self.input_dim), self.input_weight
+        ).view(2, n_steps, batch, 4 * C)
+        c, h = state
+        outputs: List[torch.Tensor] = []
+        for t in range(n_steps):
+            b = batch_sizes[t]
+            if b == 0:
+                break
+            z = torch.baddbmm(xw[:, t, :b], h[:, :b], self.hidden_weight)
+            gates = torch.sigmoid(z[..., : 3 * C])
+            c_t = gates[..., C : 2 * C] * c[:, :b] + gates[..., :C] * torch.tanh(z[..., 3 * C :])
+            if self.cell_clip is not None:
+                c_t = c_t.clamp(-self.cell_clip, self.cell_clip)
+            h_t = gates[..., 2 * C :] * torch.tanh(c_t)
+            if self.proj_weight is not None:
+                h_t = torch.bmm(h_t, self.proj_weight)
+                if self.proj_clip is not None:
+                    h_t = h_t.clamp(-self.proj_clip, self.proj_clip)
+            outputs.append(h_t if b == batch else nn.functional.pad(h_t, (0, 0, 0, batch - b)))
+            if b == batch:
+                c, h = c_t, h_t
+            else:
+                c = torch.cat([c_t, c[:, b:]], dim=1)
+                h = torch.cat([h_t, h[:, b:]], dim=1)
+        out = x.new_zeros((2, n_steps, batch, self.hidden_dim))
+        if outputs:
+            out = torch.stack(outputs, dim=1)
+            if out.shape[1] < n_steps:
+                out = nn.functional.pad(out, (0, 0, 0, 0, 0, n_steps - out.shape[1]))
+        return out, (c, h)

@@ -1,0 +1,170 @@
+"""The ELMo biLM: token layer, forward and backward LSTM stacks, (L+1)-layer output."""
+from typing import List, Optional, Sequence
+
+import numpy
+import torch
+from torch import nn
+
+from .char_encoder import CharEncoder
+from .char_ids import CharBatch, sort_by_length, word_char_ids
+from .lstm import BiLstmLayer, LstmState
+from .options import ElmoOptions
+
+
+class BiLM(nn.Module):
+    """A character-based bidirectional LSTM language model, as in Peters et al. (2018).
+
+    options (ElmoOptions): the hyperparameters.
+    cache_size (int): word vectors kept by the token layer's LRU cache at inference; 0 disables it.
+    """
+
+    def __init__(self, options: ElmoOptions, cache_size: int = 50_000) -> None:
+        super().__init__()
+        self.options = options
+        self.char_encoder = CharEncoder(options, cache_size=cache_size)
+        P = options.projection_dim
+        self.layers = nn.ModuleList(
+            BiLstmLayer(P, options.cell_dim, P, options.cell_clip, options.proj_clip)
+            for _ in range(options.n_layers)
+        )
+        self.dropout = 0.0  # on each LSTM layer's input, in train mode only
+        self._states: Optional[List[LstmState]] = None
+
+    @property
+    def device(self) -> torch.device:
+        return self.char_encoder.char_embed.device
+
+    def reset_states(self) -> None:
+        """Forget the LSTM state carried across batches in stateful mode."""
+        self._states = None
+
+    def forward(self, batch: CharBatch, stateful: bool = False) -> torch.Tensor:
+        """Compute every layer for a batch.
+
+        batch (CharBatch): sentences with their `<S>` and `</S>` markers.
+        stateful (bool): start each batch row from the state that the same row ended with in the
+            previous stateful call (zeros at first), like the original tools, and store the new
+            state. False (the default) starts from zeros, so outputs do not depend on other calls.
+        RETURNS (torch.Tensor): (L + 1, B, T, 2P); padded positions are 0.
+        """
+        batch = batch.to(self.device)
+        B, T = batch.index.shape
+        P = self.options.projection_dim
+        type_vectors = self.char_encoder(batch)
+        # Row 0 of the table is the zero vector of padded positions (index -1).
+        table = torch.cat([type_vectors.new_zeros((1, P)), type_vectors], dim=0)
+        tokens = nn.functional.embedding(batch.index + 1, table)  # (B, T, P)
+        if B == 0 or T == 0:
+            return tokens.new_zeros((self.options.n_output_layers, B, T, 2 * P))
+
+        order, inverse = sort_by_length(batch.lengths)
+        sorted_lengths = batch.lengths[order]
+        steps = torch.arange(T, device=tokens.device).unsqueeze(1)
+        batch_sizes = (sorted_lengths.unsqueeze(0) > steps).sum(dim=1).tolist()
+        # Per-row reversal of the real positions (padding stays where it is): an involution.
+        reverse = torch.where(steps < sorted_lengths, sorted_lengths - 1 - steps, steps)  # (T, B)
+
+        forward_in = tokens.index_select(0, order).transpose(0, 1)  # (T, B, P)
+        x = torch.stack([forward_in, _reverse_time(forward_in, reverse)])  # (2, T, B, P)
+        states = self._initial_states(B, x, order) if stateful else None
+        finals: List[LstmState] = []
+        outputs = [torch.cat([tokens, tokens], dim=-1)]
+        for depth, layer in enumerate(self.layers):
+            layer_in = x
+            if self.training and self.dropout > 0:
+                layer_in = nn.functional.dropout(x, self.dropout, training=True)
+            state = states[depth] if states is not None else layer.zero_state(B, x)
+            h, final = layer(layer_in, batch_sizes, state)
+            finals.append(final)
+            if depth > 0 and self.options.use_skip_connections:
+                h = h + x
+            x = h
+            both = torch.cat([h[0], _reverse_time(h[1], reverse)], dim=-1)  # (T, B, 2P)
+            outputs.append(both.transpose(0, 1).index_select(0, inverse))
+        if stateful:
+            self._store_states(finals, inverse)
+        return torch.stack(outputs)
+
+    def _initial_states(self, batch_size: int, like: torch.Tensor, order: torch.Tensor) -> List[LstmState]:
+        if self._states is None or self._states[0][0].device != like.device:
+            self._states = [layer.zero_state(batch_size, like) for layer in self.layers]
+        stored = self._states[0][0].shape[1]
+        if stored < batch_size:
+            extra = [layer.zero_state(batch_size - stored, like) for layer in self.layers]
+            self._states = [
+                (torch.cat([c, ec], dim=1), torch.cat([h, eh], dim=1))
+                for (c, h), (ec, eh) in zip(self._states, extra)
+            ]
+        return [
+            (c[:, :batch_size].index_select(1, order), h[:, :batch_size].index_select(1, order))
+            for c, h in self._states
+        ]
+
+    def _store_states(self, finals: List[LstmState], inverse: torch.Tensor) -> None:
+        assert self._states is not None
+        B = inverse.shape[0]
+        self._states = [
+            (
+                torch.cat([c.index_select(1, inverse).detach(), old_c[:, B:]], dim=1),
+                torch.cat([h.index_select(1, inverse).detach(), old_h[:, B:]], dim=1),
+            )
+            for (c, h), (old_c, old_h) in zip(finals, self._states)
+        ]
+
+    @torch.no_grad()
+    def embed(
+        self,
+        sentences: Sequence[Sequence[str]],
+        stateful: bool = False,
+        batch_size: int = 64,
+    ) -> List[numpy.ndarray]:
+        """Embed tokenized sentences.
+
+        sentences (Sequence[Sequence[str]]): token texts per sentence, without markers.
+        stateful (bool): see `forward`; the sentences are then run as ONE batch, row by row,
+            exactly like the original tools. Stateless (default) runs them in batches of similar
+            length, and a sentence's vectors do not depend on the others.
+        batch_size (int): sentences per batch in stateless mode.
+        RETURNS (List[numpy.ndarray]): one float32 array (L + 1, n_tokens, 2P) per sentence.
+        """
+        was_training = self.training
+        self.eval()
+        try:
+            if stateful:
+                groups = [list(range(len(sentences)))]
+            else:
+                by_length = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+                groups = [by_length[i : i + batch_size] for i in range(0, len(by_length), batch_size)]
+            results: List[Optional[numpy.ndarray]] = [None] * len(sentences)
+            for group in groups:
+                batch = CharBatch.from_sentences(
+                    [sentences[i] for i in group], self.options.max_characters_per_token
+                )
+                layers = self.forward(batch, stateful=stateful).float().cpu().numpy()
+                for row, i in enumerate(group):
+                    n = len(sentences[i])
+                    results[i] = numpy.ascontiguousarray(layers[:, row, 1 : n + 1])
+            return results  # type: ignore[return-value]
+        finally:
+            self.train(was_training)
+
+    @torch.no_grad()
+    def embed_words(self, words: Sequence[str], batch_size: int = 4096) -> numpy.ndarray:
+        """The context-free token layer of each word (`<S>` and `</S>` give the markers).
+
+        RETURNS (numpy.ndarray): float32 array (len(words), P).
+        """
+        W = self.options.max_characters_per_token
+        chunks = []
+        for start in range(0, len(words), batch_size):
+            chars = numpy.stack([word_char_ids(w, W) for w in words[start : start + batch_size]])
+            vectors = self.char_encoder.encode_chars(torch.from_numpy(chars).to(self.device))
+            chunks.append(vectors.float().cpu().numpy())
+        if not chunks:
+            return numpy.zeros((0, self.options.projection_dim), dtype=numpy.float32)
+        return numpy.concatenate(chunks)
+
+
+def _reverse_time(x: torch.Tensor, reverse: torch.Tensor) -> torch.Tensor:
+    """Reverse each row of a time-major (T, B, D) tensor by its own length."""
+    return x.gather(0, reverse.unsqueeze(-1).expand_as(x))

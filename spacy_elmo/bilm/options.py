@@ -1,0 +1,186 @@
+"""The biLM's hyperparameters, as stored in the original `options.json`."""
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple, Union
+
+import srsly
+
+from .errors import ElmoFormatError
+
+# The 2048-filter char CNN of every released ELMo model.
+RELEASED_FILTERS: Tuple[Tuple[int, int], ...] = (
+    (1, 32),
+    (2, 32),
+    (3, 64),
+    (4, 128),
+    (5, 256),
+    (6, 512),
+    (7, 1024),
+)
+
+
+@dataclass(frozen=True)
+class ElmoOptions:
+    """All hyperparameters of a biLM. Field names follow spaCy config style; `from_json`
+    and `to_json` convert from and to the nested layout of the original options.json.
+
+    cell_dim (int): LSTM cell size C ("lstm.dim").
+    projection_dim (int): token-embedding and per-direction output size P.
+    n_layers (int): biLSTM layers L.
+    cell_clip (Optional[float]): clip of the cell state, None for no clipping.
+    proj_clip (Optional[float]): clip of the projected hidden state, None for no clipping.
+    use_skip_connections (bool): residual connections on layers >= 1.
+    char_embed_dim (int): size of the character embeddings.
+    filters (Tuple[Tuple[int, int], ...]): (width, n_filters) of each char CNN filter.
+    n_highway (int): highway layers after the char CNN.
+    activation (str): "relu" or "tanh", applied after the max-pool.
+    n_characters (int): 261 (files written for training) or 262 (for inference).
+    max_characters_per_token (int): characters per token, markers included.
+    """
+
+    cell_dim: int = 4096
+    projection_dim: int = 512
+    n_layers: int = 2
+    cell_clip: Optional[float] = 3.0
+    proj_clip: Optional[float] = 3.0
+    use_skip_connections: bool = True
+    char_embed_dim: int = 16
+    filters: Tuple[Tuple[int, int], ...] = RELEASED_FILTERS
+    n_highway: int = 2
+    activation: str = "relu"
+    n_characters: int = 262
+    max_characters_per_token: int = 50
+    extra: Dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "filters", tuple((int(w), int(n)) for w, n in self.filters))
+        problems = []
+        for name in ("cell_dim", "projection_dim", "n_layers", "char_embed_dim"):
+            if int(getattr(self, name)) < 1:
+                problems.append(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.n_highway < 0:
+            problems.append(f"n_highway must be >= 0, got {self.n_highway}")
+        if self.activation not in ("relu", "tanh"):
+            problems.append(f"activation must be 'relu' or 'tanh', got {self.activation!r}")
+        if self.n_characters not in (261, 262):
+            problems.append(f"n_characters must be 261 or 262, got {self.n_characters}")
+        if not self.filters:
+            problems.append("filters must not be empty")
+        if self.filters and self.max_width > self.max_characters_per_token:
+            problems.append("the widest filter is wider than max_characters_per_token")
+        if self.max_characters_per_token < 3:
+            problems.append("max_characters_per_token must be >= 3")
+        if self.projection_dim > self.cell_dim:
+            problems.append("projection_dim must not exceed cell_dim (lstm.dim)")
+        if problems:
+            raise ElmoFormatError("Invalid ELMo options: " + "; ".join(problems))
+
+    @property
+    def n_filters(self) -> int:
+        """RETURNS (int): F, the total number of char CNN filters."""
+        return sum(n for _, n in self.filters)
+
+    @property
+    def max_width(self) -> int:
+        """RETURNS (int): the widest char CNN filter."""
+        return max(w for w, _ in self.filters)
+
+    @property
+    def has_char_projection(self) -> bool:
+        """RETURNS (bool): whether the token layer ends with a projection F -> P."""
+        return self.n_filters != self.projection_dim
+
+    @property
+    def has_lstm_projection(self) -> bool:
+        """RETURNS (bool): whether the LSTM cell output is projected C -> P."""
+        return self.projection_dim != self.cell_dim
+
+    @property
+    def output_dim(self) -> int:
+        """RETURNS (int): width of every reported layer, 2P."""
+        return 2 * self.projection_dim
+
+    @property
+    def n_output_layers(self) -> int:
+        """RETURNS (int): L + 1, the token layer and the biLSTM layers."""
+        return self.n_layers + 1
+
+    def matches(self, other: "ElmoOptions") -> bool:
+        """Whether two option sets describe the same computation (n_characters 261 and 262
+        both mean the same ids and weights, so they are not compared)."""
+        return replace(self, n_characters=262) == replace(other, n_characters=262)
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "ElmoOptions":
+        """Read the nested dict of an original options.json; training-only keys are kept
+        in `extra` and otherwise ignored.
+        """
+        try:
+            lstm = data["lstm"]
+            cnn = data["char_cnn"]
+            return cls(
+                cell_dim=int(lstm["dim"]),
+                projection_dim=int(lstm["projection_dim"]),
+                n_layers=int(lstm["n_layers"]),
+                cell_clip=_optional_float(lstm.get("cell_clip")),
+                proj_clip=_optional_float(lstm.get("proj_clip")),
+                use_skip_connections=bool(lstm.get("use_skip_connections", False)),
+                char_embed_dim=int(cnn["embedding"]["dim"]),
+                filters=tuple((int(w), int(n)) for w, n in cnn["filters"]),
+                n_highway=int(cnn.get("n_highway", 0)),
+                activation=str(cnn.get("activation", "tanh")),
+                n_characters=int(cnn.get("n_characters", 262)),
+                max_characters_per_token=int(cnn.get("max_characters_per_token", 50)),
+                extra={k: v for k, v in data.items() if k not in ("lstm", "char_cnn")},
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            raise ElmoFormatError(
+                f"Invalid ELMo options: missing or malformed entry {err!s}. Expected the layout "
+                "of an original options.json: {'lstm': {'dim', 'projection_dim', 'n_layers', ...}, "
+                "'char_cnn': {'embedding': {'dim'}, 'filters', 'n_highway', ...}}."
+            ) from err
+
+    def to_json(self) -> Dict[str, Any]:
+        """RETURNS (Dict[str, Any]): the nested layout of an original options.json."""
+        lstm: Dict[str, Any] = {
+            "dim": self.cell_dim,
+            "projection_dim": self.projection_dim,
+            "n_layers": self.n_layers,
+            "use_skip_connections": self.use_skip_connections,
+        }
+        if self.cell_clip is not None:
+            lstm["cell_clip"] = self.cell_clip
+        if self.proj_clip is not None:
+            lstm["proj_clip"] = self.proj_clip
+        data = dict(self.extra)
+        data["lstm"] = lstm
+        data["char_cnn"] = {
+            "activation": self.activation,
+            "embedding": {"dim": self.char_embed_dim},
+            "filters": [list(f) for f in self.filters],
+            "n_highway": self.n_highway,
+            "n_characters": self.n_characters,
+            "max_characters_per_token": self.max_characters_per_token,
+        }
+        return data
+
+    @classmethod
+    def from_file(cls, path: Union[str, Path]) -> "ElmoOptions":
+        path = Path(path)
+        if not path.is_file():
+            raise ElmoFormatError(f"ELMo options file not found: {path}")
+        try:
+            data = srsly.read_json(path)
+        except ValueError as err:
+            raise ElmoFormatError(f"ELMo options file {path} is not valid JSON: {err}") from err
+        if not isinstance(data, dict):
+            raise ElmoFormatError(f"ELMo options file {path} must hold a JSON object")
+        return cls.from_json(data)
+
+    def to_file(self, path: Union[str, Path]) -> None:
+        srsly.write_json(path, self.to_json())
+
+
+def _optional_float(value: Any) -> Optional[float]:
+    return None if value is None else float(value)
+

@@ -1,0 +1,236 @@
+"""Reading and writing the original ELMo files (options.json + weights.hdf5, TF layout).
+
+Every dataset of the file is described once, in `_datasets`, with how it maps onto the torch
+parameters in both directions, so the loader and the writer cannot drift apart.
+"""
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, List, Tuple, Union
+
+import h5py
+import numpy
+import torch
+
+from .errors import ElmoFormatError
+from .model import BiLM
+from .options import ElmoOptions
+
+PathLike = Union[str, Path]
+
+# Internal gate order [i, f, o, j]: block k holds the original block _TO_INTERNAL[k] ([i, j, f, o]).
+_TO_INTERNAL = [0, 2, 3, 1]
+_TO_ORIGINAL = [0, 3, 1, 2]
+_FORGET_BIAS = 1.0
+
+
+@dataclass
+class _Dataset:
+    path: str
+    shape: Tuple[int, ...]
+    read: Callable[[numpy.ndarray], None]  # copies the file's array into the model
+    write: Callable[[], numpy.ndarray]  # the model's values in the file's layout
+
+
+def _param_setter(param: torch.Tensor, convert: Callable[[numpy.ndarray], numpy.ndarray]) -> Callable[[numpy.ndarray], None]:
+    def read(array: numpy.ndarray) -> None:
+        with torch.no_grad():
+            param.copy_(torch.from_numpy(numpy.ascontiguousarray(convert(array))))
+
+    return read
+
+
+def _param_getter(param: torch.Tensor, convert: Callable[[numpy.ndarray], numpy.ndarray]) -> Callable[[], numpy.ndarray]:
+    return lambda: numpy.ascontiguousarray(convert(param.detach().float().cpu().numpy()))
+
+
+def _reorder_gates(array: numpy.ndarray, order: List[int]) -> numpy.ndarray:
+    blocks = numpy.split(array, 4, axis=-1)
+    return numpy.concatenate([blocks[k] for k in order], axis=-1)
+
+
+def _lstm_prefix(direction: int, layer: int, single_layer_alias: bool) -> str:
+    if single_layer_alias:
+        return f"RNN_{direction}/RNN/LSTMCell"
+    return f"RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell"
+
+
+def _datasets(bilm: BiLM, single_layer_alias: bool = False) -> List[_Dataset]:
+    opts = bilm.options
+    enc = bilm.char_encoder
+    E, F, P, C = opts.char_embed_dim, opts.n_filters, opts.projection_dim, opts.cell_dim
+    out: List[_Dataset] = []
+
+    def embed_read(array: numpy.ndarray) -> None:
+        with torch.no_grad():
+            enc.char_embed[0].zero_()
+            enc.char_embed[1:].copy_(torch.from_numpy(array))
+
+    out.append(
+        _Dataset("char_embed", (261, E), embed_read, lambda: enc.char_embed[1:].detach().cpu().numpy())
+    )
+    for i, ((width, n), conv) in enumerate(zip(opts.filters, enc.convs)):
+        # TF conv2d (1, width, E, n) <-> torch Conv1d (n, E, width); no kernel flip.
+        out.append(
+            _Dataset(
+                f"CNN/W_cnn_{i}",
+                (1, width, E, n),
+                _param_setter(conv.weight, lambda a: a[0].transpose(2, 1, 0)),
+                _param_getter(conv.weight, lambda a: a.transpose(2, 1, 0)[None]),
+            )
+        )
+        out.append(
+            _Dataset(f"CNN/b_cnn_{i}", (n,), _param_setter(conv.bias, lambda a: a), _param_getter(conv.bias, lambda a: a))
+        )
+    for k, highway in enumerate(enc.highways):
+        for j, name in enumerate(("carry", "transform")):
+            cols = slice(j * F, (j + 1) * F)
+            out.append(
+                _Dataset(
+                    f"CNN_high_{k}/W_{name}",
+                    (F, F),
+                    _param_setter(highway.weight[:, cols], lambda a: a),
+                    _param_getter(highway.weight[:, cols], lambda a: a),
+                )
+            )
+            out.append(
+                _Dataset(
+                    f"CNN_high_{k}/b_{name}",
+                    (F,),
+                    _param_setter(highway.bias[cols], lambda a: a),
+                    _param_getter(highway.bias[cols], lambda a: a),
+                )
+            )
+    if enc.projection is not None:
+        out.append(
+            _Dataset(
+                "CNN_proj/W_proj",
+                (F, P),
+                _param_setter(enc.projection.weight, lambda a: a.T),
+                _param_getter(enc.projection.weight, lambda a: a.T),
+            )
+        )
+        out.append(
+            _Dataset("CNN_proj/b_proj", (P,), _param_setter(enc.projection.bias, lambda a: a), _param_getter(enc.projection.bias, lambda a: a))
+        )
+    for l, layer in enumerate(bilm.layers):
+        for d in range(2):
+            prefix = _lstm_prefix(d, l, single_layer_alias)
+            out.append(_Dataset(f"{prefix}/W_0", (P + P, 4 * C), *_lstm_kernel(layer, d)))
+            out.append(
+                _Dataset(
+                    f"{prefix}/B",
+                    (4 * C,),
+                    _param_setter(layer.bias[d], _bias_to_internal),
+                    _param_getter(layer.bias[d], _bias_to_original),
+                )
+            )
+            if layer.proj_weight is not None:
+                out.append(
+                    _Dataset(
+                        f"{prefix}/W_P_0",
+                        (C, P),
+                        _param_setter(layer.proj_weight[d], lambda a: a),
+                        _param_getter(layer.proj_weight[d], lambda a: a),
+                    )
+                )
+    return out
+
+
+def _bias_to_internal(original: numpy.ndarray) -> numpy.ndarray:
+    internal = _reorder_gates(original, _TO_INTERNAL)
+    C = internal.shape[-1] // 4
+    internal[C : 2 * C] += _FORGET_BIAS
+    return internal
+
+
+def _bias_to_original(internal: numpy.ndarray) -> numpy.ndarray:
+    internal = internal.copy()
+    C = internal.shape[-1] // 4
+    internal[C : 2 * C] -= _FORGET_BIAS
+    return _reorder_gates(internal, _TO_ORIGINAL)
+
+
+def _lstm_kernel(layer, d: int) -> Tuple[Callable[[numpy.ndarray], None], Callable[[], numpy.ndarray]]:  # type: ignore[no-untyped-def]
+    """W_0 stacks the input rows, then the recurrent rows, gates [i, j, f, o]."""
+    n_in = layer.input_dim
+
+    def read(array: numpy.ndarray) -> None:
+        internal = _reorder_gates(array, _TO_INTERNAL)
+        with torch.no_grad():
+            layer.input_weight[d].copy_(torch.from_numpy(numpy.ascontiguousarray(internal[:n_in])))
+            layer.hidden_weight[d].copy_(torch.from_numpy(numpy.ascontiguousarray(internal[n_in:])))
+
+    def write() -> numpy.ndarray:
+        stacked = torch.cat([layer.input_weight[d], layer.hidden_weight[d]], dim=0)
+        return _reorder_gates(stacked.detach().float().cpu().numpy(), _TO_ORIGINAL)
+
+    return read, write
+
+
+def load_original(options_file: PathLike, weights_file: PathLike, cache_size: int = 50_000) -> BiLM:
+    """Load a biLM from the original ELMo files.
+
+    options_file (PathLike): the options.json.
+    weights_file (PathLike): the weights.hdf5 (TF layout, as written by bilm-tf).
+    cache_size (int): see `BiLM`.
+    RETURNS (BiLM): the model in eval mode, on the CPU.
+    """
+    options = ElmoOptions.from_file(options_file)
+    bilm = BiLM(options, cache_size=cache_size)
+    read_weights(bilm, weights_file)
+    return bilm.eval()
+
+
+def read_weights(bilm: BiLM, weights_file: PathLike) -> None:
+    """Copy the weights of an original weights.hdf5 into `bilm`, checking every shape."""
+    path = Path(weights_file)
+    if not path.is_file():
+        raise ElmoFormatError(f"ELMo weights file not found: {path}")
+    try:
+        with h5py.File(path, "r") as f:
+            alias = bilm.options.n_layers == 1 and "RNN_0/RNN/LSTMCell" in f
+            for ds in _datasets(bilm, single_layer_alias=alias):
+                if ds.path not in f:
+                    raise ElmoFormatError(
+                        f"ELMo weights file {path} has no dataset '{ds.path}'. Check that the "
+                        "options file belongs to these weights (n_layers, filters, n_highway, "
+                        "projection_dim)."
+                    )
+                array = numpy.asarray(f[ds.path][()], dtype=numpy.float32)
+                if array.shape != ds.shape:
+                    raise ElmoFormatError(
+                        f"ELMo weights file {path}: dataset '{ds.path}' has shape {array.shape}, but "
+                        f"the options ask for {ds.shape}. The options file does not match these weights."
+                    )
+                if not numpy.isfinite(array).all():
+                    raise ElmoFormatError(
+                        f"ELMo weights file {path}: dataset '{ds.path}' holds NaN or infinite values."
+                    )
+                ds.read(array)
+    except ElmoFormatError:
+        raise
+    except (OSError, KeyError, ValueError) as err:
+        raise ElmoFormatError(
+            f"Could not read ELMo weights file {path}: {err}. The file may be truncated or not an "
+            "HDF5 file; download or export it again."
+        ) from err
+    bilm.char_encoder.clear_cache()
+
+
+def save_original(bilm: BiLM, options_file: PathLike, weights_file: PathLike) -> None:
+    """Write a biLM as the original ELMo files, the exact inverse of `load_original`.
+
+    The file is written to a temporary name first and then moved, so an interrupted save never
+    leaves a truncated weights file behind.
+    """
+    options_path, weights_path = Path(options_file), Path(weights_file)
+    weights_path.parent.mkdir(parents=True, exist_ok=True)
+    options_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = weights_path.with_name(weights_path.name + ".tmp")
+    with h5py.File(tmp, "w") as f:
+        for ds in _datasets(bilm):
+            array = ds.write().astype(numpy.float32)
+            assert array.shape == ds.shape, (ds.path, array.shape, ds.shape)
+            f.create_dataset(ds.path, data=array)
+    tmp.replace(weights_path)
+    bilm.options.to_file(options_path)

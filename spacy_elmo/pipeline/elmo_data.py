@@ -1,0 +1,66 @@
+"""ElmoData: the per-layer ELMo vectors of one Doc, stored as `doc._.elmo`.
+
+This module imports neither spaCy nor torch: srsly loads its msgpack hooks through entry
+points whenever anything is (de)serialized, spaCy's own import included.
+"""
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional
+
+import numpy
+import srsly
+
+_MSGPACK_KEY = "__spacy_elmo_data__"
+DTYPES = ("float32", "float16")
+
+
+@dataclass
+class ElmoData:
+    """The biLM layers of a Doc.
+
+    layers (numpy.ndarray): (L + 1, n_tokens, 2P): layer 0 is the context-free token layer
+        (duplicated to 2P), layer j the j-th biLSTM layer, [forward; backward].
+    """
+
+    layers: numpy.ndarray
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.layers, numpy.ndarray) or self.layers.ndim != 3:
+            shape = getattr(self.layers, "shape", None)
+            raise ValueError(f"ElmoData.layers must be a 3d numpy array (L + 1, n_tokens, 2P), got {shape}")
+        if self.layers.dtype.name not in DTYPES:
+            raise ValueError(f"ElmoData.layers must be float32 or float16, got {self.layers.dtype}")
+
+    @property
+    def n_layers(self) -> int:
+        """RETURNS (int): L + 1."""
+        return int(self.layers.shape[0])
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.layers.shape[1])
+
+    @property
+    def width(self) -> int:
+        """RETURNS (int): 2P, the width of each layer."""
+        return int(self.layers.shape[2])
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"layers": self.layers}
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "ElmoData":
+        return cls(layers=numpy.asarray(data["layers"]))
+
+
+def encode_elmo_data(obj: Any, chain: Optional[Callable[[Any], Any]] = None) -> Any:
+    """srsly msgpack encoder (registered by entry point) so DocBin can write ElmoData."""
+    if isinstance(obj, ElmoData):
+        return {_MSGPACK_KEY: obj.to_dict()}
+    return obj if chain is None else chain(obj)
+
+
+def decode_elmo_data(obj: Any, chain: Optional[Callable[[Any], Any]] = None) -> Any:
+    """srsly msgpack decoder (registered by entry point) so DocBin can read ElmoData."""
+    if isinstance(obj, dict) and _MSGPACK_KEY in obj:
+        return ElmoData.from_dict(obj[_MSGPACK_KEY])
+    return obj if chain is None else chain(obj)
