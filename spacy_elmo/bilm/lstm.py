@@ -6,7 +6,8 @@ backward input arrives already reversed by each row's own length, so both direct
 left-aligned rows sorted by decreasing length, and step t only touches the rows still running.
 
 Gate columns are kept in the order [i, f, o, j] (the original files use [i, j, f, o]) so the three
-sigmoid gates are one contiguous block; the forget bias of +1 is folded into `bias`.
+sigmoid gates are one contiguous block. `bias` holds the file's values; the constant forget bias
+of +1 that TF adds at run time lives in a buffer, so saving gives back the file bit for bit.
 """
 from typing import List, Optional, Tuple
 
@@ -46,6 +47,9 @@ class BiLstmLayer(nn.Module):
         self.proj_weight: Optional[nn.Parameter] = (
             nn.Parameter(torch.empty(2, cell_dim, hidden_dim)) if hidden_dim != cell_dim else None
         )
+        forget_bias = torch.zeros(4 * cell_dim)
+        forget_bias[cell_dim : 2 * cell_dim] = 1.0
+        self.register_buffer("forget_bias", forget_bias, persistent=False)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -55,8 +59,6 @@ class BiLstmLayer(nn.Module):
             nn.init.uniform_(self.input_weight, -bound, bound)
             nn.init.uniform_(self.hidden_weight, -bound, bound)
             nn.init.zeros_(self.bias)
-            C = self.cell_dim
-            self.bias[:, C : 2 * C].fill_(1.0)  # the folded-in forget bias
             if self.proj_weight is not None:
                 bound = (6.0 / (self.cell_dim + self.hidden_dim)) ** 0.5
                 nn.init.uniform_(self.proj_weight, -bound, bound)
@@ -82,7 +84,7 @@ class BiLstmLayer(nn.Module):
         C = self.cell_dim
         # The input half of every gate for all steps in one matmul.
         xw = torch.baddbmm(
-            self.bias.unsqueeze(1), x.reshape(2, n_steps * batch, self.input_dim), self.input_weight
+            (self.bias + self.forget_bias).unsqueeze(1), x.reshape(2, n_steps * batch, self.input_dim), self.input_weight
         ).view(2, n_steps, batch, 4 * C)
         c, h = state
         outputs: List[torch.Tensor] = []

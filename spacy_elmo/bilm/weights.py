@@ -20,7 +20,6 @@ PathLike = Union[str, Path]
 # Internal gate order [i, f, o, j]: block k holds the original block _TO_INTERNAL[k] ([i, j, f, o]).
 _TO_INTERNAL = [0, 2, 3, 1]
 _TO_ORIGINAL = [0, 3, 1, 2]
-_FORGET_BIAS = 1.0
 
 
 @dataclass
@@ -120,8 +119,8 @@ def _datasets(bilm: BiLM, single_layer_alias: bool = False) -> List[_Dataset]:
                 _Dataset(
                     f"{prefix}/B",
                     (4 * C,),
-                    _param_setter(layer.bias[d], _bias_to_internal),
-                    _param_getter(layer.bias[d], _bias_to_original),
+                    _param_setter(layer.bias[d], lambda a: _reorder_gates(a, _TO_INTERNAL)),
+                    _param_getter(layer.bias[d], lambda a: _reorder_gates(a, _TO_ORIGINAL)),
                 )
             )
             if layer.proj_weight is not None:
@@ -134,20 +133,6 @@ def _datasets(bilm: BiLM, single_layer_alias: bool = False) -> List[_Dataset]:
                     )
                 )
     return out
-
-
-def _bias_to_internal(original: numpy.ndarray) -> numpy.ndarray:
-    internal = _reorder_gates(original, _TO_INTERNAL)
-    C = internal.shape[-1] // 4
-    internal[C : 2 * C] += _FORGET_BIAS
-    return internal
-
-
-def _bias_to_original(internal: numpy.ndarray) -> numpy.ndarray:
-    internal = internal.copy()
-    C = internal.shape[-1] // 4
-    internal[C : 2 * C] -= _FORGET_BIAS
-    return _reorder_gates(internal, _TO_ORIGINAL)
 
 
 def _lstm_kernel(layer, d: int) -> Tuple[Callable[[numpy.ndarray], None], Callable[[], numpy.ndarray]]:  # type: ignore[no-untyped-def]

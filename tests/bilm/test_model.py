@@ -1,0 +1,129 @@
+"""Invariants of the biLM that hold for any weights."""
+import numpy
+import pytest
+import torch
+
+from spacy_elmo.bilm import CharBatch
+
+from ..helpers import tiny_bilm
+
+SENTENCES = [
+    ["The", "quick", "brown", "fox", "jumps", "."],
+    ["Hi"],
+    ["日本語", "の", "文", "🙂", "\n", " ", "naïve", "x" * 80],
+    [],
+    ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"],
+]
+
+
+@pytest.fixture(scope="module")
+def bilm():
+    return tiny_bilm(seed=7)
+
+
+def test_shapes_and_dtype(bilm):
+    out = bilm.embed(SENTENCES)
+    for sentence, layers in zip(SENTENCES, out):
+        assert layers.shape == (3, len(sentence), 16)
+        assert layers.dtype == numpy.float32
+        assert numpy.isfinite(layers).all()
+
+
+def test_stateless_is_batch_invariant(bilm):
+    together = bilm.embed(SENTENCES, batch_size=64)
+    for sentence, layers in zip(SENTENCES, together):
+        alone = bilm.embed([sentence])[0]
+        numpy.testing.assert_allclose(layers, alone, atol=1e-5)
+    reversed_batch = bilm.embed(SENTENCES[::-1], batch_size=2)[::-1]
+    for a, b in zip(together, reversed_batch):
+        numpy.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_forward_half_is_causal_backward_half_anticausal(bilm):
+    P = bilm.options.projection_dim
+    base = ["one", "two", "three", "four", "five"]
+    changed_end = base[:-1] + ["other"]
+    changed_start = ["other"] + base[1:]
+    a, b, c = bilm.embed([base, changed_end, changed_start])
+    # Forward LSTM outputs before the change see the same prefix.
+    numpy.testing.assert_allclose(a[1:, :-1, :P], b[1:, :-1, :P], atol=1e-6)
+    assert numpy.abs(a[1:, -1, :P] - b[1:, -1, :P]).max() > 1e-4
+    # Backward LSTM outputs after the change see the same suffix.
+    numpy.testing.assert_allclose(a[1:, 1:, P:], c[1:, 1:, P:], atol=1e-6)
+    assert numpy.abs(a[1:, 0, P:] - c[1:, 0, P:]).max() > 1e-4
+    # ... and the backward half does see the change from earlier positions.
+    assert numpy.abs(a[1:, :-1, P:] - b[1:, :-1, P:]).max() > 1e-4
+
+
+def test_padded_positions_are_zero(bilm):
+    batch = CharBatch.from_sentences([["a", "b", "c"], ["a"]])
+    with torch.no_grad():
+        layers = bilm(batch)
+    assert layers.shape == (3, 2, 5, 16)
+    assert (layers[:, 1, 3:] == 0).all()
+    assert (layers[:, 1, :3] != 0).any(dim=-1).all()
+
+
+def test_stateful_carries_state_by_row(bilm):
+    bilm.reset_states()
+    first = bilm.embed([["a", "b"], ["c"]], stateful=True)
+    second = bilm.embed([["d", "e"]], stateful=True)  # row 0 continues from ["a", "b"]
+    third = bilm.embed([["x"], ["c"]], stateful=True)  # row 1 continues from ["c"], untouched in between
+    bilm.reset_states()
+    reference = bilm.embed([["a", "b"], ["c"]], stateful=True)
+    for a, b in zip(first, reference):
+        numpy.testing.assert_allclose(a, b, atol=1e-6)
+    fresh = bilm.embed([["d", "e"]])[0]
+    assert numpy.abs(second[0][1:] - fresh[1:]).max() > 1e-4
+    bilm.reset_states()
+    bilm.embed([["a", "b"], ["c"]], stateful=True)
+    bilm.embed([["d", "e"]], stateful=True)
+    again = bilm.embed([["x"], ["c"]], stateful=True)
+    bilm.reset_states()
+    for a, b in zip(third, again):
+        numpy.testing.assert_allclose(a, b, atol=1e-6)
+    assert numpy.abs(third[1][1:] - bilm.embed([["c"]])[0][1:]).max() > 1e-4
+
+
+def test_token_cache_gives_identical_results_and_is_cleared_on_training(bilm):
+    bilm.char_encoder.clear_cache()
+    cold = bilm.embed(SENTENCES)
+    assert len(bilm.char_encoder._cache) > 0
+    warm = bilm.embed(SENTENCES)
+    for a, b in zip(cold, warm):
+        numpy.testing.assert_array_equal(a, b)
+    batch = CharBatch.from_sentences(SENTENCES[:1])
+    bilm.train()
+    bilm(batch).sum().backward()  # a forward with gradients precedes any update
+    bilm.eval()
+    bilm.zero_grad()
+    assert len(bilm.char_encoder._cache) == 0
+
+
+def test_cache_is_cleared_when_weights_are_loaded():
+    source, target = tiny_bilm(seed=1), tiny_bilm(seed=2)
+    before = target.embed([["cached", "words"]])[0]
+    target.load_state_dict(source.state_dict())
+    after = target.embed([["cached", "words"]])[0]
+    numpy.testing.assert_array_equal(after, source.embed([["cached", "words"]])[0])
+    assert numpy.abs(before - after).max() > 1e-4
+
+
+def test_gradients_reach_every_parameter_and_both_directions():
+    bilm = tiny_bilm(seed=3).train()
+    batch = CharBatch.from_sentences([["some", "words", "here"], ["more"]])
+    layers = bilm(batch)
+    layers[-1].pow(2).sum().backward()
+    for name, param in bilm.named_parameters():
+        assert param.grad is not None, name
+        if name != "char_encoder.char_embed":
+            assert param.grad.abs().sum() > 0, name
+    for layer in bilm.layers:
+        assert (layer.hidden_weight.grad[0].abs().sum() > 0) and (layer.hidden_weight.grad[1].abs().sum() > 0)
+
+
+def test_empty_inputs(bilm):
+    assert bilm.embed([]) == []
+    out = bilm.embed([[], []])
+    assert [o.shape for o in out] == [(3, 0, 16), (3, 0, 16)]
+    assert bilm.embed_words([]).shape == (0, 8)

@@ -1,0 +1,34 @@
+"""Tiny models built in the tests themselves."""
+from spacy_elmo.bilm import BiLM, ElmoOptions
+
+TINY_FILTERS = ((1, 4), (2, 8), (3, 8))
+
+
+def tiny_options(**overrides) -> ElmoOptions:
+    settings = dict(
+        cell_dim=24,
+        projection_dim=8,
+        n_layers=2,
+        cell_clip=3.0,
+        proj_clip=3.0,
+        use_skip_connections=True,
+        char_embed_dim=4,
+        filters=TINY_FILTERS,
+        n_highway=1,
+        activation="relu",
+    )
+    settings.update(overrides)
+    return ElmoOptions(**settings)
+
+
+def tiny_bilm(seed: int = 0, **overrides) -> BiLM:
+    import torch
+
+    torch.manual_seed(seed)
+    bilm = BiLM(tiny_options(**overrides))
+    # Random biases everywhere, so that no mapping error hides behind a zero.
+    with torch.no_grad():
+        for name, p in bilm.named_parameters():
+            if name.endswith("bias"):
+                p.uniform_(-0.5, 0.5)
+    return bilm.eval()
