@@ -1,6 +1,7 @@
 """The `elmo` pipeline component."""
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
 
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
@@ -10,7 +11,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats3d
 
-from ..bilm import BiLM, ElmoOptions
+from ..bilm import BiLM, ElmoFormatError, ElmoOptions
 from ..layers.bilm_model import bilm_config, get_bilm, load_weights_into
 from .elmo_data import DTYPES, ElmoData
 from .extensions import register_extensions
@@ -131,6 +132,14 @@ class Elmo(TrainablePipe):
                 "'weights_file' to [initialize.components.elmo]."
             )
 
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "Elmo":
+        with _explain_mismatch(self):
+            return super().from_bytes(bytes_data, exclude=exclude)
+
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "Elmo":
+        with _explain_mismatch(self):
+            return super().from_disk(path, exclude=exclude)
+
     def load_original(
         self, options_file: Optional[Union[str, Path]], weights_file: Union[str, Path]
     ) -> "Elmo":
@@ -138,6 +147,21 @@ class Elmo(TrainablePipe):
         options.json, if given (not None), must match the component's model config."""
         load_weights_into(self.model, options_file, weights_file)
         return self
+
+
+@contextmanager
+def _explain_mismatch(pipe: Elmo) -> Iterator[None]:
+    """Thinc checks layer widths before the biLM's own check can name the setting."""
+    try:
+        yield
+    except ValueError as err:
+        if isinstance(err, ElmoFormatError) or "dimension" not in str(err):
+            raise
+        raise ElmoFormatError(
+            f"[{pipe.name}] The saved biLM does not fit the model config ({err}). The settings in "
+            f"[components.{pipe.name}.model] (projection_dim, cell_dim, n_layers, filters, ...) must be "
+            "those of the saved model."
+        ) from err
 
 
 def add_elmo(

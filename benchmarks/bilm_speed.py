@@ -1,0 +1,184 @@
+"""biLM inference speed and peak memory for the released sizes, with a naive baseline.
+
+Prints tokens/s and peak RSS of `BiLM` (random weights) at the released sizes on real sentences
+(CoNLL-2003 dev by default), batches of 32 sentences in corpus order, 2 threads; beside it, in the
+same run, a baseline of the same computation done the way AllenNLP does it (char CNN over all 50
+positions of every padded token, the input and recurrent halves of the gates computed per step,
+one direction after the other), and the largest difference between the two outputs.
+
+Each measurement runs in its own process so that peak memory is its own.
+
+    python benchmarks/bilm_speed.py                      # small, medium, original
+    python benchmarks/bilm_speed.py --sizes small --sentences 64
+"""
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+SIZES: Dict[str, Tuple[int, int, int]] = {  # cell_dim, projection_dim, n_highway
+    "small": (1024, 128, 1),
+    "medium": (2048, 256, 1),
+    "original": (4096, 512, 2),
+}
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003" / "eng.testa"
+
+
+def read_sentences(path: Path, limit: int) -> Tuple[List[List[str]], str]:
+    if not path.is_file():
+        from spacy.lang.en.examples import sentences as examples
+
+        words = [s.split() for s in examples]
+        out = (words * (limit // len(words) + 1))[:limit]
+        return out, f"{path} not found: spaCy's English example sentences, repeated"
+    sentences: List[List[str]] = []
+    current: List[str] = []
+    for line in path.read_text(encoding="utf8").splitlines():
+        if not line.strip() or line.startswith("-DOCSTART-"):
+            if current:
+                sentences.append(current)
+                current = []
+            continue
+        current.append(line.split()[0])
+    if current:
+        sentences.append(current)
+    return sentences[:limit], str(path)
+
+
+def naive_forward(bilm, char_ids):  # type: ignore[no-untyped-def]
+    """The AllenNLP-style computation over a (B, T, 50) char-id tensor (stateless)."""
+    import torch
+
+    opts = bilm.options
+    enc = bilm.char_encoder
+    B, T, W = char_ids.shape
+    mask = char_ids[:, :, 0] > 0
+    x = torch.nn.functional.embedding(char_ids.view(-1, W), enc.char_embed).transpose(1, 2)
+    h = torch.cat([conv(x).amax(dim=-1) for conv in enc.convs], dim=-1)
+    h = torch.relu(h) if opts.activation == "relu" else torch.tanh(h)
+    for hw in enc.highways:
+        h = hw(h)
+    if enc.projection is not None:
+        h = enc.projection(h)
+    tokens = (h.view(B, T, -1) * mask.unsqueeze(-1)).float()
+    lengths = mask.sum(1)
+    C = opts.cell_dim
+    outputs = [torch.cat([tokens, tokens], -1)]
+    x_dirs = [tokens, torch.stack([torch.cat([t[:n].flip(0), t[n:]]) for t, n in zip(tokens, lengths)])]
+    for depth, layer in enumerate(bilm.layers):
+        new_dirs = []
+        for d in range(2):
+            c = tokens.new_zeros(B, C)
+            hid = tokens.new_zeros(B, opts.projection_dim)
+            steps = []
+            for t in range(T):
+                z = x_dirs[d][:, t] @ layer.input_weight[d] + hid @ layer.hidden_weight[d] + layer.bias[d] + layer.forget_bias
+                i, f, o, j = z.split(C, dim=-1)
+                c_new = (torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(j)).clamp(-opts.cell_clip, opts.cell_clip)
+                h_new = ((torch.sigmoid(o) * torch.tanh(c_new)) @ layer.proj_weight[d]).clamp(-opts.proj_clip, opts.proj_clip)
+                live = (t < lengths).unsqueeze(-1)
+                c = torch.where(live, c_new, c)
+                hid = torch.where(live, h_new, hid)
+                steps.append(h_new * live)
+            out = torch.stack(steps, 1)
+            if depth > 0 and opts.use_skip_connections:
+                out = out + x_dirs[d]
+            new_dirs.append(out)
+        x_dirs = new_dirs
+        backward = torch.stack([torch.cat([t[:n].flip(0), t[n:]]) for t, n in zip(x_dirs[1], lengths)])
+        outputs.append(torch.cat([x_dirs[0], backward], -1))
+    return torch.stack(outputs)
+
+
+def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: int, data: Path) -> Dict:
+    import numpy
+    import torch
+
+    from spacy_elmo.bilm import BiLM, CharBatch, ElmoOptions, sentences_to_char_ids
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    cell, proj, highway = SIZES[size]
+    cache_size = 50_000 if method == "ours+cache" else 0
+    bilm = BiLM(ElmoOptions(cell_dim=cell, projection_dim=proj, n_highway=highway), cache_size=cache_size).eval()
+    sentences, source = read_sentences(data, n_sentences)
+    batches = [sentences[i : i + batch_size] for i in range(0, len(sentences), batch_size)]
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+    def run(batch: List[List[str]]):  # type: ignore[no-untyped-def]
+        if method == "naive":
+            return naive_forward(bilm, sentences_to_char_ids(batch))
+        return bilm(CharBatch.from_sentences(batch))
+
+    with torch.inference_mode():
+        run(batches[0])  # warm-up (fills the cache for "ours+cache", as a running pipeline would)
+        diff = None
+        if method == "ours":
+            check = batches[0][:8]
+            diff = float((run(check) - naive_forward(bilm, sentences_to_char_ids(check))).abs().max())
+        n_tokens = 0
+        start = time.perf_counter()
+        for batch in batches:
+            run(batch)
+            n_tokens += sum(len(s) for s in batch)
+        elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    params = sum(p.numel() for p in bilm.parameters())
+    return {
+        "size": size,
+        "method": method,
+        "params_m": round(params / 1e6, 1),
+        "tokens": n_tokens,
+        "tokens_per_s": round(n_tokens / elapsed, 1),
+        "peak_rss_mb": round(peak / 1024, 1),
+        "peak_rss_delta_mb": round((peak - rss_before) / 1024, 1),
+        "max_abs_diff_vs_naive": diff,
+        "data": source,
+        "threads": threads,
+        "numpy": numpy.__version__,
+        "torch": torch.__version__,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="small,medium,original")
+    parser.add_argument("--methods", default="naive,ours,ours+cache")
+    parser.add_argument("--sentences", type=int, default=256)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    parser.add_argument("--one", nargs=2, metavar=("SIZE", "METHOD"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        row = measure(args.one[0], args.one[1], args.sentences, args.batch_size, args.threads, args.data)
+        print(json.dumps(row))
+        return
+    rows = []
+    header = f"{'size':<9}{'method':<12}{'params':>8}{'tokens/s':>10}{'x naive':>9}{'peak MB':>9}{'diff':>10}"
+    print(header)
+    for size in args.sizes.split(","):
+        baseline = None
+        for method in args.methods.split(","):
+            cmd = [sys.executable, __file__, "--one", size, method, "--sentences", str(args.sentences),
+                   "--batch-size", str(args.batch_size), "--threads", str(args.threads), "--data", str(args.data)]
+            row = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
+            rows.append(row)
+            if method == "naive":
+                baseline = row["tokens_per_s"]
+            ratio = f"{row['tokens_per_s'] / baseline:.2f}" if baseline else "-"
+            diff = f"{row['max_abs_diff_vs_naive']:.1e}" if row["max_abs_diff_vs_naive"] is not None else "-"
+            print(f"{size:<9}{method:<12}{row['params_m']:>7}M{row['tokens_per_s']:>10}{ratio:>9}{row['peak_rss_mb']:>9}{diff:>10}", flush=True)
+    print(f"data: {rows[0]['data']}; {rows[0]['tokens']} tokens per run; batch {args.batch_size}; "
+          f"{args.threads} threads; torch {rows[0]['torch']}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""The `elmo` component: outputs, segmentation, set-up routes and serialization."""
+import numpy
+import pytest
+import spacy
+import torch
+from spacy.tokens import Doc, DocBin
+from thinc.api import Config
+
+from spacy_elmo import ElmoFormatError, add_elmo, load_original, save_original
+from spacy_elmo.pipeline import ElmoData
+
+from ..helpers import tiny_bilm
+
+TEXT = "The cat sat on the mat. It was 🙂 happy!  Zürich, 日本語 and naïve words.\n\nA very" + " long" * 5
+
+
+@pytest.fixture
+def elmo_files(tmp_path):
+    bilm = tiny_bilm(seed=11)
+    save_original(bilm, tmp_path / "options.json", tmp_path / "weights.hdf5")
+    return tmp_path / "options.json", tmp_path / "weights.hdf5"
+
+
+@pytest.fixture
+def nlp(elmo_files):
+    nlp = spacy.blank("en")
+    add_elmo(nlp, *elmo_files, window_size=8)
+    return nlp
+
+
+def test_sentences_run_separately_and_match_the_bilm(elmo_files):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    add_elmo(nlp, *elmo_files)
+    doc = nlp(TEXT)
+    assert len(list(doc.sents)) > 2
+    bilm = load_original(*elmo_files)
+    expected = bilm.embed([[t.text for t in sent] for sent in doc.sents])
+    assert doc._.elmo.layers.shape == (3, len(doc), 16)
+    for sent, layers in zip(doc.sents, expected):
+        numpy.testing.assert_allclose(doc._.elmo.layers[:, sent.start : sent.end], layers, atol=1e-5)
+    numpy.testing.assert_array_equal(doc[3]._.elmo, doc._.elmo.layers[:, 3])
+
+
+def test_docs_without_sentences_run_in_windows(nlp, elmo_files):
+    doc = nlp(TEXT)
+    assert not doc.has_annotation("SENT_START")
+    words = [t.text for t in doc]
+    windows = [words[i : i + 8] for i in range(0, len(words), 8)]
+    expected = numpy.concatenate(load_original(*elmo_files).embed(windows), axis=1)
+    numpy.testing.assert_allclose(doc._.elmo.layers, expected, atol=1e-5)
+
+
+def test_batch_of_docs_equals_docs_alone(nlp):
+    texts = [TEXT, "", "Short one.", "   ", TEXT[::-1]]
+    docs = list(nlp.pipe(texts, batch_size=3))
+    for text, doc in zip(texts, docs):
+        numpy.testing.assert_allclose(doc._.elmo.layers, nlp(text)._.elmo.layers, atol=1e-5)
+
+
+def test_odd_inputs(nlp):
+    empty = nlp("")
+    assert empty._.elmo.layers.shape == (3, 0, 16)
+    for text in ["   ", "\n\n\t", "🙂" * 40, "a" * 500, "\u200b\u0301 \ufeff", "Ελληνικά العربية हिन्दी"]:
+        doc = nlp(text)
+        assert doc._.elmo.layers.shape == (3, len(doc), 16)
+        assert numpy.isfinite(doc._.elmo.layers).all()
+    words = ["word"] * 3000
+    huge = nlp(Doc(nlp.vocab, words=words))
+    assert huge._.elmo.layers.shape == (3, 3000, 16)
+    # Windows of 8 identical tokens: every window gives the same vectors.
+    numpy.testing.assert_allclose(huge._.elmo.layers[:, :8], huge._.elmo.layers[:, 8:16], atol=1e-6)
+
+
+def test_float16_storage(elmo_files):
+    nlp = spacy.blank("en")
+    add_elmo(nlp, *elmo_files, dtype="float16")
+    doc = nlp(TEXT)
+    assert doc._.elmo.layers.dtype == numpy.float16
+    with pytest.raises(ValueError, match="dtype"):
+        spacy.blank("en").add_pipe("elmo", config={"dtype": "int8"})
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_docbin_round_trip(elmo_files, dtype):
+    nlp = spacy.blank("en")
+    add_elmo(nlp, *elmo_files, dtype=dtype)
+    docs = [nlp(TEXT), nlp("")]
+    data = DocBin(store_user_data=True, docs=docs).to_bytes()
+    restored = list(DocBin().from_bytes(data).get_docs(nlp.vocab))
+    for doc, back in zip(docs, restored):
+        assert isinstance(back._.elmo, ElmoData)
+        assert back._.elmo.layers.dtype == numpy.dtype(dtype)
+        numpy.testing.assert_array_equal(back._.elmo.layers, doc._.elmo.layers)
+
+
+def test_to_disk_from_disk_keeps_weights_inside_and_never_unpickles(nlp, elmo_files, tmp_path, monkeypatch):
+    expected = nlp(TEXT)._.elmo.layers
+    nlp.to_disk(tmp_path / "pipeline")
+    for path in elmo_files:
+        path.unlink()  # no reference back to the original files
+    assert "weights.hdf5" not in (tmp_path / "pipeline" / "config.cfg").read_text()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("torch.load must not be used to read a pipeline")
+
+    monkeypatch.setattr(torch, "load", refuse)
+    loaded = spacy.load(tmp_path / "pipeline")
+    numpy.testing.assert_array_equal(loaded(TEXT)._.elmo.layers, expected)
+
+
+def test_to_bytes_from_bytes(nlp):
+    expected = nlp(TEXT)._.elmo.layers
+    other = spacy.blank("en")
+    other.add_pipe("elmo", config={"model": nlp.config["components"]["elmo"]["model"]})
+    assert numpy.abs(other(TEXT)._.elmo.layers - expected).max() > 1e-3  # random weights
+    other.from_bytes(nlp.to_bytes())
+    numpy.testing.assert_array_equal(other(TEXT)._.elmo.layers, expected)
+
+
+def test_saved_weights_must_match_the_config(nlp):
+    data = nlp.to_bytes()
+    other = spacy.blank("en")
+    model = dict(nlp.config["components"]["elmo"]["model"])
+    model["projection_dim"] = 6
+    other.add_pipe("elmo", config={"model": model})
+    with pytest.raises(ElmoFormatError, match="projection_dim"):
+        other.from_bytes(data)
+
+
+CONFIG = """
+[nlp]
+lang = "en"
+pipeline = ["elmo"]
+
+[components]
+
+[components.elmo]
+factory = "elmo"
+
+[components.elmo.model]
+@architectures = "spacy-elmo.BiLM.v1"
+cell_dim = 24
+projection_dim = 8
+n_layers = 2
+char_embed_dim = 4
+filters = [[1, 4], [2, 8], [3, 8]]
+n_highway = 1
+window_size = 8
+
+[initialize]
+
+[initialize.components]
+
+[initialize.components.elmo]
+options_file = ${paths.options}
+weights_file = ${paths.weights}
+
+[paths]
+options = null
+weights = null
+"""
+
+
+def test_config_file_route_loads_weights_at_initialize(nlp, elmo_files):
+    options, weights = elmo_files
+    config = Config().from_str(CONFIG, overrides={"paths.options": str(options), "paths.weights": str(weights)})
+    from_config = spacy.util.load_model_from_config(config, auto_fill=True)
+    from_config.initialize()
+    numpy.testing.assert_allclose(from_config(TEXT)._.elmo.layers, nlp(TEXT)._.elmo.layers, atol=1e-6)
+
+
+def test_initialize_rejects_mismatched_or_missing_files(elmo_files, tmp_path):
+    options, weights = elmo_files
+    tiny_bilm(projection_dim=6).options.to_file(tmp_path / "other.json")
+    for overrides, message in [
+        ({"paths.options": str(tmp_path / "other.json"), "paths.weights": str(weights)}, "differ from the component"),
+        ({"paths.options": str(options), "paths.weights": str(tmp_path / "missing.hdf5")}, "missing.hdf5"),
+        ({"paths.options": str(options), "paths.weights": None}, "no weights_file"),
+    ]:
+        config = Config().from_str(CONFIG, overrides=overrides)
+        pipeline = spacy.util.load_model_from_config(config, auto_fill=True)
+        with pytest.raises((ElmoFormatError, ValueError), match=message):
+            pipeline.initialize()
+
+
+def test_plain_add_pipe_builds_a_random_small_bilm():
+    nlp = spacy.blank("en")
+    elmo = nlp.add_pipe("elmo")
+    assert (elmo.options.cell_dim, elmo.options.projection_dim, elmo.options.n_highway) == (1024, 128, 1)
+    assert elmo.model.get_dim("nO") == 256
+    doc = nlp("Random weights still give finite vectors.")
+    assert doc._.elmo.layers.shape == (3, len(doc), 256)
+
+
+def test_fixture_through_the_pipeline(elmo_fixture):
+    nlp = spacy.blank("en")
+    add_elmo(nlp, elmo_fixture / "options.json", elmo_fixture / "lm_weights.hdf5")
+    words = "The U.S. Centers for Disease Control and Prevention initially advised school systems .".split()
+    doc = nlp(Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * (len(words) - 1)))
+    expected = load_original(elmo_fixture / "options.json", elmo_fixture / "lm_weights.hdf5").embed([words])[0]
+    numpy.testing.assert_allclose(doc._.elmo.layers, expected, atol=1e-5)
+
+
+def test_elmo_data_validates():
+    with pytest.raises(ValueError, match="3d"):
+        ElmoData(numpy.zeros((2, 3), dtype="float32"))
+    with pytest.raises(ValueError, match="float32 or float16"):
+        ElmoData(numpy.zeros((2, 3, 4), dtype="float64"))
