@@ -6,6 +6,9 @@ same run, a baseline of the same computation done the way AllenNLP does it (char
 positions of every padded token, the input and recurrent halves of the gates computed per step,
 one direction after the other), and the largest difference between the two outputs.
 
+Methods: "naive" (the baseline), "plain" (our algorithm with torch's default matmul), "ours" (with
+weights prepacked for oneDNN at inference), "ours+cache" (plus the token-layer cache, warm).
+
 Each measurement runs in its own process so that peak memory is its own.
 
     python benchmarks/bilm_speed.py                      # small, medium, original
@@ -99,8 +102,10 @@ def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: 
     import torch
 
     from spacy_elmo.bilm import BiLM, CharBatch, ElmoOptions, sentences_to_char_ids
+    from spacy_elmo.bilm.packed_matmul import PackedWeights, onednn_available
 
     torch.set_num_threads(threads)
+    PackedWeights.enabled = method != "plain"
     torch.manual_seed(0)
     cell, proj, highway = SIZES[size]
     cache_size = 50_000 if method == "ours+cache" else 0
@@ -117,7 +122,7 @@ def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: 
     with torch.inference_mode():
         run(batches[0])  # warm-up (fills the cache for "ours+cache", as a running pipeline would)
         diff = None
-        if method == "ours":
+        if method in ("plain", "ours"):
             check = batches[0][:8]
             diff = float((run(check) - naive_forward(bilm, sentences_to_char_ids(check))).abs().max())
         n_tokens = 0
@@ -139,6 +144,7 @@ def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: 
         "max_abs_diff_vs_naive": diff,
         "data": source,
         "threads": threads,
+        "onednn": onednn_available(),
         "numpy": numpy.__version__,
         "torch": torch.__version__,
     }
@@ -147,7 +153,7 @@ def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="small,medium,original")
-    parser.add_argument("--methods", default="naive,ours,ours+cache")
+    parser.add_argument("--methods", default="naive,plain,ours,ours+cache")
     parser.add_argument("--sentences", type=int, default=256)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)

@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from .char_ids import CharBatch, cut_char_axis
+from .packed_matmul import PackedWeights
 from .options import ElmoOptions
 
 
@@ -14,14 +15,16 @@ class Highway(nn.Module):
     Both matrices are kept side by side in one (F, 2F) weight so a layer is one matmul.
     """
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, packs: PackedWeights) -> None:
         super().__init__()
         self.width = width
         self.weight = nn.Parameter(torch.empty(width, 2 * width))
         self.bias = nn.Parameter(torch.empty(2 * width))
+        self.packs = packs
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        carry, transform = torch.addmm(self.bias, x, self.weight).split(self.width, dim=-1)
+        mixed = self.packs.matmul(x, self.weight, ("highway", id(self))) + self.bias
+        carry, transform = mixed.split(self.width, dim=-1)
         gate = torch.sigmoid(carry)
         return gate * torch.relu(transform) + (1.0 - gate) * x
 
@@ -30,10 +33,8 @@ class CharEncoder(nn.Module):
     """Maps the distinct token types of a batch to P-dimensional token vectors.
 
     At inference (no grad, eval mode), vectors are kept in an LRU cache keyed by the token text,
-    since the token layer does not depend on context. The cache is cleared whenever the weights
-    may change: by any forward pass with gradients enabled (the step before an update), by
-    loading a state dict and by device or dtype moves. Call `clear_cache` after editing
-    weights by hand.
+    since the token layer does not depend on context; `BiLM` clears it whenever the weights may
+    change.
     """
 
     def __init__(self, options: ElmoOptions, cache_size: int = 50_000) -> None:
@@ -45,7 +46,8 @@ class CharEncoder(nn.Module):
         self.convs = nn.ModuleList(
             nn.Conv1d(options.char_embed_dim, n, kernel_size=w) for w, n in options.filters
         )
-        self.highways = nn.ModuleList(Highway(options.n_filters) for _ in range(options.n_highway))
+        self.packs = PackedWeights()
+        self.highways = nn.ModuleList(Highway(options.n_filters, self.packs) for _ in range(options.n_highway))
         self.projection: Optional[nn.Linear] = (
             nn.Linear(options.n_filters, options.projection_dim)
             if options.has_char_projection
@@ -73,15 +75,9 @@ class CharEncoder(nn.Module):
         self.clear_cache()
 
     def clear_cache(self) -> None:
+        """Forget the cached word vectors and prepacked weights."""
         self._cache.clear()
-
-    def _apply(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
-        self.clear_cache()
-        return super()._apply(fn, *args, **kwargs)
-
-    def _load_from_state_dict(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        self.clear_cache()
-        super()._load_from_state_dict(*args, **kwargs)
+        self.packs.clear()
 
     def encode_chars(self, type_chars: torch.Tensor) -> torch.Tensor:
         """Run the token layer over char ids.
@@ -100,13 +96,11 @@ class CharEncoder(nn.Module):
         for highway in self.highways:
             h = highway(h)
         if self.projection is not None:
-            h = self.projection(h)
+            h = self.packs.matmul(h, self.projection.weight.t(), "projection") + self.projection.bias
         return h
 
     def forward(self, batch: CharBatch) -> torch.Tensor:
         """RETURNS (torch.Tensor): (V, P) vectors of the batch's distinct types."""
-        if torch.is_grad_enabled():
-            self.clear_cache()
         use_cache = (
             batch.words is not None
             and self.cache_size > 0

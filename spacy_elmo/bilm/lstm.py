@@ -14,6 +14,8 @@ from typing import List, Optional, Tuple
 import torch
 from torch import nn
 
+from .packed_matmul import PackedWeights
+
 LstmState = Tuple[torch.Tensor, torch.Tensor]  # (c: (2, B, C), h: (2, B, P))
 
 
@@ -50,6 +52,7 @@ class BiLstmLayer(nn.Module):
         forget_bias = torch.zeros(4 * cell_dim)
         forget_bias[cell_dim : 2 * cell_dim] = 1.0
         self.register_buffer("forget_bias", forget_bias, persistent=False)
+        self.packs = PackedWeights()
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -80,37 +83,58 @@ class BiLstmLayer(nn.Module):
         RETURNS (Tuple[torch.Tensor, LstmState]): (2, T, B, P) outputs, 0 where padded, and the
             state of each row at its last real step (unchanged for rows of length 0).
         """
-        n_steps, batch = x.shape[1], x.shape[2]
+        if not self.packs.usable(x):
+            return self._run(slice(0, 2), x, batch_sizes, state)
+        # With prepacked weights each direction is its own 2d product: run them one at a time.
+        runs = [self._run(slice(d, d + 1), x[d : d + 1], batch_sizes, (state[0][d : d + 1], state[1][d : d + 1])) for d in range(2)]
+        out = torch.cat([r[0] for r in runs])
+        return out, (torch.cat([r[1][0] for r in runs]), torch.cat([r[1][1] for r in runs]))
+
+    def _matmul(self, dirs: slice, x: torch.Tensor, name: str, add: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """`add + x @ weight` for the directions `dirs`; x (D, M, K)."""
+        weight = getattr(self, name)[dirs]
+        if x.shape[0] == 1 and self.packs.usable(x):
+            out = self.packs.matmul(x[0], weight[0], (name, dirs.start)).unsqueeze(0)
+            return out if add is None else out.add_(add)
+        return torch.bmm(x, weight) if add is None else torch.baddbmm(add, x, weight)
+
+    def _run(
+        self, dirs: slice, x: torch.Tensor, batch_sizes: List[int], state: LstmState
+    ) -> Tuple[torch.Tensor, LstmState]:
+        n_dirs, n_steps, batch = x.shape[0], x.shape[1], x.shape[2]
         C = self.cell_dim
+        bias = (self.bias[dirs] + self.forget_bias).unsqueeze(1)
         # The input half of every gate for all steps in one matmul.
-        xw = torch.baddbmm(
-            (self.bias + self.forget_bias).unsqueeze(1), x.reshape(2, n_steps * batch, self.input_dim), self.input_weight
-        ).view(2, n_steps, batch, 4 * C)
+        xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", add=bias)
+        xw = xw.view(n_dirs, n_steps, batch, 4 * C)
         c, h = state
+        # Rows are sorted by decreasing length, so finished rows are a suffix: their final
+        # state is set aside once, rather than carried along at every step.
+        finished: List[LstmState] = []
+        active = batch
         outputs: List[torch.Tensor] = []
         for t in range(n_steps):
             b = batch_sizes[t]
+            if b < active:
+                finished.append((c[:, b:active], h[:, b:active]))
+                c, h, active = c[:, :b], h[:, :b], b
             if b == 0:
                 break
-            z = torch.baddbmm(xw[:, t, :b], h[:, :b], self.hidden_weight)
+            z = self._matmul(dirs, h, "hidden_weight", add=xw[:, t, :b])
             gates = torch.sigmoid(z[..., : 3 * C])
-            c_t = gates[..., C : 2 * C] * c[:, :b] + gates[..., :C] * torch.tanh(z[..., 3 * C :])
+            c = gates[..., C : 2 * C] * c + gates[..., :C] * torch.tanh(z[..., 3 * C :])
             if self.cell_clip is not None:
-                c_t = c_t.clamp(-self.cell_clip, self.cell_clip)
-            h_t = gates[..., 2 * C :] * torch.tanh(c_t)
+                c = c.clamp(-self.cell_clip, self.cell_clip)
+            h = gates[..., 2 * C :] * torch.tanh(c)
             if self.proj_weight is not None:
-                h_t = torch.bmm(h_t, self.proj_weight)
+                h = self._matmul(dirs, h, "proj_weight")
                 if self.proj_clip is not None:
-                    h_t = h_t.clamp(-self.proj_clip, self.proj_clip)
-            outputs.append(h_t if b == batch else nn.functional.pad(h_t, (0, 0, 0, batch - b)))
-            if b == batch:
-                c, h = c_t, h_t
-            else:
-                c = torch.cat([c_t, c[:, b:]], dim=1)
-                h = torch.cat([h_t, h[:, b:]], dim=1)
-        out = x.new_zeros((2, n_steps, batch, self.hidden_dim))
-        if outputs:
-            out = torch.stack(outputs, dim=1)
-            if out.shape[1] < n_steps:
-                out = nn.functional.pad(out, (0, 0, 0, 0, 0, n_steps - out.shape[1]))
-        return out, (c, h)
+                    h = h.clamp(-self.proj_clip, self.proj_clip)
+            outputs.append(h if b == batch else nn.functional.pad(h, (0, 0, 0, batch - b)))
+        finished.append((c, h))
+        final_c = torch.cat([f[0] for f in reversed(finished)], dim=1)
+        final_h = torch.cat([f[1] for f in reversed(finished)], dim=1)
+        out = torch.stack(outputs, dim=1) if outputs else x.new_zeros((n_dirs, 0, batch, self.hidden_dim))
+        if out.shape[1] < n_steps:
+            out = nn.functional.pad(out, (0, 0, 0, 0, 0, n_steps - out.shape[1]))
+        return out, (final_c, final_h)

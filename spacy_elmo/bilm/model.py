@@ -34,6 +34,23 @@ class BiLM(nn.Module):
     def device(self) -> torch.device:
         return self.char_encoder.char_embed.device
 
+    def clear_caches(self) -> None:
+        """Forget everything derived from the weights: cached word vectors and prepacked
+        matrices. Done automatically by any forward pass with gradients enabled (the step before
+        an update), by `load_state_dict` and by device or dtype moves; call it after editing
+        weights by hand."""
+        self.char_encoder.clear_cache()
+        for layer in self.layers:
+            layer.packs.clear()
+
+    def _apply(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.clear_caches()
+        return super()._apply(fn, *args, **kwargs)
+
+    def _load_from_state_dict(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        self.clear_caches()
+        super()._load_from_state_dict(*args, **kwargs)
+
     def reset_states(self) -> None:
         """Forget the LSTM state carried across batches in stateful mode."""
         self._states = None
@@ -47,6 +64,8 @@ class BiLM(nn.Module):
             state. False (the default) starts from zeros, so outputs do not depend on other calls.
         RETURNS (torch.Tensor): (L + 1, B, T, 2P); padded positions are 0.
         """
+        if torch.is_grad_enabled():
+            self.clear_caches()
         batch = batch.to(self.device)
         B, T = batch.index.shape
         P = self.options.projection_dim

@@ -199,7 +199,7 @@ def read_weights(bilm: BiLM, weights_file: PathLike) -> None:
             f"Could not read ELMo weights file {path}: {err}. The file may be truncated or not an "
             "HDF5 file; download or export it again."
         ) from err
-    bilm.char_encoder.clear_cache()
+    bilm.clear_caches()
 
 
 def save_original(bilm: BiLM, options_file: PathLike, weights_file: PathLike) -> None:

@@ -127,3 +127,45 @@ def test_empty_inputs(bilm):
     out = bilm.embed([[], []])
     assert [o.shape for o in out] == [(3, 0, 16), (3, 0, 16)]
     assert bilm.embed_words([]).shape == (0, 8)
+
+
+def test_prepacked_inference_path_agrees_with_plain_matmul(bilm):
+    from spacy_elmo.bilm.packed_matmul import PackedWeights, onednn_available
+
+    if not onednn_available():
+        pytest.skip("this PyTorch build has no oneDNN linear operators")
+    bilm.clear_caches()
+    packed = bilm.embed(SENTENCES)
+    assert len(bilm.layers[0].packs) > 0
+    PackedWeights.enabled = False
+    try:
+        bilm.clear_caches()
+        plain = bilm.embed(SENTENCES)
+        assert len(bilm.layers[0].packs) == 0
+    finally:
+        PackedWeights.enabled = True
+    for a, b in zip(packed, plain):
+        numpy.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_prepacked_weights_follow_weight_changes():
+    source, target = tiny_bilm(seed=1), tiny_bilm(seed=2)
+    target.embed(SENTENCES)  # fills the caches from target's own weights
+    target.load_state_dict(source.state_dict())
+    for a, b in zip(target.embed(SENTENCES), source.embed(SENTENCES)):
+        numpy.testing.assert_array_equal(a, b)
+    with torch.no_grad():
+        target.layers[0].hidden_weight.mul_(0.5)
+    target.clear_caches()  # documented: after editing weights by hand
+    changed = target.embed(SENTENCES)
+    assert max(numpy.abs(a - b).max() for a, b in zip(changed, source.embed(SENTENCES)) if a.size) > 1e-4
+
+
+def test_pickled_copy_gives_identical_outputs(bilm):
+    import pickle
+
+    bilm.embed(SENTENCES)  # caches filled before pickling
+    copy = pickle.loads(pickle.dumps(bilm))
+    assert len(copy.layers[0].packs) == 0
+    for a, b in zip(copy.embed(SENTENCES), bilm.embed(SENTENCES)):
+        numpy.testing.assert_array_equal(a, b)
