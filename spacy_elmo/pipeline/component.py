@@ -1,8 +1,10 @@
 """The `elmo` pipeline component."""
+import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
 
+import torch
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
@@ -36,6 +38,16 @@ window_size = 128
 cache_size = 50000
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
+
+
+def _one_thread_in_forked_child() -> None:
+    torch.set_num_threads(1)
+
+
+# A process forked after its parent ran multi-threaded (OpenMP) torch ops hangs on its first
+# parallel op; this is what `nlp.pipe(n_process=...)` does on Linux. Worker processes share the
+# cores anyway, so each gets one intra-op thread.
+os.register_at_fork(after_in_child=_one_thread_in_forked_child)
 
 
 @Language.factory(

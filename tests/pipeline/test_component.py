@@ -207,3 +207,12 @@ def test_elmo_data_validates():
         ElmoData(numpy.zeros((2, 3), dtype="float32"))
     with pytest.raises(ValueError, match="float32 or float16"):
         ElmoData(numpy.zeros((2, 3, 4), dtype="float64"))
+
+
+def test_pipe_with_two_processes(nlp):
+    texts = [f"Text number {i}. It has two sentences." for i in range(12)] + [""]
+    together = list(nlp.pipe(texts, n_process=2, batch_size=4))
+    for text, doc in zip(texts, together):
+        assert isinstance(doc._.elmo, ElmoData)
+        # workers may use another thread count, hence another float summation order
+        numpy.testing.assert_allclose(doc._.elmo.layers, nlp(text)._.elmo.layers, atol=1e-5)
