@@ -1,4 +1,111 @@
 """The `spacy-elmo` command line."""
+from pathlib import Path
+from typing import Iterator
+
 import typer
 
-app = typer.Typer(name="spacy-elmo", help="ELMo biLMs for spaCy: train, evaluate, export.", no_args_is_help=True)
+app = typer.Typer(
+    name="spacy-elmo",
+    help="ELMo biLMs for spaCy: load, export and inspect.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def _load_pipeline(model: Path, lang: str, sentences: bool, dtype: str):  # type: ignore[no-untyped-def]
+    """A pipeline folder with an `elmo` component, or a folder holding options.json and
+    weights.hdf5 (or lm_weights.hdf5)."""
+    import spacy
+
+    from .pipeline.component import Elmo, add_elmo
+
+    if (model / "config.cfg").is_file():
+        nlp = spacy.load(model)
+        if not any(isinstance(pipe, Elmo) for _, pipe in nlp.pipeline):
+            raise typer.BadParameter(f"{model} is a spaCy pipeline without an 'elmo' component", param_hint="MODEL")
+        return nlp
+    weights = next((model / n for n in ("weights.hdf5", "lm_weights.hdf5") if (model / n).is_file()), None)
+    if not (model / "options.json").is_file() or weights is None:
+        raise typer.BadParameter(
+            f"{model} holds neither a spaCy pipeline (config.cfg) nor options.json + weights.hdf5",
+            param_hint="MODEL",
+        )
+    nlp = spacy.blank(lang)
+    if sentences:
+        nlp.add_pipe("sentencizer")
+    add_elmo(nlp, model / "options.json", weights, config={"dtype": dtype})
+    return nlp
+
+
+def _read_texts(path: Path) -> Iterator[str]:
+    import gzip
+
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf8") as f:  # type: ignore[operator]
+        for line in f:
+            line = line.rstrip("\n")
+            if line.strip():
+                yield line
+
+
+@app.command("embed")
+def embed_cli(
+    model: Path = typer.Argument(..., help="Pipeline folder, or folder with options.json + weights.hdf5", exists=True),
+    input_path: Path = typer.Argument(..., help=".txt/.txt.gz (one document per line) or .spacy", exists=True),
+    output: Path = typer.Argument(..., help=".spacy (DocBin with doc._.elmo) or .hdf5 (one dataset per document)"),
+    lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
+    sentences: bool = typer.Option(True, help="Split documents into sentences (original files only)"),
+    dtype: str = typer.Option("float32", help="float32 or float16"),
+    batch_size: int = typer.Option(64, help="Documents per nlp.pipe batch"),
+) -> None:
+    """Write the ELMo layers of every document: a DocBin (`.spacy`, tokens + `doc._.elmo`) or an
+    HDF5 file like AllenNLP's `elmo --all` (dataset i = document i, shape (L + 1, n_tokens, 2P),
+    plus `sentence_to_index`)."""
+    import json
+
+    import h5py
+    from spacy.tokens import DocBin
+
+    if output.suffix not in (".spacy", ".hdf5"):
+        raise typer.BadParameter("the output must end in .spacy or .hdf5", param_hint="OUTPUT")
+    nlp = _load_pipeline(model, lang, sentences, dtype)
+    if input_path.suffix == ".spacy":
+        docs_in = DocBin().from_disk(input_path).get_docs(nlp.vocab)
+        docs = nlp.pipe(docs_in, batch_size=batch_size)
+    else:
+        docs = nlp.pipe(_read_texts(input_path), batch_size=batch_size)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    n_docs = n_tokens = 0
+    if output.suffix == ".spacy":
+        doc_bin = DocBin(store_user_data=True)
+        for doc in docs:
+            doc_bin.add(doc)
+            n_docs, n_tokens = n_docs + 1, n_tokens + len(doc)
+        doc_bin.to_disk(output)
+    else:
+        index = {}
+        with h5py.File(output, "w") as f:
+            for i, doc in enumerate(docs):
+                f.create_dataset(str(i), data=doc._.elmo.layers)
+                index[doc.text] = str(i)
+                n_docs, n_tokens = n_docs + 1, n_tokens + len(doc)
+            f.create_dataset("sentence_to_index", data=[json.dumps(index)])
+    typer.echo(f"Wrote the ELMo layers of {n_docs} documents ({n_tokens} tokens) to {output}")
+
+
+@app.command("convert-sst")
+def convert_sst_cli(
+    input_path: Path = typer.Argument(..., help="SST trees in PTB format, e.g. train.txt", exists=True),
+    output: Path = typer.Argument(..., help="The .spacy file to write"),
+    binary: bool = typer.Option(False, "--binary", help="SST-2: drop neutral, negative/positive"),
+) -> None:
+    """Convert Stanford Sentiment Treebank trees to a DocBin of sentences with exclusive
+    sentiment categories (SST-5 by default)."""
+    from spacy.vocab import Vocab
+
+    from .convert import sst_to_docbin
+
+    doc_bin = sst_to_docbin(input_path, Vocab(), binary=binary)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    doc_bin.to_disk(output)
+    typer.echo(f"Wrote {len(doc_bin)} sentences to {output}")

@@ -1,4 +1,17 @@
 """Thinc layers and registered architectures."""
-from .bilm_model import bilm_config, build_bilm_model, get_bilm, wrap_bilm
+from .bilm_model import bilm_config, build_bilm_model, frozen_layer, get_bilm, wrap_bilm
+from .listener import ElmoListener, build_elmo_listener, build_elmo_tok2vec
+from .scalar_mix import ScalarMix, mix_weights
 
-__all__ = ["bilm_config", "build_bilm_model", "get_bilm", "wrap_bilm"]
+__all__ = [
+    "ElmoListener",
+    "ScalarMix",
+    "bilm_config",
+    "build_bilm_model",
+    "build_elmo_listener",
+    "build_elmo_tok2vec",
+    "frozen_layer",
+    "get_bilm",
+    "mix_weights",
+    "wrap_bilm",
+]

@@ -100,9 +100,21 @@ def wrap_bilm(bilm: BiLM, batch_size: int = 32, window_size: int = 128) -> ElmoM
     )
 
 
+def frozen_layer(model: ElmoModelT) -> ElmoModelT:
+    """`model` run in prediction mode (no dropout, no gradient) even while training."""
+    return Model("elmo_frozen", _frozen_forward, layers=[model], dims={"nO": model.get_dim("nO")})
+
+
+def _frozen_forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple[List[Floats3d], Callable]:
+    return model.layers[0].predict(docs), lambda d_outputs: []
+
+
 def get_bilm(model: Model) -> BiLM:
     """RETURNS (BiLM): the torch module inside a `spacy-elmo.BiLM.v1` model."""
-    return model.layers[0].shims[0]._model
+    for node in model.walk():
+        if node.shims:
+            return node.shims[0]._model
+    raise ValueError(f"No biLM inside model '{model.name}'")
 
 
 def _convert_inputs(model: Model, batch: CharBatch, is_train: bool) -> Tuple[ArgsKwargs, Callable]:

@@ -14,8 +14,10 @@ from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats3d
 
 from ..bilm import BiLM, ElmoFormatError, ElmoOptions
-from ..layers.bilm_model import bilm_config, get_bilm, load_weights_into
+from ..layers.bilm_model import bilm_config, frozen_layer, get_bilm, load_weights_into
+from ..layers.listener import ElmoListener
 from .elmo_data import DTYPES, ElmoData
+from .layer_cache import LayerCache
 from .extensions import register_extensions
 
 DEFAULT_MODEL_CONFIG = """
@@ -53,19 +55,40 @@ os.register_at_fork(after_in_child=_one_thread_in_forked_child)
 @Language.factory(
     "elmo",
     assigns=["doc._.elmo"],
-    default_config={"model": DEFAULT_MODEL, "dtype": "float32"},
+    default_config={
+        "model": DEFAULT_MODEL,
+        "dtype": "float32",
+        "frozen": True,
+        "cache_mb": 2048,
+        "cache_dtype": "float16",
+    },
 )
-def make_elmo(nlp: Language, name: str, model: Model[List[Doc], List[Floats3d]], dtype: str) -> "Elmo":
+def make_elmo(
+    nlp: Language,
+    name: str,
+    model: Model[List[Doc], List[Floats3d]],
+    dtype: str,
+    frozen: bool,
+    cache_mb: float,
+    cache_dtype: str,
+) -> "Elmo":
     """Create an `elmo` component: runs the biLM and sets `doc._.elmo`.
 
     model (Model[List[Doc], List[Floats3d]]): a `spacy-elmo.BiLM.v1` model.
-    dtype (str): "float32" or "float16", the dtype of the stored layers.
+    dtype (str): "float32" or "float16", the dtype of the layers stored on the Doc.
+    frozen (bool): keep the biLM fixed during training (as in the paper); False fine-tunes it
+        with the gradients of every listening component.
+    cache_mb (float): with a frozen biLM, keep up to this many MB of computed Doc layers once
+        training has started, so that later epochs and evaluations do not run the biLM again;
+        0 disables. A pipeline that only predicts never fills it.
+    cache_dtype (str): "float16" halves the cache's memory (values rounded to float16).
     """
-    return Elmo(nlp.vocab, model, name, dtype=dtype)
+    return Elmo(nlp.vocab, model, name, dtype=dtype, frozen=frozen, cache_mb=cache_mb, cache_dtype=cache_dtype)
 
 
 class Elmo(TrainablePipe):
-    """Runs an ELMo biLM over each Doc and stores its layers as `doc._.elmo` (ElmoData)."""
+    """Runs an ELMo biLM over each Doc, stores its layers as `doc._.elmo` (ElmoData) and feeds
+    them to listening components (spaCy's listener protocol, as for Tok2Vec)."""
 
     def __init__(
         self,
@@ -74,14 +97,27 @@ class Elmo(TrainablePipe):
         name: str = "elmo",
         *,
         dtype: str = "float32",
+        frozen: bool = True,
+        cache_mb: float = 2048,
+        cache_dtype: str = "float16",
     ) -> None:
         if dtype not in DTYPES:
-            raise ValueError(f"[elmo] dtype must be one of {DTYPES}, got {dtype!r}")
+            raise ValueError(f"[{name}] dtype must be one of {DTYPES}, got {dtype!r}")
         register_extensions()
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg: Dict[str, Any] = {"dtype": dtype}
+        self.cfg: Dict[str, Any] = {"dtype": dtype, "frozen": frozen, "cache_mb": cache_mb, "cache_dtype": cache_dtype}
+        self.cache = LayerCache(cache_mb if frozen else 0, cache_dtype)
+        # The cache serves training and the evaluations during it: it switches on at the first
+        # update, so a pipeline that only predicts never holds on to its Docs' layers.
+        self._cache_active = False
+        self.listener_map: Dict[str, List[ElmoListener]] = {}
+        self.model.attrs["replace_listener"] = self._replace_listener
+
+    @property
+    def frozen(self) -> bool:
+        return bool(self.cfg["frozen"])
 
     @property
     def bilm(self) -> BiLM:
@@ -92,15 +128,57 @@ class Elmo(TrainablePipe):
     def options(self) -> ElmoOptions:
         return self.bilm.options
 
-    def predict(self, docs: Iterable[Doc]) -> List[Floats3d]:
-        """Run the biLM without gradients.
+    @property
+    def listeners(self) -> List[ElmoListener]:
+        """RETURNS (List[ElmoListener]): the listener layers of the downstream components."""
+        return [m for c in self.listening_components for m in self.listener_map[c]]
 
-        RETURNS (List[Floats3d]): one (L + 1, n_tokens, 2P) array per Doc.
+    @property
+    def listening_components(self) -> List[str]:
+        return list(self.listener_map.keys())
+
+    def add_listener(self, listener: ElmoListener, component_name: str) -> None:
+        self.listener_map.setdefault(component_name, [])
+        if listener not in self.listener_map[component_name]:
+            self.listener_map[component_name].append(listener)
+
+    def remove_listener(self, listener: ElmoListener, component_name: str) -> bool:
+        if listener in self.listener_map.get(component_name, []):
+            self.listener_map[component_name].remove(listener)
+            if not self.listener_map[component_name]:
+                del self.listener_map[component_name]
+            return True
+        return False
+
+    def find_listeners(self, component: Any) -> None:
+        """Register every ElmoListener in `component`'s model whose upstream is this component
+        or "*" (called by spaCy when the pipeline changes)."""
+        names = ("*", self.name)
+        if isinstance(getattr(component, "model", None), Model):
+            for node in component.model.walk():
+                if isinstance(node, ElmoListener) and node.upstream_name in names:
+                    self.add_listener(node, component.name)
+
+    def predict(self, docs: Iterable[Doc]) -> List[Floats3d]:
+        """Run the biLM without gradients (from the cache where it can).
+
+        RETURNS (List[Floats3d]): one (L + 1, n_tokens, 2P) float32 array per Doc.
         """
         docs = list(docs)
         if not docs:
             return []
-        return self.model.predict(docs)
+        if not self._cache_active or self.cache.max_bytes <= 0:
+            return self.model.predict(docs)
+        ops = self.model.ops
+        keys = [LayerCache.key(doc) for doc in docs]
+        found = [self.cache.get(key) for key in keys]
+        missing = [i for i, layers in enumerate(found) if layers is None]
+        outputs: List[Optional[Floats3d]] = [None if x is None else ops.asarray(x) for x in found]
+        if missing:
+            for i, layers in zip(missing, self.model.predict([docs[i] for i in missing])):
+                outputs[i] = layers
+                self.cache.put(keys[i], ops.to_numpy(layers))
+        return outputs  # type: ignore[return-value]
 
     def set_annotations(self, docs: Iterable[Doc], layers: List[Floats3d]) -> None:
         dtype = self.cfg["dtype"]
@@ -115,13 +193,53 @@ class Elmo(TrainablePipe):
         sgd: Optional[Optimizer] = None,
         losses: Optional[Dict[str, float]] = None,
     ) -> Dict[str, float]:
-        """Annotate the predicted Docs of a training batch. The biLM stays as it is."""
+        """Compute the layers of a training batch, set them on the predicted Docs and hand them
+        to the listeners. Frozen: no gradient flows back. Fine-tuned: the listeners' gradients
+        are summed and backpropagated into the biLM once the last listener is done."""
         if losses is None:
             losses = {}
         losses.setdefault(self.name, 0.0)
         docs = [eg.predicted for eg in examples]
-        self.set_annotations(docs, self.predict(docs))
+        if self.frozen:
+            self._cache_active = True
+            outputs = self.predict(docs)
+            backprop_all: Callable[[List[Floats3d]], List[Doc]] = _no_gradient
+            accumulate: Callable[[List[Floats3d]], List[Doc]] = _no_gradient
+        else:
+            self.bilm.dropout = drop
+            outputs, backprop_layers = self.model.begin_update(docs)
+            d_outputs = [self.model.ops.alloc3f(*layers.shape) for layers in outputs]
+
+            def accumulate(one_d_outputs: List[Floats3d]) -> List[Doc]:
+                for total, d in zip(d_outputs, one_d_outputs):
+                    total += d
+                    losses[self.name] += float((d**2).sum())
+                return []
+
+            def backprop_all(one_d_outputs: List[Floats3d]) -> List[Doc]:
+                accumulate(one_d_outputs)
+                backprop_layers(d_outputs)
+                if sgd is not None:
+                    self.finish_update(sgd)
+                return []
+
+        self.set_annotations(docs, outputs)
+        batch_id = ElmoListener.get_batch_id(docs)
+        for listener in self.listeners[:-1]:
+            listener.receive(batch_id, outputs, accumulate)
+        if self.listeners:
+            self.listeners[-1].receive(batch_id, outputs, backprop_all)
         return losses
+
+    def finish_update(self, sgd: Optimizer) -> None:
+        """Update the biLM, unless it is frozen."""
+        if not self.frozen:
+            self.model.finish_update(sgd)
+
+    def _replace_listener(self, model: Model, listener: ElmoListener, elmo: "Elmo") -> Model:
+        """For `nlp.replace_listeners`: the copy of the biLM that replaces a listener keeps this
+        component's frozen setting."""
+        return frozen_layer(model) if self.frozen else model
 
     def initialize(
         self,
@@ -145,10 +263,12 @@ class Elmo(TrainablePipe):
             )
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "Elmo":
+        self.cache.clear()
         with _explain_mismatch(self):
             return super().from_bytes(bytes_data, exclude=exclude)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "Elmo":
+        self.cache.clear()
         with _explain_mismatch(self):
             return super().from_disk(path, exclude=exclude)
 
@@ -158,7 +278,12 @@ class Elmo(TrainablePipe):
         """Copy the weights of an original ELMo weights.hdf5 into the component; the
         options.json, if given (not None), must match the component's model config."""
         load_weights_into(self.model, options_file, weights_file)
+        self.cache.clear()
         return self
+
+
+def _no_gradient(d_outputs: List[Floats3d]) -> List[Doc]:
+    return []
 
 
 @contextmanager
@@ -182,19 +307,23 @@ def add_elmo(
     weights_file: Union[str, Path],
     *,
     name: str = "elmo",
-    dtype: str = "float32",
-    batch_size: int = 32,
-    window_size: int = 128,
-    cache_size: int = 50_000,
+    config: Optional[Dict[str, Any]] = None,
+    model_config: Optional[Dict[str, Any]] = None,
     **add_pipe_kwargs: Any,
 ) -> Elmo:
     """Add an `elmo` component built from the original ELMo files to `nlp`.
 
     >>> nlp = spacy.blank("en")
-    >>> add_elmo(nlp, "options.json", "weights.hdf5")
+    >>> add_elmo(nlp, "options.json", "weights.hdf5", config={"dtype": "float16"})
+
+    config (Optional[Dict[str, Any]]): component settings (dtype, frozen, cache_mb, cache_dtype).
+    model_config (Optional[Dict[str, Any]]): runtime settings of the model (batch_size,
+        window_size, cache_size); the biLM hyperparameters come from the options file.
+    add_pipe_kwargs: passed to `nlp.add_pipe` (before, after, first, last).
     RETURNS (Elmo): the component, with the weights loaded.
     """
     options = ElmoOptions.from_file(options_file)
-    model = bilm_config(options, batch_size=batch_size, window_size=window_size, cache_size=cache_size)
-    elmo = nlp.add_pipe("elmo", name=name, config={"model": model, "dtype": dtype}, **add_pipe_kwargs)
+    model = bilm_config(options, **(model_config or {}))
+    settings = {**(config or {}), "model": model}
+    elmo = nlp.add_pipe("elmo", name=name, config=settings, **add_pipe_kwargs)
     return elmo.load_original(options_file, weights_file)

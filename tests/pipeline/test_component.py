@@ -24,7 +24,7 @@ def elmo_files(tmp_path):
 @pytest.fixture
 def nlp(elmo_files):
     nlp = spacy.blank("en")
-    add_elmo(nlp, *elmo_files, window_size=8)
+    add_elmo(nlp, *elmo_files, model_config={"window_size": 8})
     return nlp
 
 
@@ -74,7 +74,7 @@ def test_odd_inputs(nlp):
 
 def test_float16_storage(elmo_files):
     nlp = spacy.blank("en")
-    add_elmo(nlp, *elmo_files, dtype="float16")
+    add_elmo(nlp, *elmo_files, config={"dtype": "float16"})
     doc = nlp(TEXT)
     assert doc._.elmo.layers.dtype == numpy.float16
     with pytest.raises(ValueError, match="dtype"):
@@ -84,7 +84,7 @@ def test_float16_storage(elmo_files):
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_docbin_round_trip(elmo_files, dtype):
     nlp = spacy.blank("en")
-    add_elmo(nlp, *elmo_files, dtype=dtype)
+    add_elmo(nlp, *elmo_files, config={"dtype": dtype})
     docs = [nlp(TEXT), nlp("")]
     data = DocBin(store_user_data=True, docs=docs).to_bytes()
     restored = list(DocBin().from_bytes(data).get_docs(nlp.vocab))

@@ -1,0 +1,159 @@
+"""Listeners: how downstream components (ner, textcat, tagger, parser) get the ELMo layers.
+
+`spacy-elmo.ElmoListener.v1` gives the task's mixed ELMo vector; `spacy-elmo.ElmoTok2Vec.v1`
+concatenates it with the task's own token embedding, [x_k; ELMo_k] as in the paper, and can run
+an encoder over the result. Both know their output width from the config alone.
+"""
+import hashlib
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from spacy.attrs import ORTH
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import Maxout, Model, chain, concatenate, with_array
+from thinc.types import Floats2d, Floats3d
+
+from .scalar_mix import ScalarMix
+
+BackpropT = Callable[[List[Floats3d]], List[Doc]]
+
+
+class ElmoListener(Model):
+    """Stands in for the `elmo` component inside a downstream model. During `update`, the
+    component hands it the batch's layers and a callback for their gradient; at prediction it
+    reads `doc._.elmo`, which the component has set.
+    """
+
+    name = "elmo-listener"
+
+    def __init__(self, upstream_name: str, n_layers: int, width: int) -> None:
+        Model.__init__(
+            self, name=self.name, forward=_listener_forward, init=_listener_init, dims={"nO": width, "nL": n_layers}
+        )
+        self.upstream_name = upstream_name
+        self._init_batch_id: Optional[str] = None
+        self._batch_id: Optional[str] = None
+        self._outputs: Optional[List[Floats3d]] = None
+        self._backprop: Optional[BackpropT] = None
+
+    @staticmethod
+    def get_batch_id(docs: Sequence[Doc]) -> str:
+        """A digest of every token of every Doc, in order (sums of ids collide: spaCy #7885)."""
+        digest = hashlib.blake2b(digest_size=16)
+        for doc in docs:
+            digest.update(len(doc).to_bytes(8, "little"))
+            digest.update(doc.to_array([ORTH]).tobytes())
+        return digest.hexdigest()
+
+    def receive(self, batch_id: str, outputs: List[Floats3d], backprop: BackpropT) -> None:
+        """Store a training batch's layers and their backprop callback (called by `elmo`)."""
+        self._batch_id = batch_id
+        self._outputs = outputs
+        self._backprop = backprop
+
+
+def _listener_init(model: ElmoListener, X: Optional[List[Doc]] = None, Y=None) -> ElmoListener:  # type: ignore[no-untyped-def]
+    # Thinc initializes a chain by predicting on the sample, before any Doc has ELMo layers:
+    # that one batch (and only it) gets zeros, which serve to infer shapes.
+    model._init_batch_id = model.get_batch_id(X) if X else None
+    return model
+
+
+def _no_gradient(d_outputs: List[Floats3d]) -> List[Doc]:
+    return []
+
+
+def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> Tuple[List[Floats3d], BackpropT]:
+    if is_train and model._batch_id is not None:
+        batch_id = model.get_batch_id(docs)
+        if batch_id != model._batch_id:
+            raise ValueError(
+                f"[{model.name}] got a batch of Docs that the '{model.upstream_name}' elmo component did not "
+                "just process. The elmo component must come before this component in the pipeline and "
+                "update on the same batches."
+            )
+        assert model._outputs is not None and model._backprop is not None
+        return model._outputs, model._backprop
+    if model._init_batch_id is not None and model.get_batch_id(docs) == model._init_batch_id:
+        return [model.ops.alloc3f(model.get_dim("nL"), len(doc), model.get_dim("nO")) for doc in docs], _no_gradient
+    outputs = []
+    for doc in docs:
+        data = doc._.elmo if Doc.has_extension("elmo") else None
+        if data is None:
+            raise ValueError(
+                f"[{model.name}] a Doc has no ELMo layers (doc._.elmo is None). Put an 'elmo' component "
+                "before this one in the pipeline (nlp.add_pipe('elmo', before=...)), and when training do "
+                "not list it in [training] frozen_components unless it is also in annotating_components "
+                "(the elmo component's own frozen = true setting is the simpler way to freeze it)."
+            )
+        if data.n_layers != model.get_dim("nL") or data.width != model.get_dim("nO"):
+            raise ValueError(
+                f"[{model.name}] expects {model.get_dim('nL')} ELMo layers of width {model.get_dim('nO')}, "
+                f"but doc._.elmo has {data.n_layers} of width {data.width}: set n_layers and width of the "
+                "listener to L + 1 and 2 * projection_dim of the elmo component's model."
+            )
+        outputs.append(model.ops.asarray(data.layers, dtype="float32"))
+    return outputs, _no_gradient
+
+
+@registry.architectures("spacy-elmo.ElmoListener.v1")
+def build_elmo_listener(
+    width: int,
+    n_layers: int = 3,
+    upstream: str = "*",
+    layer_norm: bool = False,
+    dropout: float = 0.0,
+    l2: float = 0.0,
+) -> Model[List[Doc], List[Floats2d]]:
+    """The task's own mix of the ELMo layers, one `width`-dimensional vector per token.
+
+    width (int): 2 * projection_dim of the upstream biLM (256 for the released small model).
+    n_layers (int): L + 1 (3 for every released model).
+    upstream (str): the name of the elmo component, or "*" for any.
+    layer_norm, dropout, l2: see `spacy-elmo.ScalarMix.v1`.
+    """
+    listener = ElmoListener(upstream, n_layers, width)
+    model: Model[List[Doc], List[Floats2d]] = chain(listener, ScalarMix(n_layers, width, layer_norm, dropout, l2))
+    model.set_dim("nO", width)
+    model.set_ref("listener", listener)
+    return model
+
+
+@registry.architectures("spacy-elmo.ElmoTok2Vec.v1")
+def build_elmo_tok2vec(
+    elmo: Model[List[Doc], List[Floats2d]],
+    embed: Model[List[Doc], List[Floats2d]],
+    encode: Optional[Model[List[Floats2d], List[Floats2d]]] = None,
+) -> Model[List[Doc], List[Floats2d]]:
+    """[embed(x_k); ELMo_k] per token, optionally reduced to the encoder's width by a Maxout
+    layer and contextualised by `encode` (e.g. spacy.MaxoutWindowEncoder.v2).
+
+    elmo (Model): a `spacy-elmo.ElmoListener.v1`.
+    embed (Model): the task's token embedding, e.g. spacy.MultiHashEmbed.v2.
+    encode (Optional[Model]): an encoder over List[Floats2d] with a known nO.
+    """
+    embed_width = _output_width(embed)
+    if embed_width is None:
+        raise ValueError(f"ElmoTok2Vec: cannot tell the output width of the embed layer '{embed.name}' from its config")
+    joined_width = elmo.get_dim("nO") + embed_width
+    model: Model[List[Doc], List[Floats2d]] = concatenate(elmo, embed)
+    width = joined_width
+    if encode is not None:
+        width = encode.get_dim("nO")
+        reduce = with_array(Maxout(width, joined_width, nP=3, dropout=0.0, normalize=True))
+        model = chain(model, reduce, encode)
+    model.set_dim("nO", width)
+    model.set_ref("listener", elmo.get_ref("listener"))
+    return model
+
+
+def _output_width(model: Model) -> Optional[int]:
+    """The width of a model's output before initialization: its own nO, or that of the last
+    sublayer that has one (spaCy's MultiHashEmbed sets nO only on its final Maxout)."""
+    if model.has_dim("nO") is True:
+        return model.get_dim("nO")
+    for layer in reversed(model.layers):
+        width = _output_width(layer)
+        if width is not None:
+            return width
+    return None

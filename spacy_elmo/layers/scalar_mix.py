@@ -1,0 +1,107 @@
+"""The task-specific mix of the biLM layers: `spacy-elmo.ScalarMix.v1`.
+
+`ELMo_k = gamma * sum_j softmax(w)_j * h_{k,j}` (Peters et al. 2018, eq. 1), with w = 0 and
+gamma = 1 at the start, optional layer normalisation of each layer first (one mean and one
+variance per layer over all values of the batch, as in the original), an L2 penalty
+`l2 * ||w||^2` added through the gradient, and dropout on the mixed vector.
+"""
+from typing import Callable, List, Tuple
+
+from spacy.util import registry
+from thinc.api import Dropout, Model, chain
+from thinc.types import Floats1d, Floats2d, Floats3d
+
+LAYER_NORM_EPS = 1e-12
+
+
+@registry.layers("spacy-elmo.ScalarMix.v1")
+def ScalarMix(
+    n_layers: int, width: int, layer_norm: bool = False, dropout: float = 0.0, l2: float = 0.0
+) -> Model[List[Floats3d], List[Floats2d]]:
+    """Mix the L + 1 layers of each Doc into one vector per token.
+
+    n_layers (int): L + 1, the number of biLM layers (3 for every released model).
+    width (int): 2P, the width of each layer and of the output.
+    layer_norm (bool): normalise each layer before mixing.
+    dropout (float): dropout rate on the mixed vectors.
+    l2 (float): lambda of the penalty `lambda * ||w||^2` on the mix weights.
+    """
+    mix: Model[List[Floats3d], List[Floats2d]] = Model(
+        "scalar_mix",
+        _forward,
+        init=_init,
+        params={"w": None, "gamma": None},
+        dims={"nL": n_layers, "nO": width},
+        attrs={"layer_norm": layer_norm, "l2": l2},
+    )
+    if dropout > 0:
+        return chain(mix, Dropout(dropout))
+    return mix
+
+
+def _init(model: Model, X=None, Y=None) -> Model:  # type: ignore[no-untyped-def]
+    if X:
+        n_layers, width = int(X[0].shape[0]), int(X[0].shape[2])
+        if n_layers != model.get_dim("nL") or width != model.get_dim("nO"):
+            raise ValueError(
+                f"ScalarMix is configured for {model.get_dim('nL')} layers of width {model.get_dim('nO')}, "
+                f"but the biLM gives {n_layers} layers of width {width}. Set n_layers = L + 1 and "
+                "width = 2 * projection_dim of the elmo component's model."
+            )
+    model.set_param("w", model.ops.alloc1f(model.get_dim("nL")))
+    gamma = model.ops.alloc1f(1)
+    gamma[0] = 1.0
+    model.set_param("gamma", gamma)
+    return model
+
+
+def mix_weights(model: Model) -> Tuple[Floats1d, float]:
+    """RETURNS (Tuple[Floats1d, float]): softmax(w) and gamma of a ScalarMix layer."""
+    w = model.get_param("w")
+    e = model.ops.xp.exp(w - w.max())
+    return e / e.sum(), float(model.get_param("gamma")[0])
+
+
+def _forward(
+    model: Model[List[Floats3d], List[Floats2d]], docs_layers: List[Floats3d], is_train: bool
+) -> Tuple[List[Floats2d], Callable]:
+    xp = model.ops.xp
+    layer_norm = model.attrs["layer_norm"]
+    lengths = [int(x.shape[1]) for x in docs_layers]
+    n_layers, width = model.get_dim("nL"), model.get_dim("nO")
+    for x in docs_layers:
+        if x.shape[0] != n_layers or x.shape[2] != width:
+            raise ValueError(
+                f"ScalarMix expects ({n_layers}, n_tokens, {width}) per Doc, got {tuple(x.shape)}"
+            )
+    X = xp.concatenate(docs_layers, axis=1).astype("float32") if docs_layers else xp.zeros((n_layers, 0, width), dtype="float32")
+    weights, gamma = mix_weights(model)
+    weights = weights.astype("float32")
+    if layer_norm and X.shape[1] > 0:
+        mean = X.mean(axis=(1, 2), keepdims=True)
+        inv_std = 1.0 / xp.sqrt(X.var(axis=(1, 2), keepdims=True) + LAYER_NORM_EPS)
+        Y = (X - mean) * inv_std
+    else:
+        Y = X
+    mixed_unscaled = xp.tensordot(weights, Y, axes=(0, 0))  # (N, width)
+    out = gamma * mixed_unscaled
+    splits = xp.cumsum(xp.asarray(lengths[:-1], dtype="int64")).tolist() if len(lengths) > 1 else []
+    outputs = list(xp.split(out, splits, axis=0)) if lengths else []
+
+    def backprop(d_outputs: List[Floats2d]) -> List[Floats3d]:
+        dout = xp.concatenate(d_outputs, axis=0) if d_outputs else xp.zeros((0, width), dtype="float32")
+        d_gamma = float((dout * mixed_unscaled).sum())
+        d_weights = gamma * xp.tensordot(Y, dout, axes=((1, 2), (0, 1)))  # (nL,)
+        w = model.get_param("w")
+        d_w = weights * (d_weights - (weights * d_weights).sum()) + 2.0 * model.attrs["l2"] * w
+        model.inc_grad("w", d_w.astype("float32"))
+        model.inc_grad("gamma", xp.asarray([d_gamma], dtype="float32"))
+        dY = (gamma * weights)[:, None, None] * dout[None]
+        if layer_norm and X.shape[1] > 0:
+            dX = inv_std * (dY - dY.mean(axis=(1, 2), keepdims=True) - Y * (dY * Y).mean(axis=(1, 2), keepdims=True))
+        else:
+            dX = dY
+        dX = dX.astype("float32")
+        return list(xp.split(dX, splits, axis=1)) if lengths else []
+
+    return outputs, backprop

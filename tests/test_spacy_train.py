@@ -1,0 +1,124 @@
+"""`spacy train` with the example configs on slices of the shared CoNLL-2003 and SST data."""
+from pathlib import Path
+
+import numpy
+import pytest
+import spacy
+from spacy.cli.train import train
+from spacy.tokens import DocBin
+from spacy.training.converters import conll_ner_to_docs
+
+from spacy_elmo import load_original, save_original
+from spacy_elmo.convert import sst_to_docbin
+from spacy_elmo.layers import mix_weights
+
+from .helpers import tiny_bilm
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+TINY_ELMO = {
+    "components.elmo.model.cell_dim": 24,
+    "components.elmo.model.projection_dim": 8,
+    "components.elmo.model.char_embed_dim": 4,
+    "components.elmo.model.filters": [[1, 4], [2, 8], [3, 8]],
+    "components.elmo.model.n_highway": 1,
+    "variables.elmo_width": 16,
+    "variables.elmo_layers": 3,
+}
+QUICK = {"training.max_steps": 12, "training.eval_frequency": 6, "training.batcher.size.start": 200, "training.batcher.size.stop": 200}
+
+
+def _conll_slice(path: Path, n_sentences: int, out: Path) -> Path:
+    lines, sentences = [], 0
+    for line in path.read_text(encoding="utf8").splitlines():
+        lines.append(line)
+        if not line.strip():
+            sentences += 1
+            if sentences >= n_sentences:
+                break
+    docs = conll_ner_to_docs("\n".join(lines), n_sents=10, no_print=True)
+    DocBin(docs=docs).to_disk(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def elmo_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("elmo")
+    save_original(tiny_bilm(seed=21), folder / "options.json", folder / "weights.hdf5")
+    return folder / "options.json", folder / "weights.hdf5"
+
+
+@pytest.fixture(scope="module")
+def conll(shared_data, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("conll")
+    return (
+        _conll_slice(shared_data / "conll2003" / "eng.train", 150, folder / "train.spacy"),
+        _conll_slice(shared_data / "conll2003" / "eng.testa", 40, folder / "dev.spacy"),
+    )
+
+
+@pytest.fixture(scope="module")
+def sst(shared_data, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sst")
+    out = []
+    for split, n in (("train", 200), ("dev", 40)):
+        docs = list(sst_to_docbin(shared_data / "sst" / f"{split}.txt", spacy.blank("en").vocab).get_docs(spacy.blank("en").vocab))[:n]
+        DocBin(docs=docs, store_user_data=True).to_disk(folder / f"{split}.spacy")
+        out.append(folder / f"{split}.spacy")
+    return out
+
+
+def _train(config: str, data, elmo_files, out: Path, **extra) -> Path:
+    overrides = {"paths.train": str(data[0]), "paths.dev": str(data[1]), **QUICK, **extra}
+    if "elmo" in config:
+        overrides.update({"paths.elmo_options": str(elmo_files[0]), "paths.elmo_weights": str(elmo_files[1]), **TINY_ELMO})
+    train(CONFIGS / config, out, overrides=overrides)
+    return out / "model-last"
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+def test_ner_with_elmo_trains_end_to_end(conll, elmo_files, tmp_path, frozen):
+    model_dir = _train("ner_elmo.cfg", conll, elmo_files, tmp_path, **{"components.elmo.frozen": frozen})
+    nlp = spacy.load(model_dir)
+    assert nlp.pipe_names == ["elmo", "ner"]
+    elmo = nlp.get_pipe("elmo")
+    assert elmo.listening_components == ["ner"]
+    doc = nlp("EU rejects German call to boycott British lamb .")
+    assert doc._.elmo.layers.shape == (3, len(doc), 16)
+    # The task learned its own layer weights.
+    mixes = [node for node in nlp.get_pipe("ner").model.walk() if node.name == "scalar_mix"]
+    assert len(mixes) == 1
+    weights, gamma = mix_weights(mixes[0])
+    assert numpy.abs(weights - 1 / 3).max() > 1e-5 or abs(gamma - 1.0) > 1e-5
+    # Frozen: the biLM is exactly the loaded one; fine-tuned: it moved.
+    original = load_original(*elmo_files).embed([[t.text for t in doc]])[0]
+    gap = numpy.abs(elmo.bilm.embed([[t.text for t in doc]])[0] - original).max()
+    assert (gap < 1e-6) if frozen else (gap > 1e-5)
+    scores = nlp.evaluate([ex for ex in _examples(nlp, conll[1])])
+    assert "ents_f" in scores
+
+
+def _examples(nlp, path):
+    from spacy.training import Example
+
+    for doc in DocBin().from_disk(path).get_docs(nlp.vocab):
+        yield Example(nlp.make_doc(doc.text), doc)
+
+
+def test_ner_baseline_trains(conll, elmo_files, tmp_path):
+    nlp = spacy.load(_train("ner_baseline.cfg", conll, elmo_files, tmp_path))
+    assert nlp.pipe_names == ["ner"]
+
+
+@pytest.mark.parametrize("config", ["textcat_elmo.cfg", "textcat_baseline.cfg"])
+def test_textcat_trains(sst, elmo_files, tmp_path, config):
+    nlp = spacy.load(_train(config, sst, elmo_files, tmp_path))
+    doc = nlp("A lovely film with lovely performances .")
+    assert set(doc.cats) == {"very_negative", "negative", "neutral", "positive", "very_positive"}
+    assert sum(doc.cats.values()) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_missing_elmo_data_is_an_error_not_zeros(conll, elmo_files, tmp_path):
+    nlp = spacy.load(_train("ner_elmo.cfg", conll, elmo_files, tmp_path))
+    with nlp.select_pipes(disable=["elmo"]):
+        with pytest.raises(ValueError, match="no ELMo layers"):
+            nlp("Some text .")
