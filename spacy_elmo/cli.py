@@ -109,3 +109,63 @@ def convert_sst_cli(
     output.parent.mkdir(parents=True, exist_ok=True)
     doc_bin.to_disk(output)
     typer.echo(f"Wrote {len(doc_bin)} sentences to {output}")
+
+
+@app.command("inspect")
+def inspect_cli(
+    pipeline: Path = typer.Argument(..., help="A trained spaCy pipeline folder", exists=True),
+    plot: Path = typer.Option(None, "--plot", help="Also draw the layer weights as a bar chart (PNG)"),
+) -> None:
+    """Print, for each component that listens to ELMo, its learned layer weights softmax(w)
+    and scale gamma (the paper's analysis of which biLM layers each task uses)."""
+    import spacy
+
+    from .layers.scalar_mix import mix_weights
+
+    nlp = spacy.load(pipeline)
+    rows = []
+    for name, pipe in nlp.pipeline:
+        model = getattr(pipe, "model", None)
+        if model is None or not hasattr(model, "walk"):
+            continue
+        for i, node in enumerate(n for n in model.walk() if n.name == "scalar_mix"):
+            weights, gamma = mix_weights(node)
+            label = name if i == 0 else f"{name}[{i}]"
+            rows.append((label, [float(w) for w in weights], gamma))
+    if not rows:
+        typer.echo(f"No component of {pipeline} listens to ELMo.")
+        raise typer.Exit(1)
+    n_layers = len(rows[0][1])
+    header = "component".ljust(16) + "".join(f"layer {j}".rjust(10) for j in range(n_layers)) + "gamma".rjust(10)
+    typer.echo(header)
+    for label, weights, gamma in rows:
+        typer.echo(label.ljust(16) + "".join(f"{w:10.4f}" for w in weights) + f"{gamma:10.4f}")
+    if plot is not None:
+        _plot_mixes(rows, plot)
+        typer.echo(f"Wrote {plot}")
+
+
+def _plot_mixes(rows, path: Path) -> None:  # type: ignore[no-untyped-def]
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as err:
+        raise typer.BadParameter("--plot needs matplotlib: pip install 'spacy-elmo[plot]'") from err
+    n_layers = len(rows[0][1])
+    width = 0.8 / len(rows)
+    fig, ax = plt.subplots(figsize=(1.5 + 1.2 * n_layers, 3.2))
+    for k, (label, weights, gamma) in enumerate(rows):
+        xs = [j + (k - (len(rows) - 1) / 2) * width for j in range(n_layers)]
+        ax.bar(xs, weights, width=width, label=f"{label} (gamma {gamma:.2f})")
+    ax.axhline(1 / n_layers, color="grey", linewidth=0.8, linestyle="--")
+    ax.set_xticks(range(n_layers))
+    ax.set_xticklabels(["token"] + [f"biLSTM {j}" for j in range(1, n_layers)])
+    ax.set_ylabel("softmax(w)")
+    ax.set_title("Learned ELMo layer weights")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

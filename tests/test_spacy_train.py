@@ -122,3 +122,65 @@ def test_missing_elmo_data_is_an_error_not_zeros(conll, elmo_files, tmp_path):
     with nlp.select_pipes(disable=["elmo"]):
         with pytest.raises(ValueError, match="no ELMo layers"):
             nlp("Some text .")
+
+
+@pytest.fixture(scope="module")
+def trained_ner(conll, elmo_files, tmp_path_factory):
+    return _train("ner_elmo.cfg", conll, elmo_files, tmp_path_factory.mktemp("trained"), **{"training.max_steps": 20})
+
+
+TEXT = "Japan began the defence of their Asian Cup title with a lucky 2-1 win against Syria ."
+
+
+def _predictions(nlp):
+    doc = nlp(TEXT)
+    return [(e.start, e.end, e.label_) for e in doc.ents], doc
+
+
+def test_replace_listeners_gives_the_component_its_own_biLM(trained_ner, tmp_path):
+    nlp = spacy.load(trained_ner)
+    expected_ents, _ = _predictions(nlp)
+    with_layers = nlp.get_pipe("elmo")(nlp.make_doc(TEXT))  # a listener reads doc._.elmo
+    tok2vec_before = nlp.get_pipe("ner").model.get_ref("tok2vec").predict([with_layers])
+    nlp.replace_listeners("elmo", "ner", ["model.tok2vec.elmo"])
+    assert nlp.get_pipe("elmo").listening_components == []
+    assert nlp.get_pipe_config("ner")["model"]["tok2vec"]["elmo"]["@architectures"] == "spacy-elmo.ElmoMix.v1"
+    nlp.remove_pipe("elmo")
+    doc = nlp.make_doc(TEXT)
+    numpy.testing.assert_allclose(nlp.get_pipe("ner").model.get_ref("tok2vec").predict([doc])[0], tok2vec_before[0], atol=1e-5)
+    assert [(e.start, e.end, e.label_) for e in nlp(TEXT).ents] == expected_ents
+    nlp.to_disk(tmp_path / "standalone")
+    reloaded = spacy.load(tmp_path / "standalone")
+    assert reloaded.pipe_names == ["ner"]
+    assert [(e.start, e.end, e.label_) for e in reloaded(TEXT).ents] == expected_ents
+
+
+def test_sourced_components_keep_working(trained_ner):
+    source = spacy.load(trained_ner)
+    expected_ents, expected_doc = _predictions(source)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("elmo", source=source)
+    nlp.add_pipe("ner", source=source)
+    assert nlp.get_pipe("elmo").listening_components == ["ner"]
+    doc = nlp(TEXT)  # one sentence, so the sentencizer does not change the segmentation
+    assert [(e.start, e.end, e.label_) for e in doc.ents] == expected_ents
+    numpy.testing.assert_allclose(doc._.elmo.layers, expected_doc._.elmo.layers, atol=1e-6)
+
+
+def test_inspect_prints_layer_weights_and_plots(trained_ner, tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    result = CliRunner().invoke(app, ["inspect", str(trained_ner), "--plot", str(tmp_path / "mix.png")])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split() == ["component", "layer", "0", "layer", "1", "layer", "2", "gamma"]
+    values = [float(v) for v in lines[1].split()[1:]]
+    assert lines[1].split()[0] == "ner"
+    assert sum(values[:3]) == pytest.approx(1.0, abs=1e-3)
+    weights, gamma = mix_weights(next(n for n in spacy.load(trained_ner).get_pipe("ner").model.walk() if n.name == "scalar_mix"))
+    assert values[:3] == pytest.approx([float(w) for w in weights], abs=1e-4)
+    assert values[3] == pytest.approx(gamma, abs=1e-4)
+    assert (tmp_path / "mix.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -5,7 +5,7 @@ concatenates it with the task's own token embedding, [x_k; ELMo_k] as in the pap
 an encoder over the result. Both know their output width from the config alone.
 """
 import hashlib
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from spacy.attrs import ORTH
 from spacy.tokens import Doc
@@ -13,9 +13,14 @@ from spacy.util import registry
 from thinc.api import Maxout, Model, chain, concatenate, with_array
 from thinc.types import Floats2d, Floats3d
 
+from .bilm_model import frozen_layer
 from .scalar_mix import ScalarMix
 
 BackpropT = Callable[[List[Floats3d]], List[Doc]]
+
+
+class ListenedTo(Protocol):
+    frozen: bool
 
 
 class ElmoListener(Model):
@@ -113,10 +118,51 @@ def build_elmo_listener(
     layer_norm, dropout, l2: see `spacy-elmo.ScalarMix.v1`.
     """
     listener = ElmoListener(upstream, n_layers, width)
-    model: Model[List[Doc], List[Floats2d]] = chain(listener, ScalarMix(n_layers, width, layer_norm, dropout, l2))
-    model.set_dim("nO", width)
+    model = _then_mix(listener, n_layers, width, layer_norm, dropout, l2)
     model.set_ref("listener", listener)
     return model
+
+
+@registry.architectures("spacy-elmo.ElmoMix.v1")
+def build_elmo_mix(
+    bilm: Model[List[Doc], List[Floats3d]],
+    width: int,
+    n_layers: int = 3,
+    frozen: bool = True,
+    layer_norm: bool = False,
+    dropout: float = 0.0,
+    l2: float = 0.0,
+) -> Model[List[Doc], List[Floats2d]]:
+    """A component's own copy of the biLM followed by its mix: what `nlp.replace_listeners`
+    puts in place of an `ElmoListener.v1`, so the component no longer needs the elmo component.
+
+    bilm (Model): a `spacy-elmo.BiLM.v1`.
+    frozen (bool): run the biLM without gradients, as the elmo component's frozen setting does.
+    """
+    return _then_mix(frozen_layer(bilm) if frozen else bilm, n_layers, width, layer_norm, dropout, l2)
+
+
+def _then_mix(
+    source: Model[List[Doc], List[Floats3d]], n_layers: int, width: int, layer_norm: bool, dropout: float, l2: float
+) -> Model[List[Doc], List[Floats2d]]:
+    model: Model[List[Doc], List[Floats2d]] = chain(source, ScalarMix(n_layers, width, layer_norm, dropout, l2))
+    model.set_dim("nO", width)
+    return model
+
+
+def replace_listener(model: Model, listener: ElmoListener, elmo: "ListenedTo") -> Model:
+    """For `nlp.replace_listeners`: the copy of the biLM that replaces a listener keeps the elmo
+    component's frozen setting (stored in the model's attrs, as plain functions: spaCy copies them)."""
+    return frozen_layer(model) if elmo.frozen else model
+
+
+def replace_listener_cfg(bilm_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any], *, frozen: bool) -> Dict[str, Any]:
+    """For `nlp.replace_listeners`: the config block that takes the listener's place."""
+    listener_cfg = tok2vec_cfg.get("elmo", tok2vec_cfg)
+    if listener_cfg.get("@architectures") != "spacy-elmo.ElmoListener.v1":
+        raise ValueError("replace_listeners: expected a spacy-elmo.ElmoListener.v1 block (or an ElmoTok2Vec.v1 with one)")
+    settings = {k: v for k, v in listener_cfg.items() if k not in ("@architectures", "upstream")}
+    return {"@architectures": "spacy-elmo.ElmoMix.v1", "bilm": bilm_cfg, "frozen": frozen, **settings}
 
 
 @registry.architectures("spacy-elmo.ElmoTok2Vec.v1")
@@ -143,7 +189,8 @@ def build_elmo_tok2vec(
         reduce = with_array(Maxout(width, joined_width, nP=3, dropout=0.0, normalize=True))
         model = chain(model, reduce, encode)
     model.set_dim("nO", width)
-    model.set_ref("listener", elmo.get_ref("listener"))
+    if elmo.has_ref("listener"):
+        model.set_ref("listener", elmo.get_ref("listener"))
     return model
 
 

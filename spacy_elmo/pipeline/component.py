@@ -1,4 +1,5 @@
 """The `elmo` pipeline component."""
+import functools
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,8 +15,8 @@ from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats3d
 
 from ..bilm import BiLM, ElmoFormatError, ElmoOptions
-from ..layers.bilm_model import bilm_config, frozen_layer, get_bilm, load_weights_into
-from ..layers.listener import ElmoListener
+from ..layers.bilm_model import bilm_config, get_bilm, load_weights_into
+from ..layers.listener import ElmoListener, replace_listener, replace_listener_cfg
 from .elmo_data import DTYPES, ElmoData
 from .layer_cache import LayerCache
 from .extensions import register_extensions
@@ -113,7 +114,8 @@ class Elmo(TrainablePipe):
         # update, so a pipeline that only predicts never holds on to its Docs' layers.
         self._cache_active = False
         self.listener_map: Dict[str, List[ElmoListener]] = {}
-        self.model.attrs["replace_listener"] = self._replace_listener
+        self.model.attrs["replace_listener"] = replace_listener
+        self.model.attrs["replace_listener_cfg"] = functools.partial(replace_listener_cfg, frozen=frozen)
 
     @property
     def frozen(self) -> bool:
@@ -235,11 +237,6 @@ class Elmo(TrainablePipe):
         """Update the biLM, unless it is frozen."""
         if not self.frozen:
             self.model.finish_update(sgd)
-
-    def _replace_listener(self, model: Model, listener: ElmoListener, elmo: "Elmo") -> Model:
-        """For `nlp.replace_listeners`: the copy of the biLM that replaces a listener keeps this
-        component's frozen setting."""
-        return frozen_layer(model) if self.frozen else model
 
     def initialize(
         self,
