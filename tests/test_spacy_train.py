@@ -184,3 +184,88 @@ def test_inspect_prints_layer_weights_and_plots(trained_ner, tmp_path):
     assert values[:3] == pytest.approx([float(w) for w in weights], abs=1e-4)
     assert values[3] == pytest.approx(gamma, abs=1e-4)
     assert (tmp_path / "mix.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_spacy_package_declares_spacy_elmo_and_carries_the_biLM(trained_ner, tmp_path):
+    import json
+    import tarfile
+
+    from spacy.cli.package import package
+
+    package(trained_ner, tmp_path, name="elmo_ner_test", version="0.0.1", create_sdist=True, silent=True)
+    meta = json.loads((tmp_path / "en_elmo_ner_test-0.0.1" / "meta.json").read_text())
+    assert any(r.startswith("spacy-elmo") for r in meta["requirements"])
+    archive = tmp_path / "en_elmo_ner_test-0.0.1" / "dist" / "en_elmo_ner_test-0.0.1.tar.gz"
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+    assert any(name.endswith("/elmo/model") for name in names)
+    assert any(name.endswith("/ner/model") for name in names)
+
+
+TEXTCAT_ENSEMBLE = """
+[nlp]
+lang = "en"
+pipeline = ["elmo", "textcat"]
+
+[components]
+
+[components.elmo]
+factory = "elmo"
+
+[components.elmo.model]
+@architectures = "spacy-elmo.BiLM.v1"
+cell_dim = 24
+projection_dim = 8
+char_embed_dim = 4
+filters = [[1, 4], [2, 8], [3, 8]]
+n_highway = 1
+
+[components.textcat]
+factory = "textcat"
+
+[components.textcat.model]
+@architectures = "spacy.TextCatEnsemble.v2"
+nO = null
+
+[components.textcat.model.linear_model]
+@architectures = "spacy.TextCatBOW.v3"
+exclusive_classes = true
+ngram_size = 1
+no_output_layer = false
+
+[components.textcat.model.tok2vec]
+@architectures = "spacy-elmo.ElmoTok2Vec.v1"
+
+[components.textcat.model.tok2vec.elmo]
+@architectures = "spacy-elmo.ElmoListener.v1"
+width = 16
+
+[components.textcat.model.tok2vec.embed]
+@architectures = "spacy.MultiHashEmbed.v2"
+width = 32
+attrs = ["NORM", "SHAPE"]
+rows = [500, 100]
+include_static_vectors = false
+"""
+
+
+def test_width_is_known_from_the_config_alone():
+    from spacy.ml.models.tok2vec import get_tok2vec_width
+    from spacy.util import load_model_from_config
+    from thinc.api import Config
+
+    nlp = load_model_from_config(Config().from_str(TEXTCAT_ENSEMBLE), auto_fill=True)
+    textcat = nlp.get_pipe("textcat")
+    assert get_tok2vec_width(textcat.model) == 16 + 32  # before any initialization
+    from spacy.training import Example
+
+    examples = []
+    for text, label in [("good film .", "pos"), ("bad film .", "neg")]:
+        doc = nlp.make_doc(text)
+        examples.append(Example.from_dict(doc, {"cats": {"pos": float(label == "pos"), "neg": float(label == "neg")}}))
+    optimizer = nlp.initialize(lambda: examples)
+    losses = {}
+    for _ in range(3):
+        nlp.update(examples, sgd=optimizer, losses=losses)
+    assert losses["textcat"] > 0
+    assert set(nlp("good film .").cats) == {"pos", "neg"}
