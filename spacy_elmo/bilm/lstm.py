@@ -83,7 +83,7 @@ class BiLstmLayer(nn.Module):
         RETURNS (Tuple[torch.Tensor, LstmState]): (2, T, B, P) outputs, 0 where padded, and the
             state of each row at its last real step (unchanged for rows of length 0).
         """
-        if not self.packs.usable(x):
+        if not self.packs.usable(x, self.hidden_weight[0]):
             return self._run(slice(0, 2), x, batch_sizes, state)
         # With prepacked weights each direction is its own 2d product: run them one at a time.
         runs = [self._run(slice(d, d + 1), x[d : d + 1], batch_sizes, (state[0][d : d + 1], state[1][d : d + 1])) for d in range(2)]
@@ -93,7 +93,7 @@ class BiLstmLayer(nn.Module):
     def _matmul(self, dirs: slice, x: torch.Tensor, name: str, add: Optional[torch.Tensor] = None) -> torch.Tensor:
         """`add + x @ weight` for the directions `dirs`; x (D, M, K)."""
         weight = getattr(self, name)[dirs]
-        if x.shape[0] == 1 and self.packs.usable(x):
+        if x.shape[0] == 1 and self.packs.usable(x, weight[0]):
             out = self.packs.matmul(x[0], weight[0], (name, dirs.start)).unsqueeze(0)
             return out if add is None else out.add_(add)
         return torch.bmm(x, weight) if add is None else torch.baddbmm(add, x, weight)

@@ -3,14 +3,16 @@
 On CPUs where the default BLAS handles the biLM's skinny products poorly (a few dozen rows times
 a 512 x 16384 weight, once per LSTM step), oneDNN with a prepacked weight runs 2-4x faster. It
 computes the same sums in another order, so results differ only by float32 rounding. It is used
-only where it can be: no autograd, CPU, float32, and a PyTorch build that has the operators;
-everywhere else this is a plain matmul.
+only where it can be and pays off: no autograd, CPU, float32, a weight of at least 2^18 elements,
+and a PyTorch build that has the operators; everywhere else this is a plain matmul.
 """
 from typing import Any, Dict, Hashable, Optional
 
 import torch
 
 _ROWS_HINT = 32  # oneDNN picks its blocking for about this many rows; any count works
+# Below this many weight elements a oneDNN call costs more than it saves (tiny test models).
+_MIN_WEIGHT_ELEMENTS = 1 << 18
 _available: Optional[bool] = None
 
 
@@ -48,9 +50,10 @@ class PackedWeights:
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self._packs = {}
 
-    def usable(self, x: torch.Tensor) -> bool:
+    def usable(self, x: torch.Tensor, weight: torch.Tensor) -> bool:
         return (
             self.enabled
+            and weight.numel() >= _MIN_WEIGHT_ELEMENTS
             and not torch.is_grad_enabled()
             and x.device.type == "cpu"
             and x.dtype == torch.float32
@@ -59,7 +62,7 @@ class PackedWeights:
 
     def matmul(self, x: torch.Tensor, weight: torch.Tensor, key: Hashable) -> torch.Tensor:
         """`x @ weight` for x (..., K) and weight (K, N)."""
-        if not self.usable(x):
+        if not self.usable(x, weight):
             return x @ weight
         packed = self._packs.get(key)
         if packed is None:
