@@ -169,3 +169,55 @@ def _plot_mixes(rows, path: Path) -> None:  # type: ignore[no-untyped-def]
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+@app.command(
+    "pretrain",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def pretrain_cli(
+    ctx: typer.Context,
+    config_path: Path = typer.Argument(..., help="Config file (see configs/pretrain_*.cfg)", exists=True),
+    output: Path = typer.Option(..., "--output", "-o", help="Folder for checkpoints, models and logs"),
+    resume: bool = typer.Option(False, "--resume", help="Go on from the checkpoint in --output"),
+) -> None:
+    """Train (or fine-tune) a biLM on raw text. Settings can be overridden like spacy train's:
+    --paths.train corpus.txt.gz --training.max_minutes 30. Runs distributed under torchrun."""
+    from spacy.cli._util import parse_config_overrides
+    from thinc.api import Config
+
+    from .training.loop import pretrain
+
+    overrides = parse_config_overrides(ctx.args)
+    config = Config().from_disk(config_path, overrides=overrides)
+    if config["paths"].get("train") is None:
+        raise typer.BadParameter("set the training corpus: --paths.train FILE_OR_FOLDER", param_hint="CONFIG")
+    result = pretrain(config, output, resume=resume, log=typer.echo)
+    typer.echo(f"Done: {result['step']} steps, {result['tokens']} tokens, best dev perplexity {result['best_dev_ppl']:.2f}")
+
+
+@app.command("perplexity")
+def perplexity_cli(
+    model: Path = typer.Argument(..., help="A model folder written by pretrain (model-best, model-last)", exists=True),
+    text: Path = typer.Argument(..., help="Text to score: .txt, .txt.gz, .jsonl, .spacy or a folder", exists=True),
+    lang: str = typer.Option("en", help="spaCy language of the tokenizer"),
+    max_length: int = typer.Option(100, help="Longest sentence, in tokens"),
+    batch_tokens: int = typer.Option(4096, help="Tokens per batch"),
+) -> None:
+    """Print the forward, backward and average perplexity of a text, its token count and OOV
+    rate (exact: the softmax is always normalised over the whole vocabulary)."""
+    from .bilm.language_model import BiLanguageModel
+    from .training.checkpoint import load_model_dir
+    from .training.corpus import Corpus
+    from .training.loop import evaluate
+
+    bilm, vocab, softmax = load_model_dir(model)
+    if vocab is None or softmax is None:
+        raise typer.BadParameter(f"{model} has no vocab.txt / softmax.pt: perplexity needs the softmax", param_hint="MODEL")
+    sentences = list(Corpus(text, lang, max_length))
+    result = evaluate(BiLanguageModel(bilm, softmax), vocab, sentences, batch_tokens)
+    typer.echo(f"forward perplexity   {result['forward']:.2f}")
+    typer.echo(f"backward perplexity  {result['backward']:.2f}")
+    typer.echo(f"average perplexity   {result['average']:.2f}")
+    typer.echo(f"tokens               {result['tokens']}")
+    typer.echo(f"OOV rate             {result['oov_rate']:.2%}")

@@ -1,0 +1,122 @@
+"""The biLM's training objective: forward and backward LMs over the same tokens, separate LSTM
+stacks, one token layer and one softmax shared by both directions; the loss is the mean of the
+two negative log-likelihoods (Peters et al. 2018, eq. in section 3.1).
+
+Both softmax options give exactly normalised distributions, so perplexity is always exact:
+"full" is a plain linear layer over the whole vocabulary; "adaptive" (Grave et al. 2017,
+PyTorch's AdaptiveLogSoftmaxWithLoss) is fast for large vocabularies.
+"""
+from typing import Dict, List, Sequence, Tuple
+
+import torch
+from torch import nn
+
+from .char_ids import CharBatch
+from .model import BiLM
+
+
+class SharedSoftmax(nn.Module):
+    """log p(word | h) over a fixed vocabulary, for hidden states of width P.
+
+    kind (str): "full" or "adaptive".
+    cutoffs (Sequence[int]): the adaptive softmax's cluster boundaries (ids sorted by frequency).
+    """
+
+    def __init__(self, dim: int, n_words: int, kind: str = "full", cutoffs: Sequence[int] = (), div_value: float = 4.0) -> None:
+        super().__init__()
+        if kind not in ("full", "adaptive"):
+            raise ValueError(f"softmax kind must be 'full' or 'adaptive', got {kind!r}")
+        self.kind = kind
+        self.n_words = n_words
+        if kind == "full":
+            self.linear = nn.Linear(dim, n_words)
+            nn.init.normal_(self.linear.weight, 0.0, dim**-0.5)
+            nn.init.zeros_(self.linear.bias)
+        else:
+            valid = [c for c in cutoffs if 0 < c < n_words]
+            if not valid:
+                raise ValueError(f"adaptive softmax needs cutoffs between 0 and the vocabulary size {n_words}")
+            self.adaptive = nn.AdaptiveLogSoftmaxWithLoss(dim, n_words, cutoffs=valid, div_value=div_value)
+
+    def nll(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """RETURNS (torch.Tensor): the summed negative log-likelihood of targets (N,) given
+        hidden (N, P)."""
+        if hidden.shape[0] == 0:
+            return hidden.sum() * 0
+        if self.kind == "full":
+            return nn.functional.cross_entropy(self.linear(hidden), targets, reduction="sum")
+        return -self.adaptive(hidden, targets).output.sum()
+
+    def log_prob(self, hidden: torch.Tensor) -> torch.Tensor:
+        """RETURNS (torch.Tensor): (N, V) log-probabilities, exactly normalised."""
+        if self.kind == "full":
+            return torch.log_softmax(self.linear(hidden), dim=-1)
+        return self.adaptive.log_prob(hidden)
+
+
+class BiLanguageModel(nn.Module):
+    """A BiLM plus the shared softmax, for training and perplexity.
+
+    bilm (BiLM): the model (its `dropout` applies to each LSTM layer's input).
+    softmax (SharedSoftmax): over the target vocabulary, ids from `Vocabulary`.
+    dropout (float): on the top LSTM outputs before the softmax.
+    """
+
+    def __init__(self, bilm: BiLM, softmax: SharedSoftmax, dropout: float = 0.1) -> None:
+        super().__init__()
+        self.bilm = bilm
+        self.softmax = softmax
+        self.dropout = dropout
+        bilm.dropout = dropout
+
+    def forward(self, batch: CharBatch, target_ids: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """Summed NLLs of a batch.
+
+        batch (CharBatch): sentences wrapped in `<S>` ... `</S>`.
+        target_ids (torch.Tensor): (B, T) vocabulary ids of the same positions (markers included).
+        RETURNS (Dict[str, torch.Tensor]): "forward" and "backward" summed NLLs and "n_tokens",
+            the number of predictions per direction.
+        """
+        P = self.bilm.options.projection_dim
+        top = self.bilm(batch)[-1]  # (B, T, 2P)
+        if self.training and self.dropout > 0:
+            top = nn.functional.dropout(top, self.dropout, training=True)
+        targets = target_ids.to(top.device)
+        lengths = batch.lengths.to(top.device)
+        steps = torch.arange(top.shape[1], device=top.device)
+        # Forward: position t predicts t + 1, for t < length - 1. Backward: t predicts t - 1, t >= 1.
+        fwd_mask = steps.unsqueeze(0) < (lengths - 1).unsqueeze(1)
+        bwd_mask = (steps.unsqueeze(0) >= 1) & (steps.unsqueeze(0) < lengths.unsqueeze(1))
+        fwd_h = top[:, :-1, :P][fwd_mask[:, :-1]]
+        fwd_t = targets[:, 1:][fwd_mask[:, :-1]]
+        bwd_h = top[:, 1:, P:][bwd_mask[:, 1:]]
+        bwd_t = targets[:, :-1][bwd_mask[:, 1:]]
+        return {
+            "forward": self.softmax.nll(fwd_h, fwd_t),
+            "backward": self.softmax.nll(bwd_h, bwd_t),
+            "n_tokens": fwd_mask.sum(),
+        }
+
+
+def batch_targets(sentences: Sequence[Sequence[str]], word_ids: Dict[str, int], unk_id: int, bos_id: int, eos_id: int) -> torch.Tensor:
+    """(B, T) target ids for `<S> sentence </S>`, padded with -1 (never read)."""
+    n_steps = max((len(s) for s in sentences), default=0) + 2
+    out = torch.full((len(sentences), n_steps), -1, dtype=torch.long)
+    for row, sentence in enumerate(sentences):
+        ids: List[int] = [bos_id] + [word_ids.get(w, unk_id) for w in sentence] + [eos_id]
+        out[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+    return out
+
+
+def perplexities(nll: Dict[str, float], n_tokens: int) -> Tuple[float, float, float]:
+    """RETURNS (Tuple[float, float, float]): forward, backward and average perplexity, the
+    average being exp of the mean of the two per-token NLLs (as the paper reports)."""
+    import math
+
+    if n_tokens == 0:
+        return float("nan"), float("nan"), float("nan")
+    f, b = nll["forward"] / n_tokens, nll["backward"] / n_tokens
+    return math.exp(f), math.exp(b), math.exp((f + b) / 2)
+
+
+__all__ = ["BiLanguageModel", "SharedSoftmax", "batch_targets", "perplexities"]

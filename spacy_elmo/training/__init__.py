@@ -1,0 +1,1 @@
+"""Pretraining the biLM on raw text: corpus, vocabulary, loop, checkpoints, perplexity."""

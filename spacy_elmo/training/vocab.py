@@ -1,0 +1,58 @@
+"""The softmax vocabulary: `<S>`, `</S>`, `<UNK>` first, then words by decreasing frequency
+(the layout of the original training code's vocabulary file, one word per line)."""
+from collections import Counter
+from pathlib import Path
+from typing import Dict, Iterable, List, Sequence, Union
+
+SPECIALS = ("<S>", "</S>", "<UNK>")
+
+
+class Vocabulary:
+    """Target vocabulary of the language model (inputs always stay characters)."""
+
+    def __init__(self, words: Sequence[str], counts: Sequence[int] = ()) -> None:
+        if tuple(words[:3]) != SPECIALS:
+            raise ValueError(f"a vocabulary starts with {SPECIALS}, got {tuple(words[:3])}")
+        self.words: List[str] = list(words)
+        self.counts: List[int] = list(counts) if counts else [0] * len(words)
+        self.ids: Dict[str, int] = {w: i for i, w in enumerate(self.words)}
+
+    bos_id, eos_id, unk_id = 0, 1, 2
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @classmethod
+    def from_counts(cls, counts: Counter, max_size: int, min_count: int = 1) -> "Vocabulary":
+        """The `max_size` (specials included) most frequent words seen at least `min_count` times."""
+        ranked = sorted((w for w, c in counts.items() if c >= min_count and w not in SPECIALS), key=lambda w: (-counts[w], w))
+        kept = ranked[: max(0, max_size - len(SPECIALS))]
+        return cls([*SPECIALS, *kept], [0, 0, 0, *(counts[w] for w in kept)])
+
+    @classmethod
+    def build(cls, sentences: Iterable[Sequence[str]], max_size: int, min_count: int = 1) -> "Vocabulary":
+        counts: Counter = Counter()
+        n_sentences = 0
+        for sentence in sentences:
+            counts.update(sentence)
+            n_sentences += 1
+        vocab = cls.from_counts(counts, max_size, min_count)
+        vocab.counts[0] = vocab.counts[1] = n_sentences
+        vocab.counts[2] = sum(c for w, c in counts.items() if w not in vocab.ids)
+        return vocab
+
+    def to_file(self, path: Union[str, Path]) -> None:
+        """One `word<TAB>count` per line; words are spaCy tokens, which hold no tab or newline."""
+        lines = [f"{w}\t{c}" for w, c in zip(self.words, self.counts)]
+        Path(path).write_text("\n".join(lines) + "\n", encoding="utf8")
+
+    @classmethod
+    def from_file(cls, path: Union[str, Path]) -> "Vocabulary":
+        words, counts = [], []
+        for line in Path(path).read_text(encoding="utf8").split("\n"):
+            if not line:
+                continue
+            word, _, count = line.partition("\t")
+            words.append(word)
+            counts.append(int(count) if count else 0)
+        return cls(words, counts)

@@ -1,0 +1,212 @@
+"""Pretraining: objective, vocabulary, corpus positions, checkpoints and resume, model folders."""
+import json
+import math
+from pathlib import Path
+
+import numpy
+import pytest
+import spacy
+import torch
+from thinc.api import Config
+
+from spacy_elmo.bilm import CharBatch
+from spacy_elmo.bilm.language_model import BiLanguageModel, SharedSoftmax, batch_targets
+from spacy_elmo.training.checkpoint import load_checkpoint, load_model_dir
+from spacy_elmo.training.corpus import Corpus, CorpusPosition, pool_batches, training_batches
+from spacy_elmo.training.loop import evaluate, pretrain
+from spacy_elmo.training.vocab import Vocabulary
+
+from ..helpers import tiny_bilm
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+TEXT = """The cat sat on the mat. The dog sat on the log.
+A cat and a dog met. They sat together on the mat.
+
+The market rose today. Shares of the bank rose two percent.
+Analysts said the market would rise again.
+
+It rained. The cat stayed home. The dog went out.
+"""
+
+TINY = {
+    "bilm.cell_dim": 24,
+    "bilm.projection_dim": 8,
+    "bilm.char_embed_dim": 4,
+    "bilm.filters": [[1, 4], [2, 8], [3, 8]],
+    "bilm.n_highway": 1,
+    "vocab.max_size": 40,
+    "vocab.min_count": 1,
+    "softmax.kind": "full",
+    "training.batch_tokens": 64,
+    "training.log_every": 2,
+    "training.eval_every": 5,
+    "training.checkpoint_every": 3,
+    "training.warmup_steps": 0,
+    "training.learn_rate": 0.01,
+    "training.max_minutes": 0,
+    "corpus.pool_size": 8,
+    "corpus.dev_every_nth_doc": 0,
+}
+
+
+@pytest.fixture
+def corpus_file(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text(TEXT * 3, encoding="utf8")
+    return path
+
+
+def _config(corpus_file, **overrides):
+    settings = {**TINY, "paths.train": str(corpus_file), "paths.dev": str(corpus_file), **overrides}
+    return Config().from_disk(CONFIGS / "pretrain_cpu.cfg", overrides=settings)
+
+
+def test_targets_follow_the_paper_objective():
+    """Forward position t is scored on word t + 1, backward position t on word t - 1."""
+    torch.manual_seed(0)
+    bilm = tiny_bilm()
+    vocab = Vocabulary(["<S>", "</S>", "<UNK>", "a", "b"])
+    lm = BiLanguageModel(bilm, SharedSoftmax(8, len(vocab)), dropout=0.0).eval()
+    sentences = [["a", "b"], ["b"]]
+    targets = batch_targets(sentences, vocab.ids, vocab.unk_id, vocab.bos_id, vocab.eos_id)
+    assert targets.tolist() == [[0, 3, 4, 1], [0, 4, 1, -1]]
+    batch = CharBatch.from_sentences(sentences)
+    out = lm(batch, targets)
+    assert int(out["n_tokens"]) == 3 + 2  # each direction predicts n + 1 tokens per sentence
+    # Independent computation of both NLLs with the same softmax, position by position.
+    with torch.no_grad():
+        top = bilm(batch)[-1]
+    P = 8
+    with torch.no_grad():
+        fl = torch.log_softmax(lm.softmax.linear(top[..., :P]), dim=-1)
+        bl = torch.log_softmax(lm.softmax.linear(top[..., P:]), dim=-1)
+    forward = -(fl[0, 0, 3] + fl[0, 1, 4] + fl[0, 2, 1] + fl[1, 0, 4] + fl[1, 1, 1])
+    backward = -(bl[0, 1, 0] + bl[0, 2, 3] + bl[0, 3, 4] + bl[1, 1, 0] + bl[1, 2, 4])
+    assert out["forward"].item() == pytest.approx(float(forward), rel=1e-5)
+    assert out["backward"].item() == pytest.approx(float(backward), rel=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["full", "adaptive"])
+def test_softmax_is_normalised(kind):
+    softmax = SharedSoftmax(8, 50, kind, cutoffs=[10, 30])
+    logp = softmax.log_prob(torch.randn(4, 8))
+    numpy.testing.assert_allclose(logp.exp().sum(-1).detach().numpy(), 1.0, atol=1e-5)
+    targets = torch.tensor([0, 11, 35, 49])
+    hidden = torch.randn(4, 8)
+    expected = -softmax.log_prob(hidden)[torch.arange(4), targets].sum()
+    assert float(softmax.nll(hidden, targets)) == pytest.approx(float(expected), rel=1e-5)
+
+
+def test_vocabulary_order_and_file_round_trip(tmp_path):
+    vocab = Vocabulary.build([["b", "a", "b"], ["c", "b", "a"], ["d"]], max_size=5)
+    assert vocab.words == ["<S>", "</S>", "<UNK>", "b", "a"]
+    assert vocab.counts[2] == 2  # c and d are unknown
+    vocab.to_file(tmp_path / "vocab.txt")
+    again = Vocabulary.from_file(tmp_path / "vocab.txt")
+    assert again.words == vocab.words and again.counts == vocab.counts
+
+
+def test_corpus_formats_sentences_and_held_out_documents(tmp_path):
+    (tmp_path / "a.txt").write_text(TEXT, encoding="utf8")
+    (tmp_path / "b.jsonl").write_text(json.dumps({"text": "One more. And another!"}) + "\n", encoding="utf8")
+    sentences = list(Corpus(tmp_path))
+    assert ["The", "cat", "sat", "on", "the", "mat", "."] in sentences
+    assert ["And", "another", "!"] == sentences[-1]
+    dev = list(Corpus(tmp_path / "a.txt", hold_out=2, only_held_out=True))
+    train = list(Corpus(tmp_path / "a.txt", hold_out=2))
+    assert ["It", "rained", "."] in dev and ["The", "market", "rose", "today", "."] in train
+    assert not set(map(tuple, dev)) & set(map(tuple, train))
+    split = [list(Corpus(tmp_path / "a.txt", rank=r, world_size=2)) for r in range(2)]
+    assert sorted(map(tuple, split[0] + split[1])) == sorted(map(tuple, list(Corpus(tmp_path / "a.txt"))))
+    long = list(Corpus(tmp_path / "a.txt", max_length=3))
+    assert max(len(s) for s in long) == 3
+
+
+def test_batches_resume_at_the_same_position(corpus_file):
+    corpus = Corpus(corpus_file)
+    stream = training_batches(corpus, 40, 5, seed=1, start=CorpusPosition())
+    first = [next(stream) for _ in range(12)]
+    resumed = training_batches(corpus, 40, 5, seed=1, start=first[6][1])
+    assert [next(resumed)[0] for _ in range(5)] == [b for b, _ in first[7:12]]
+    assert all(max(len(s) + 2 for s in b) * len(b) <= 40 or len(b) == 1 for b, _ in first)
+    batches = pool_batches([["a"] * n for n in range(1, 9)], 20, seed=0)
+    assert sorted(len(s) for b in batches for s in b) == list(range(1, 9))
+
+
+def test_loss_falls_and_the_model_loads_in_the_elmo_component(corpus_file, tmp_path):
+    out = tmp_path / "run"
+    result = pretrain(_config(corpus_file, **{"training.max_steps": 30}), out, log=lambda s: None)
+    assert result["step"] == 30
+    log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    dev = [row["dev_ppl"] for row in log if "dev_ppl" in row]
+    assert dev[-1] < dev[0] * 0.7
+    assert (out / "perplexity.png").read_bytes()[:4] == b"\x89PNG"
+    bilm, vocab, softmax = load_model_dir(out / "model-last")
+    # The trainer's own forward pass (its model state in the checkpoint) gives the same vectors
+    # as the elmo component built from the written files.
+    state = load_checkpoint(out)["model"]
+    trainer_bilm = tiny_bilm()
+    trainer_bilm.load_state_dict({k[len("bilm."):]: v for k, v in state.items() if k.startswith("bilm.")})
+    from spacy_elmo import add_elmo
+
+    nlp = spacy.blank("en")
+    add_elmo(nlp, out / "model-last" / "options.json", out / "model-last" / "weights.hdf5")
+    doc = nlp("The cat sat on the log.")
+    expected = trainer_bilm.eval().embed([[t.text for t in doc]])[0]
+    numpy.testing.assert_allclose(doc._.elmo.layers, expected, atol=1e-5)
+    # `perplexity` agrees with the trainer's last evaluation on the same text.
+    sentences = list(Corpus(corpus_file))
+    again = evaluate(BiLanguageModel(bilm, softmax), vocab, sentences, 64)
+    assert again["average"] == pytest.approx(dev[-1], rel=1e-4)  # the last evaluation is at step 30
+
+
+def test_kill_and_resume_continues_exactly(corpus_file, tmp_path):
+    straight = tmp_path / "straight"
+    pretrain(_config(corpus_file, **{"training.max_steps": 9}), straight, log=lambda s: None)
+    interrupted = tmp_path / "interrupted"
+    pretrain(_config(corpus_file, **{"training.max_steps": 6}), interrupted, log=lambda s: None)
+    assert load_checkpoint(interrupted)["step"] == 6
+    (interrupted / "checkpoint.pt.tmp").write_bytes(b"half-written")  # a kill during a save
+    result = pretrain(_config(corpus_file, **{"training.max_steps": 9}), interrupted, resume=True, log=lambda s: None)
+    assert result["step"] == 9
+    a, b = load_checkpoint(straight), load_checkpoint(interrupted)
+    assert a["position"] == b["position"]
+    for name, value in a["model"].items():
+        torch.testing.assert_close(b["model"][name], value, rtol=0, atol=1e-6)
+
+
+def test_fine_tune_from_an_original_format_model(corpus_file, tmp_path):
+    from spacy_elmo import save_original
+
+    original = tiny_bilm(seed=3)
+    save_original(original, tmp_path / "released" / "options.json", tmp_path / "released" / "weights.hdf5")
+    out = tmp_path / "tuned"
+    pretrain(_config(corpus_file, **{"training.max_steps": 4, "paths.init_bilm": str(tmp_path / "released")}), out, log=lambda s: None)
+    state = load_checkpoint(out)["model"]
+    start = original.state_dict()
+    moved = [k for k in start if (state["bilm." + k] - start[k]).abs().max() > 0]
+    assert moved  # trained on
+    before = tiny_bilm(seed=3).state_dict()
+    assert all(torch.equal(before[k], start[k]) for k in start)
+
+
+def test_mismatched_init_model_is_explained(corpus_file, tmp_path):
+    from spacy_elmo import save_original
+
+    save_original(tiny_bilm(projection_dim=6), tmp_path / "m" / "options.json", tmp_path / "m" / "weights.hdf5")
+    with pytest.raises(ValueError, match="does not match the model"):
+        pretrain(_config(corpus_file, **{"training.max_steps": 2, "paths.init_bilm": str(tmp_path / "m")}), tmp_path / "o", log=lambda s: None)
+
+
+def test_perplexity_cli(corpus_file, tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    pretrain(_config(corpus_file, **{"training.max_steps": 3}), tmp_path / "run", log=lambda s: None)
+    result = CliRunner().invoke(app, ["perplexity", str(tmp_path / "run" / "model-last"), str(corpus_file)])
+    assert result.exit_code == 0, result.output
+    values = {line.rsplit(None, 1)[0]: line.rsplit(None, 1)[1] for line in result.output.splitlines()}
+    fwd, bwd, avg = (float(values[k]) for k in ("forward perplexity", "backward perplexity", "average perplexity"))
+    assert avg == pytest.approx(math.sqrt(fwd * bwd), rel=1e-3)
+    assert values["OOV rate"].endswith("%")
