@@ -203,6 +203,7 @@ def perplexity_cli(
     lang: str = typer.Option("en", help="spaCy language of the tokenizer"),
     max_length: int = typer.Option(100, help="Longest sentence, in tokens"),
     batch_tokens: int = typer.Option(4096, help="Tokens per batch"),
+    unigram: bool = typer.Option(False, "--unigram", help="Also print a unigram model's perplexity (same vocabulary)"),
 ) -> None:
     """Print the forward, backward and average perplexity of a text, its token count and OOV
     rate (exact: the softmax is always normalised over the whole vocabulary)."""
@@ -221,3 +222,7 @@ def perplexity_cli(
     typer.echo(f"average perplexity   {result['average']:.2f}")
     typer.echo(f"tokens               {result['tokens']}")
     typer.echo(f"OOV rate             {result['oov_rate']:.2%}")
+    if unigram:
+        from .training.vocab import unigram_perplexity
+
+        typer.echo(f"unigram perplexity   {unigram_perplexity(vocab, sentences):.2f}")

@@ -56,3 +56,19 @@ class Vocabulary:
             words.append(word)
             counts.append(int(count) if count else 0)
         return cls(words, counts)
+
+
+def unigram_perplexity(vocab: Vocabulary, sentences: Iterable[Sequence[str]]) -> float:
+    """Perplexity of the unigram model of the vocabulary's training counts over the same
+    predictions the biLM makes: every word (unknown ones as `<UNK>`) and one sentence end per
+    sentence. Counts get +1 so that no prediction has probability 0."""
+    import math
+
+    counts = [c + 1 for c in vocab.counts]
+    total = sum(counts) - counts[vocab.bos_id]  # `<S>` is never predicted going forward
+    nll, n = 0.0, 0
+    for sentence in sentences:
+        for word in [*sentence, "</S>"]:
+            nll -= math.log(counts[vocab.ids.get(word, vocab.unk_id)] / total)
+            n += 1
+    return math.exp(nll / max(1, n))

@@ -27,3 +27,40 @@ def test_torchrun_two_processes(tmp_path):
     assert steps == sorted(set(steps)) and steps[-1] == 6  # one writer: no duplicated lines
     assert (out / "model-last" / "weights.hdf5").is_file()
     assert "Done: 6 steps" in result.stdout
+
+
+def _pretrain_cmd(corpus: Path, output: Path, max_steps: int, resume: bool = False) -> list:
+    overrides = {**TINY, "paths.train": str(corpus), "paths.dev": str(corpus), "training.max_steps": max_steps,
+                 "training.checkpoint_every": 1, "training.eval_every": 1000, "system.threads": 1}
+    args = []
+    for key, value in overrides.items():
+        args += [f"--{key}", json.dumps(value) if not isinstance(value, str) else value]
+    cmd = [sys.executable, "-m", "spacy_elmo", "pretrain", str(CONFIGS / "pretrain_cpu.cfg"), "--output", str(output), *args]
+    return cmd + (["--resume"] if resume else [])
+
+
+def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path):
+    import signal
+    import time
+
+    import torch
+
+    from spacy_elmo.training.checkpoint import load_checkpoint
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT * 4, encoding="utf8")
+    subprocess.run(_pretrain_cmd(corpus, tmp_path / "straight", 14), check=True, capture_output=True, timeout=300)
+    victim = subprocess.Popen(_pretrain_cmd(corpus, tmp_path / "killed", 10_000), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while time.time() < deadline and not (tmp_path / "killed" / "checkpoint.pt").is_file():
+        time.sleep(0.05)
+    time.sleep(1.3)  # somewhere in the middle of steps and checkpoint writes
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    killed_at = load_checkpoint(tmp_path / "killed")["step"]
+    assert 1 <= killed_at < 14
+    subprocess.run(_pretrain_cmd(corpus, tmp_path / "killed", 14, resume=True), check=True, capture_output=True, timeout=300)
+    a, b = load_checkpoint(tmp_path / "straight"), load_checkpoint(tmp_path / "killed")
+    assert b["step"] == 14 and a["position"] == b["position"]
+    for name, value in a["model"].items():
+        torch.testing.assert_close(b["model"][name], value, rtol=0, atol=1e-6)

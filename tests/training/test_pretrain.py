@@ -97,6 +97,15 @@ def test_softmax_is_normalised(kind):
     assert float(softmax.nll(hidden, targets)) == pytest.approx(float(expected), rel=1e-5)
 
 
+def test_unigram_perplexity_by_hand():
+    from spacy_elmo.training.vocab import unigram_perplexity
+
+    vocab = Vocabulary(["<S>", "</S>", "<UNK>", "a"], [1, 1, 0, 2])  # +1: counts 2, 2, 1, 3
+    # predictions of [["a", "zzz"]]: a (3/6), <UNK> (1/6), </S> (2/6); total = 2 + 1 + 3 = 6
+    expected = math.exp(-(math.log(3 / 6) + math.log(1 / 6) + math.log(2 / 6)) / 3)
+    assert unigram_perplexity(vocab, [["a", "zzz"]]) == pytest.approx(expected)
+
+
 def test_vocabulary_order_and_file_round_trip(tmp_path):
     vocab = Vocabulary.build([["b", "a", "b"], ["c", "b", "a"], ["d"]], max_size=5)
     assert vocab.words == ["<S>", "</S>", "<UNK>", "b", "a"]
