@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
 
 import numpy
-import srsly
 
 _MSGPACK_KEY = "__spacy_elmo_data__"
 DTYPES = ("float32", "float16")
