@@ -49,18 +49,21 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path):
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(TEXT * 4, encoding="utf8")
-    subprocess.run(_pretrain_cmd(corpus, tmp_path / "straight", 14), check=True, capture_output=True, timeout=300)
-    victim = subprocess.Popen(_pretrain_cmd(corpus, tmp_path / "killed", 10_000), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    steps = 40
+    subprocess.run(_pretrain_cmd(corpus, tmp_path / "straight", steps), check=True, capture_output=True, timeout=300)
+    victim = subprocess.Popen(_pretrain_cmd(corpus, tmp_path / "killed", steps), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 240
-    while time.time() < deadline and not (tmp_path / "killed" / "checkpoint.pt").is_file():
-        time.sleep(0.05)
-    time.sleep(1.3)  # somewhere in the middle of steps and checkpoint writes
-    victim.send_signal(signal.SIGKILL)
+    while time.time() < deadline and victim.poll() is None:
+        checkpoint = load_checkpoint(tmp_path / "killed")  # always whole: written by atomic rename
+        if checkpoint is not None and checkpoint["step"] >= 3:
+            break
+        time.sleep(0.01)
+    victim.send_signal(signal.SIGKILL)  # in the middle of whatever it is doing
     victim.wait()
     killed_at = load_checkpoint(tmp_path / "killed")["step"]
-    assert 1 <= killed_at < 14
-    subprocess.run(_pretrain_cmd(corpus, tmp_path / "killed", 14, resume=True), check=True, capture_output=True, timeout=300)
+    assert 3 <= killed_at < steps
+    subprocess.run(_pretrain_cmd(corpus, tmp_path / "killed", steps, resume=True), check=True, capture_output=True, timeout=300)
     a, b = load_checkpoint(tmp_path / "straight"), load_checkpoint(tmp_path / "killed")
-    assert b["step"] == 14 and a["position"] == b["position"]
+    assert b["step"] == steps and a["position"] == b["position"]
     for name, value in a["model"].items():
         torch.testing.assert_close(b["model"][name], value, rtol=0, atol=1e-6)
