@@ -17,6 +17,7 @@ def _load_pipeline(model: Path, lang: str, sentences: bool, dtype: str):  # type
     weights.hdf5 (or lm_weights.hdf5)."""
     import spacy
 
+    from .bilm import find_weights_file
     from .pipeline.component import Elmo, add_elmo
 
     if (model / "config.cfg").is_file():
@@ -24,7 +25,7 @@ def _load_pipeline(model: Path, lang: str, sentences: bool, dtype: str):  # type
         if not any(isinstance(pipe, Elmo) for _, pipe in nlp.pipeline):
             raise typer.BadParameter(f"{model} is a spaCy pipeline without an 'elmo' component", param_hint="MODEL")
         return nlp
-    weights = next((model / n for n in ("weights.hdf5", "lm_weights.hdf5") if (model / n).is_file()), None)
+    weights = find_weights_file(model)
     if not (model / "options.json").is_file() or weights is None:
         raise typer.BadParameter(
             f"{model} holds neither a spaCy pipeline (config.cfg) nor options.json + weights.hdf5",

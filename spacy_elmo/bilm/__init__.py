@@ -8,13 +8,14 @@ from .char_ids import CharBatch, sentences_to_char_ids, word_char_ids
 from .errors import ElmoFormatError
 from .model import BiLM
 from .options import RELEASED_FILTERS, ElmoOptions
-from .weights import load_original, read_weights, save_original
+from .weights import find_weights_file, load_original, read_weights, save_original
 
 __all__ = [
     "BiLM",
     "CharBatch",
     "ElmoFormatError",
     "ElmoOptions",
+    "find_weights_file",
     "RELEASED_FILTERS",
     "load_original",
     "read_weights",

@@ -5,7 +5,7 @@ parameters in both directions, so the loader and the writer cannot drift apart.
 """
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, List, Tuple, Union
+from typing import Callable, List, Optional, Tuple, Union
 
 import h5py
 import numpy
@@ -150,6 +150,15 @@ def _lstm_kernel(layer, d: int) -> Tuple[Callable[[numpy.ndarray], None], Callab
         return _reorder_gates(stacked.detach().float().cpu().numpy(), _TO_ORIGINAL)
 
     return read, write
+
+
+WEIGHTS_NAMES = ("weights.hdf5", "lm_weights.hdf5")
+
+
+def find_weights_file(folder: PathLike) -> Optional[Path]:
+    """RETURNS (Optional[Path]): the weights file of a model folder (weights.hdf5, or the
+    lm_weights.hdf5 of AllenNLP's fixtures), or None."""
+    return next((Path(folder) / n for n in WEIGHTS_NAMES if (Path(folder) / n).is_file()), None)
 
 
 def load_original(options_file: PathLike, weights_file: PathLike, cache_size: int = 50_000) -> BiLM:

@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 import srsly
 import torch
 
-from ..bilm import BiLM, load_original, save_original
+from ..bilm import BiLM, find_weights_file, load_original, save_original
 from ..bilm.language_model import SharedSoftmax
 from .vocab import Vocabulary
 
@@ -85,7 +85,7 @@ def load_model_dir(folder: PathLike) -> Tuple[BiLM, Optional[Vocabulary], Option
     """Load a model folder; vocab and softmax are None for an original-format folder without them
     (such as a released ELMo), which can still be fine-tuned with a new softmax."""
     folder = Path(folder)
-    weights = next((folder / n for n in ("weights.hdf5", "lm_weights.hdf5") if (folder / n).is_file()), folder / "weights.hdf5")
+    weights = find_weights_file(folder) or folder / "weights.hdf5"  # missing: load_original names it
     bilm = load_original(folder / "options.json", weights)
     if not (folder / "vocab.txt").is_file() or not (folder / "softmax.pt").is_file():
         return bilm, None, None
