@@ -136,21 +136,26 @@ def _pools(corpus: Corpus, pool_size: int) -> Iterator[List[Sentence]]:
         yield pool
 
 
-def pool_batches(pool: Sequence[Sentence], batch_tokens: int, seed: int) -> List[List[Sentence]]:
-    """Cut a pool into length-sorted batches of at most `batch_tokens` tokens (markers
-    included), in an order shuffled by `seed`."""
+def length_batches(sentences: Sequence[Sentence], batch_tokens: int) -> List[List[Sentence]]:
+    """Sort sentences by length and cut them into batches whose padded size (longest sentence,
+    markers included, times the number of sentences) is at most `batch_tokens`; a longer
+    sentence gets a batch of its own."""
     batches: List[List[Sentence]] = []
     current: List[Sentence] = []
-    longest = 0
-    for sentence in sorted(pool, key=len):
-        size = max(longest, len(sentence) + 2) * (len(current) + 1)
-        if current and size > batch_tokens:
+    for sentence in sorted(sentences, key=len):
+        # sorted ascending: the newcomer is the longest of the batch
+        if current and (len(sentence) + 2) * (len(current) + 1) > batch_tokens:
             batches.append(current)
-            current, longest = [], 0
+            current = []
         current.append(sentence)
-        longest = max(longest, len(sentence) + 2)
     if current:
         batches.append(current)
+    return batches
+
+
+def pool_batches(pool: Sequence[Sentence], batch_tokens: int, seed: int) -> List[List[Sentence]]:
+    """`length_batches` of a pool, in an order shuffled by `seed`."""
+    batches = length_batches(pool, batch_tokens)
     random.Random(seed).shuffle(batches)
     return batches
 

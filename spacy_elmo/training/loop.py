@@ -20,7 +20,7 @@ from torch import nn
 from ..bilm import BiLM, CharBatch
 from ..bilm.language_model import BiLanguageModel, SharedSoftmax, batch_targets, perplexities
 from .checkpoint import load_checkpoint, load_model_dir, rng_state, save_checkpoint, save_model_dir, set_rng_state
-from .corpus import Corpus, CorpusPosition, training_batches
+from .corpus import Corpus, CorpusPosition, length_batches, training_batches
 from .plot import plot_log
 from .vocab import Vocabulary
 
@@ -84,14 +84,7 @@ def evaluate(lm: BiLanguageModel, vocab: Vocabulary, sentences: List[List[str]],
     lm.eval()
     totals = {"forward": 0.0, "backward": 0.0}
     n_tokens = n_oov = n_words = 0
-    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-    start = 0
-    while start < len(order):
-        end = start + 1
-        while end < len(order) and (len(sentences[order[end]]) + 2) * (end - start + 1) <= batch_tokens:
-            end += 1
-        group = [sentences[i] for i in order[start:end]]
-        start = end
+    for group in length_batches(sentences, batch_tokens):
         out = lm(CharBatch.from_sentences(group), batch_targets(group, vocab.ids, vocab.unk_id, vocab.bos_id, vocab.eos_id))
         totals["forward"] += float(out["forward"])
         totals["backward"] += float(out["backward"])
