@@ -1,6 +1,5 @@
 """The `spacy-elmo` command line."""
 from pathlib import Path
-from typing import Iterator
 
 import typer
 
@@ -38,21 +37,10 @@ def _load_pipeline(model: Path, lang: str, sentences: bool, dtype: str):  # type
     return nlp
 
 
-def _read_texts(path: Path) -> Iterator[str]:
-    import gzip
-
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf8") as f:  # type: ignore[operator]
-        for line in f:
-            line = line.rstrip("\n")
-            if line.strip():
-                yield line
-
-
 @app.command("embed")
 def embed_cli(
     model: Path = typer.Argument(..., help="Pipeline folder, or folder with options.json + weights.hdf5", exists=True),
-    input_path: Path = typer.Argument(..., help=".txt/.txt.gz (one document per line) or .spacy", exists=True),
+    input_path: Path = typer.Argument(..., help=".txt/.txt.gz (one document per line), .jsonl or .spacy", exists=True),
     output: Path = typer.Argument(..., help=".spacy (DocBin with doc._.elmo) or .hdf5 (one dataset per document)"),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     sentences: bool = typer.Option(True, help="Split documents into sentences (original files only)"),
@@ -67,6 +55,8 @@ def embed_cli(
     import h5py
     from spacy.tokens import DocBin
 
+    from .training.corpus import read_texts
+
     if output.suffix not in (".spacy", ".hdf5"):
         raise typer.BadParameter("the output must end in .spacy or .hdf5", param_hint="OUTPUT")
     nlp = _load_pipeline(model, lang, sentences, dtype)
@@ -74,7 +64,8 @@ def embed_cli(
         docs_in = DocBin().from_disk(input_path).get_docs(nlp.vocab)
         docs = nlp.pipe(docs_in, batch_size=batch_size)
     else:
-        docs = nlp.pipe(_read_texts(input_path), batch_size=batch_size)
+        texts = (text for text, _ in read_texts(input_path, nlp.vocab))
+        docs = nlp.pipe(texts, batch_size=batch_size)
     output.parent.mkdir(parents=True, exist_ok=True)
     n_docs = n_tokens = 0
     if output.suffix == ".spacy":

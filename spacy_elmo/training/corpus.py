@@ -49,7 +49,7 @@ def corpus_files(path: PathLike) -> List[Path]:
     return files
 
 
-def _texts(path: Path, lang_vocab) -> Iterator[Tuple[str, bool]]:  # type: ignore[no-untyped-def]
+def read_texts(path: Path, lang_vocab) -> Iterator[Tuple[str, bool]]:  # type: ignore[no-untyped-def]
     """(text, starts_new_document) pairs: records of .jsonl and .spacy files are documents;
     in text files, documents are blocks separated by blank lines."""
     if path.suffix == ".spacy":
@@ -105,7 +105,7 @@ class Corpus:
     def _lines(self) -> Iterator[str]:
         line, doc = -1, -1
         for path in self.files:
-            for text, new_doc in _texts(path, self.nlp.vocab):
+            for text, new_doc in read_texts(path, self.nlp.vocab):
                 doc += int(new_doc)
                 if not text.strip():
                     continue
