@@ -32,3 +32,15 @@ def tiny_bilm(seed: int = 0, **overrides) -> BiLM:
             if name.endswith("bias"):
                 p.uniform_(-0.5, 0.5)
     return bilm.eval()
+
+
+def tiny_model_config(**settings) -> dict:
+    """The `spacy-elmo.BiLM.v1` block of the tiny biLM (one source for every test config)."""
+    from spacy_elmo.layers import bilm_config
+
+    return bilm_config(tiny_options(), **settings)
+
+
+def tiny_overrides(prefix: str) -> dict:
+    """Config overrides that turn the biLM block at `prefix` into the tiny biLM."""
+    return {f"{prefix}.{key}": value for key, value in tiny_model_config().items() if key != "@architectures"}

@@ -12,15 +12,11 @@ from spacy_elmo import load_original, save_original
 from spacy_elmo.convert import sst_to_docbin
 from spacy_elmo.layers import mix_weights
 
-from .helpers import tiny_bilm
+from .helpers import tiny_bilm, tiny_overrides, tiny_model_config
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 TINY_ELMO = {
-    "components.elmo.model.cell_dim": 24,
-    "components.elmo.model.projection_dim": 8,
-    "components.elmo.model.char_embed_dim": 4,
-    "components.elmo.model.filters": [[1, 4], [2, 8], [3, 8]],
-    "components.elmo.model.n_highway": 1,
+    **tiny_overrides("components.elmo.model"),
     "variables.elmo_width": 16,
     "variables.elmo_layers": 3,
 }
@@ -207,14 +203,6 @@ pipeline = ["elmo", "textcat"]
 [components.elmo]
 factory = "elmo"
 
-[components.elmo.model]
-@architectures = "spacy-elmo.BiLM.v1"
-cell_dim = 24
-projection_dim = 8
-char_embed_dim = 4
-filters = [[1, 4], [2, 8], [3, 8]]
-n_highway = 1
-
 [components.textcat]
 factory = "textcat"
 
@@ -249,7 +237,9 @@ def test_width_is_known_from_the_config_alone():
     from spacy.util import load_model_from_config
     from thinc.api import Config
 
-    nlp = load_model_from_config(Config().from_str(TEXTCAT_ENSEMBLE), auto_fill=True)
+    config = Config().from_str(TEXTCAT_ENSEMBLE)
+    config["components"]["elmo"]["model"] = tiny_model_config()
+    nlp = load_model_from_config(config, auto_fill=True)
     textcat = nlp.get_pipe("textcat")
     assert get_tok2vec_width(textcat.model) == 16 + 32  # before any initialization
     from spacy.training import Example

@@ -9,7 +9,7 @@ from thinc.api import Config
 from spacy_elmo import ElmoFormatError, add_elmo, load_original, save_original
 from spacy_elmo.pipeline import ElmoData
 
-from ..helpers import tiny_bilm
+from ..helpers import tiny_bilm, tiny_model_config
 
 TEXT = "The cat sat on the mat. It was 🙂 happy!  Zürich, 日本語 and naïve words.\n\nA very" + " long" * 5
 
@@ -138,16 +138,6 @@ pipeline = ["elmo"]
 [components.elmo]
 factory = "elmo"
 
-[components.elmo.model]
-@architectures = "spacy-elmo.BiLM.v1"
-cell_dim = 24
-projection_dim = 8
-n_layers = 2
-char_embed_dim = 4
-filters = [[1, 4], [2, 8], [3, 8]]
-n_highway = 1
-window_size = 8
-
 [initialize]
 
 [initialize.components]
@@ -162,9 +152,15 @@ weights = null
 """
 
 
+def _config(**overrides) -> Config:
+    config = Config().from_str(CONFIG, overrides=overrides)
+    config["components"]["elmo"]["model"] = tiny_model_config(window_size=8)
+    return config
+
+
 def test_config_file_route_loads_weights_at_initialize(nlp, elmo_files):
     options, weights = elmo_files
-    config = Config().from_str(CONFIG, overrides={"paths.options": str(options), "paths.weights": str(weights)})
+    config = _config(**{"paths.options": str(options), "paths.weights": str(weights)})
     from_config = spacy.util.load_model_from_config(config, auto_fill=True)
     from_config.initialize()
     numpy.testing.assert_allclose(from_config(TEXT)._.elmo.layers, nlp(TEXT)._.elmo.layers, atol=1e-6)
@@ -178,7 +174,7 @@ def test_initialize_rejects_mismatched_or_missing_files(elmo_files, tmp_path):
         ({"paths.options": str(options), "paths.weights": str(tmp_path / "missing.hdf5")}, "missing.hdf5"),
         ({"paths.options": str(options), "paths.weights": None}, "no weights_file"),
     ]:
-        config = Config().from_str(CONFIG, overrides=overrides)
+        config = _config(**overrides)
         pipeline = spacy.util.load_model_from_config(config, auto_fill=True)
         with pytest.raises((ElmoFormatError, ValueError), match=message):
             pipeline.initialize()

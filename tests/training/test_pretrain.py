@@ -16,7 +16,7 @@ from spacy_elmo.training.corpus import Corpus, CorpusPosition, pool_batches, tra
 from spacy_elmo.training.loop import evaluate, pretrain
 from spacy_elmo.training.vocab import Vocabulary
 
-from ..helpers import tiny_bilm
+from ..helpers import tiny_bilm, tiny_overrides
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 TEXT = """The cat sat on the mat. The dog sat on the log.
@@ -29,11 +29,7 @@ It rained. The cat stayed home. The dog went out.
 """
 
 TINY = {
-    "bilm.cell_dim": 24,
-    "bilm.projection_dim": 8,
-    "bilm.char_embed_dim": 4,
-    "bilm.filters": [[1, 4], [2, 8], [3, 8]],
-    "bilm.n_highway": 1,
+    **tiny_overrides("bilm"),
     "vocab.max_size": 40,
     "vocab.min_count": 1,
     "softmax.kind": "full",
