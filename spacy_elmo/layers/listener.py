@@ -52,6 +52,7 @@ class ElmoListener(Model):
 
     def receive(self, batch_id: str, outputs: List[Floats3d], backprop: BackpropT) -> None:
         """Store a training batch's layers and their backprop callback (called by `elmo`)."""
+        self._init_batch_id = None  # initialization is over: no batch gets stand-in zeros any more
         self._batch_id = batch_id
         self._outputs = outputs
         self._backprop = backprop
