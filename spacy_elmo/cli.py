@@ -163,6 +163,25 @@ def _plot_mixes(rows, path: Path) -> None:  # type: ignore[no-untyped-def]
     plt.close(fig)
 
 
+@app.command("fill-config")
+def fill_config_cli(
+    config_path: Path = typer.Argument(..., help="A training config with an elmo component", exists=True),
+    model: Path = typer.Argument(..., help="The biLM: a folder with options.json + weights.hdf5", exists=True),
+    output: Path = typer.Argument(..., help="Where to write the filled config"),
+) -> None:
+    """Write CONFIG with its `elmo` component set to the biLM in MODEL: hyperparameters from
+    options.json, [variables] elmo_width / elmo_layers, [paths] elmo_options / elmo_weights.
+    Then `spacy train OUTPUT ...` needs no biLM overrides."""
+    from thinc.api import Config
+
+    from .pipeline.training_config import fill_elmo_config
+
+    config = fill_elmo_config(Config().from_disk(config_path, interpolate=False), model)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    config.to_disk(output, interpolate=False)
+    typer.echo(f"Wrote {output} for the biLM in {model}")
+
+
 @app.command(
     "pretrain",
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},

@@ -1,0 +1,149 @@
+"""The results table (markdown + JSON) and plot of a project: one row per system.
+
+Reads, for each row NAME=DIR: metrics/DIR.json (scripts/evaluate.py), training/DIR/log.jsonl
+(spaCy's ConsoleLogger.v3) and the step times in metrics/times.json (scripts/timed.py).
+"""
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import srsly
+import typer
+
+
+def main(
+    metrics: Path = typer.Argument(..., help="The project's metrics folder"),
+    score: str = typer.Option(..., help="The score to compare, e.g. ents_f or cats_micro_f"),
+    score_name: str = typer.Option(..., help="Its name in the table, e.g. 'F1' or 'accuracy'"),
+    title: str = typer.Option(..., help="Title of the table and plot"),
+    row: List[str] = typer.Option(..., help="NAME=DIR, the first row is the baseline"),
+    training: Path = typer.Option(Path("training"), help="The project's training folder"),
+) -> None:
+    times = _read_json(metrics / "times.json") or {}
+    rows = []
+    for spec in row:
+        name, _, folder = spec.partition("=")
+        scores = _read_json(metrics / f"{folder}.json")
+        if scores is None:
+            raise typer.BadParameter(f"{metrics / folder}.json is missing: run the evaluate step first")
+        log = _read_jsonl(training / folder / "log.jsonl")
+        rows.append(
+            {
+                "name": name,
+                "folder": folder,
+                "score": 100 * scores[score],
+                "predict_words_per_s": scores.get("speed"),
+                "train_minutes": _minutes(times.get(f"train-{folder}")),
+                "steps": log[-1]["step"] if log else None,
+                "best_step": max(log, key=lambda e: e["score"])["step"] if log else None,
+                "curve": [(e["step"], 100 * e["score"]) for e in log],
+            }
+        )
+    for r in rows:
+        r["delta"] = r["score"] - rows[0]["score"]
+    pretraining = _pretraining(training, times)
+    result = {"title": title, "score": score, "score_name": score_name, "rows": rows, "pretraining": pretraining}
+    srsly.write_json(metrics / "results.json", result)
+    table = _markdown(result)
+    (metrics / "results.md").write_text(table, encoding="utf8")
+    print(table)
+    try:
+        _plot(result, metrics / "results.png")
+    except ImportError:
+        print("matplotlib is not installed: no plot (pip install 'spacy-elmo[plot]')")
+
+
+def _pretraining(training: Path, times: Dict[str, float]) -> Dict[str, Dict]:
+    info = {}
+    bilm_log = _read_jsonl(training / "bilm" / "log.jsonl")
+    if bilm_log:
+        evals = [e for e in bilm_log if "dev_ppl" in e]
+        info["elmo"] = {
+            "minutes": round(bilm_log[-1]["elapsed_s"] / 60, 1),
+            "tokens": bilm_log[-1]["tokens"],
+            "steps": bilm_log[-1]["step"],
+            "dev_perplexity": round(min(e["dev_ppl"] for e in evals), 2) if evals else None,
+        }
+    budget = _read_json(training / "spacy_pretrain" / "budget.json")
+    if budget:
+        info["spacy_pretrain"] = {"minutes": budget["minutes"], "words": budget["words"]}
+    return info
+
+
+def _markdown(result: Dict) -> str:
+    name = result["score_name"]
+    lines = [
+        f"### {result['title']}",
+        "",
+        f"| system | dev {name} | vs baseline | best step / steps | training min | predict words/s |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        delta = "" if r is result["rows"][0] else f"{r['delta']:+.2f}"
+        speed = f"{r['predict_words_per_s']:,.0f}" if r["predict_words_per_s"] else "-"
+        lines.append(
+            f"| {r['name']} | {r['score']:.2f} | {delta} | {r['best_step']} / {r['steps']} | "
+            f"{_fmt(r['train_minutes'])} | {speed} |"
+        )
+    pre = result["pretraining"]
+    if pre:
+        lines.append("")
+    if "elmo" in pre:
+        e = pre["elmo"]
+        lines.append(
+            f"ELMo biLM: {e['minutes']} min of pretraining, {e['steps']} steps, {e['tokens']:,} tokens, "
+            f"best dev perplexity {e['dev_perplexity']}."
+        )
+    if "spacy_pretrain" in pre:
+        s = pre["spacy_pretrain"]
+        words = f"{s['words']:,}" if s["words"] else "?"
+        lines.append(f"spacy pretrain (characters objective): {s['minutes']} min, {words} words.")
+    return "\n".join(lines) + "\n"
+
+
+def _plot(result: Dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (curves, bars) = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [2, 1]})
+    for r in result["rows"]:
+        if r["curve"]:
+            steps, scores = zip(*r["curve"])
+            curves.plot(steps, scores, label=r["name"])
+    curves.set_xlabel("training step")
+    curves.set_ylabel(f"dev {result['score_name']}")
+    curves.legend()
+    names = [r["name"] for r in result["rows"]]
+    values = [r["score"] for r in result["rows"]]
+    bars.bar(names, values, color=[f"C{i}" for i in range(len(names))])
+    low = min(values)
+    bars.set_ylim(max(0.0, low - 5), max(values) + 2)
+    for i, v in enumerate(values):
+        bars.text(i, v, f"{v:.1f}", ha="center", va="bottom", fontsize=9)
+    bars.set_ylabel(f"dev {result['score_name']} (best model)")
+    bars.tick_params(axis="x", labelsize=8)
+    fig.suptitle(result["title"])
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _minutes(seconds: Optional[float]) -> Optional[float]:
+    return None if seconds is None else round(seconds / 60, 1)
+
+
+def _fmt(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value}"
+
+
+def _read_json(path: Path) -> Optional[Dict]:
+    return srsly.read_json(path) if path.is_file() else None
+
+
+def _read_jsonl(path: Path) -> List[Dict]:
+    return list(srsly.read_jsonl(path)) if path.is_file() else []
+
+
+if __name__ == "__main__":
+    typer.run(main)

@@ -1,0 +1,53 @@
+"""Copy a data file from a local data folder, or download it when the folder lacks it.
+
+Checks the file's sha256 either way, so both routes give the same bytes.
+"""
+import hashlib
+import io
+import shutil
+import sys
+import urllib.request
+import zipfile
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def main(
+    data_dir: Path = typer.Argument(..., help="Local data folder (e.g. ../shared/data); need not exist"),
+    relative_path: str = typer.Argument(..., help="The file's path inside DATA_DIR"),
+    dest: Path = typer.Argument(..., help="Where to put the file"),
+    url: str = typer.Option(..., help="Public download location, used when DATA_DIR lacks the file"),
+    member: Optional[str] = typer.Option(None, help="When URL is a zip archive: the file inside it"),
+    sha256: str = typer.Option(..., help="Expected sha256 of the file"),
+) -> None:
+    """Put DATA_DIR/RELATIVE_PATH (or its public copy) at DEST."""
+    local = data_dir / relative_path
+    if dest.is_file() and _sha256(dest.read_bytes()) == sha256:
+        print(f"{dest}: present")
+        return
+    if local.is_file():
+        data = local.read_bytes()
+        source = str(local)
+    else:
+        print(f"{local} not found: downloading {url}")
+        with urllib.request.urlopen(url) as response:
+            data = response.read()
+        if member is not None:
+            data = zipfile.ZipFile(io.BytesIO(data)).read(member)
+        source = url if member is None else f"{url}:{member}"
+    if _sha256(data) != sha256:
+        sys.exit(f"{source} has sha256 {_sha256(data)}, expected {sha256}: a different version of the data")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with io.BytesIO(data) as src, dest.open("wb") as out:
+        shutil.copyfileobj(src, out)
+    print(f"{dest}: from {source}")
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+if __name__ == "__main__":
+    typer.run(main)
