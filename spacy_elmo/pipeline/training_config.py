@@ -27,7 +27,7 @@ def fill_elmo_config(config: Config, model_dir: Union[str, Path]) -> Config:
     if not options_file.is_file() or weights_file is None:
         raise ElmoFormatError(f"{model_dir} needs options.json and weights.hdf5 (a biLM written by `spacy-elmo pretrain`, or the original files)")
     options = ElmoOptions.from_file(options_file)
-    config = Config(config)
+    config = config.copy()
     names = [name for name, block in config.get("components", {}).items() if block.get("factory") == "elmo"]
     if not names:
         raise ValueError("The config has no component with factory = \"elmo\": start from configs/ner_elmo.cfg or configs/textcat_elmo.cfg")

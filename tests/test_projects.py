@@ -1,0 +1,60 @@
+"""The projects' smoke workflows, run as a user runs them: `spacy project run smoke`."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy
+import pytest
+import spacy
+import srsly
+
+from spacy_elmo import load_original
+
+REPO = Path(__file__).resolve().parents[1]
+ROWS = ["no pretraining", "ELMo", "spacy pretrain"]
+
+
+@pytest.mark.parametrize(
+    "project,task,score",
+    [("ner_conll03", "ner", "ents_f"), ("textcat_sst5", "textcat", "cats_micro_f")],
+)
+def test_smoke_workflow(project, task, score, shared_data, tmp_path):
+    # A copy of the repository's layout, so that the run leaves the checkout as it was.
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "configs", root / "configs")
+    shutil.copytree(REPO / "projects" / "scripts", root / "projects" / "scripts")
+    (root / "projects" / project).mkdir(parents=True)
+    shutil.copy(REPO / "projects" / project / "project.yml", root / "projects" / project)
+    project_dir = root / "projects" / project
+    cmd = [sys.executable, "-m", "spacy", "project", "run", "smoke", str(project_dir),
+           "--vars.data_dir", str(shared_data), "--vars.raw_text", str(shared_data / "raw" / "reuters21578.txt.gz")]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+    metrics = project_dir / "metrics" / "smoke"
+    training = project_dir / "training" / "smoke"
+    result = srsly.read_json(metrics / "results.json")
+    assert [r["name"] for r in result["rows"]] == ROWS
+    for row in result["rows"]:
+        evaluated = srsly.read_json(metrics / f"{row['folder']}.json")
+        assert row["score"] == pytest.approx(100 * evaluated[score])
+        assert row["delta"] == pytest.approx(row["score"] - result["rows"][0]["score"])
+        assert row["steps"] == 20 and row["curve"][-1][0] == 20
+        assert row["train_minutes"] is not None
+    assert result["pretraining"]["elmo"]["steps"] == 8
+    assert result["pretraining"]["spacy_pretrain"]["words"] > 0
+    assert (metrics / "results.md").read_text().count("\n| ") == 4
+    assert (metrics / "results.png").stat().st_size > 0
+
+    # The ELMo row ran on the biLM pretrained in the workflow, unchanged (frozen).
+    bilm_dir = training / "bilm" / "model-best"
+    nlp = spacy.load(training / f"{task}_elmo" / "model-best")
+    assert nlp.pipe_names == ["elmo", task]
+    assert nlp.config["components"]["elmo"]["model"]["cell_dim"] == 32
+    doc = nlp("Shares of Acme rose 5 % in Frankfurt .")
+    expected = load_original(bilm_dir / "options.json", bilm_dir / "weights.hdf5").embed([[t.text for t in doc]])[0]
+    numpy.testing.assert_allclose(doc._.elmo.layers, expected, atol=1e-5)
+    # The spacy pretrain row started from the pretrained tok2vec.
+    spacy_row = spacy.load(training / f"{task}_spacy_pretrain" / "model-best")
+    assert spacy_row.config["paths"]["init_tok2vec"].endswith("spacy_pretrain/model-budget.bin")
