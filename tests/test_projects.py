@@ -41,7 +41,7 @@ def test_smoke_workflow(project, task, score, shared_data, tmp_path):
         assert row["score"] == pytest.approx(100 * evaluated[score])
         assert row["delta"] == pytest.approx(row["score"] - result["rows"][0]["score"])
         assert row["steps"] == 20 and row["curve"][-1][0] == 20
-        assert row["train_minutes"] is not None
+        assert row["train_minutes"] is not None and row["train_cpu_minutes"] is not None
     assert result["pretraining"]["elmo"]["steps"] == 8
     assert result["pretraining"]["spacy_pretrain"]["words"] > 0
     assert (metrics / "results.md").read_text().count("\n| ") == 4

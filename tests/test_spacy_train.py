@@ -80,6 +80,12 @@ def test_ner_with_elmo_trains_end_to_end(conll, elmo_files, tmp_path, frozen):
     assert elmo.listening_components == ["ner"]
     doc = nlp("EU rejects German call to boycott British lamb .")
     assert doc._.elmo.layers.shape == (3, len(doc), 16)
+    # punct_sentences: the biLM runs over each sentence on its own; the Doc gets no boundaries.
+    two = nlp("Peter Blackburn wrote it . BRUSSELS 1996-08-22 .")
+    assert not two.has_annotation("SENT_START")
+    if frozen:
+        expected = numpy.concatenate(load_original(*elmo_files).embed([[t.text for t in two[:5]], [t.text for t in two[5:]]]), axis=1)
+        numpy.testing.assert_allclose(two._.elmo.layers, expected, atol=1e-5)
     # The task learned its own layer weights.
     mixes = [node for node in nlp.get_pipe("ner").model.walk() if node.name == "scalar_mix"]
     assert len(mixes) == 1

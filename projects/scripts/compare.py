@@ -32,15 +32,16 @@ def main(
                 "folder": folder,
                 "score": 100 * scores[score],
                 "predict_words_per_s": scores.get("speed"),
-                "train_minutes": _minutes(times.get(f"train-{folder}")),
+                "train_minutes": _minutes(times.get(f"train-{folder}"), "wall_s"),
+                "train_cpu_minutes": _minutes(times.get(f"train-{folder}"), "cpu_s"),
                 "steps": log[-1]["step"] if log else None,
                 "best_step": max(log, key=lambda e: e["score"])["step"] if log else None,
-                "curve": [(e["step"], 100 * e["score"]) for e in log],
+                "curve": [(e["step"], _logged(e, score)) for e in log],
             }
         )
     for r in rows:
         r["delta"] = r["score"] - rows[0]["score"]
-    pretraining = _pretraining(training, times)
+    pretraining = _pretraining(training)
     result = {"title": title, "score": score, "score_name": score_name, "rows": rows, "pretraining": pretraining}
     srsly.write_json(metrics / "results.json", result)
     table = _markdown(result)
@@ -52,7 +53,7 @@ def main(
         print("matplotlib is not installed: no plot (pip install 'spacy-elmo[plot]')")
 
 
-def _pretraining(training: Path, times: Dict[str, float]) -> Dict[str, Dict]:
+def _pretraining(training: Path) -> Dict[str, Dict]:
     info = {}
     bilm_log = _read_jsonl(training / "bilm" / "log.jsonl")
     if bilm_log:
@@ -74,7 +75,7 @@ def _markdown(result: Dict) -> str:
     lines = [
         f"### {result['title']}",
         "",
-        f"| system | dev {name} | vs baseline | best step / steps | training min | predict words/s |",
+        f"| system | dev {name} | vs baseline | best step / steps | training min (CPU min) | predict words/s |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for r in result["rows"]:
@@ -82,7 +83,7 @@ def _markdown(result: Dict) -> str:
         speed = f"{r['predict_words_per_s']:,.0f}" if r["predict_words_per_s"] else "-"
         lines.append(
             f"| {r['name']} | {r['score']:.2f} | {delta} | {r['best_step']} / {r['steps']} | "
-            f"{_fmt(r['train_minutes'])} | {speed} |"
+            f"{_fmt(r['train_minutes'])} ({_fmt(r['train_cpu_minutes'])}) | {speed} |"
         )
     pre = result["pretraining"]
     if pre:
@@ -129,8 +130,15 @@ def _plot(result: Dict, path: Path) -> None:
     plt.close(fig)
 
 
-def _minutes(seconds: Optional[float]) -> Optional[float]:
-    return None if seconds is None else round(seconds / 60, 1)
+def _logged(entry: Dict, score: str) -> float:
+    """One evaluation's value of `score` (x 100), from ConsoleLogger.v3's "scores", which hold
+    every score with a weight; "score" is their weighted sum, which spaCy uses to pick model-best."""
+    return entry.get("scores", {}).get(score, 100 * entry["score"])
+
+
+def _minutes(entry: Optional[Dict[str, float]], key: str) -> Optional[float]:
+    """Minutes of a scripts/timed.py entry ({"wall_s": ..., "cpu_s": ...})."""
+    return None if entry is None or key not in entry else round(entry[key] / 60, 1)
 
 
 def _fmt(value: Optional[float]) -> str:

@@ -1,7 +1,10 @@
 """Run a command and record how long it took: `timed.py TIMES_JSON NAME CMD [ARGS...]`.
 
-TIMES_JSON maps step names to wall-clock seconds; the results table reads it.
+TIMES_JSON maps step names to {"wall_s": wall-clock seconds, "cpu_s": CPU seconds of the command
+and its children}; the results table reads it. CPU time stays meaningful when other jobs share
+the machine.
 """
+import resource
 import subprocess
 import sys
 import time
@@ -18,8 +21,10 @@ def main() -> None:
     returncode = subprocess.call(cmd)
     if returncode != 0:
         sys.exit(returncode)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    entry = {"wall_s": round(time.monotonic() - start, 1), "cpu_s": round(usage.ru_utime + usage.ru_stime, 1)}
     times = srsly.read_json(times_path) if times_path.is_file() else {}
-    times[name] = round(time.monotonic() - start, 1)
+    times[name] = entry
     times_path.parent.mkdir(parents=True, exist_ok=True)
     srsly.write_json(times_path, times)
 

@@ -32,13 +32,16 @@ def build_bilm_model(
     batch_size: int = 32,
     window_size: int = 128,
     cache_size: int = 50_000,
+    punct_sentences: bool = False,
 ) -> ElmoModelT:
     """The ELMo biLM over Docs. The defaults are the released "small" model (C 1024, P 128).
 
     The first twelve arguments are the biLM's hyperparameters (see `ElmoOptions`); weights
     come from `initialize` or from the saved pipeline. Docs with sentence boundaries run sentence
-    by sentence, others in windows of `window_size` tokens; sequences are batched `batch_size` at
-    a time by length; `cache_size` word vectors are kept by the token layer at inference.
+    by sentence, others in windows of `window_size` tokens, or with `punct_sentences` split after
+    sentence-final punctuation (the Doc itself is left without boundaries, so e.g. an NER can still
+    learn entities that cross them); sequences are batched `batch_size` at a time by length;
+    `cache_size` word vectors are kept by the token layer at inference.
     Output: one (L + 1, n_tokens, 2P) array per Doc.
     """
     options = ElmoOptions(
@@ -55,14 +58,19 @@ def build_bilm_model(
         n_characters=n_characters,
         max_characters_per_token=max_characters_per_token,
     )
-    return wrap_bilm(BiLM(options, cache_size=cache_size), batch_size=batch_size, window_size=window_size)
+    return wrap_bilm(
+        BiLM(options, cache_size=cache_size),
+        batch_size=batch_size,
+        window_size=window_size,
+        punct_sentences=punct_sentences,
+    )
 
 
 def bilm_config(options: ElmoOptions, **settings: Any) -> Dict[str, Any]:
     """The `spacy-elmo.BiLM.v1` config block for a biLM with these options.
 
     options (ElmoOptions): e.g. `ElmoOptions.from_file("options.json")`.
-    settings: batch_size, window_size, cache_size.
+    settings: batch_size, window_size, cache_size, punct_sentences.
     RETURNS (Dict[str, Any]): the block, for `nlp.add_pipe("elmo", config={"model": ...})`.
     """
     return {
@@ -83,7 +91,7 @@ def bilm_config(options: ElmoOptions, **settings: Any) -> Dict[str, Any]:
     }
 
 
-def wrap_bilm(bilm: BiLM, batch_size: int = 32, window_size: int = 128) -> ElmoModelT:
+def wrap_bilm(bilm: BiLM, batch_size: int = 32, window_size: int = 128, punct_sentences: bool = False) -> ElmoModelT:
     """Wrap a torch BiLM as a Thinc model over Docs."""
     torch_layer = PyTorchWrapper_v3(
         bilm,
@@ -95,7 +103,7 @@ def wrap_bilm(bilm: BiLM, batch_size: int = 32, window_size: int = 128) -> ElmoM
         "elmo_bilm",
         _forward,
         layers=[torch_layer],
-        attrs={"batch_size": batch_size, "window_size": window_size},
+        attrs={"batch_size": batch_size, "window_size": window_size, "punct_sentences": punct_sentences},
         dims={"nO": bilm.options.output_dim},
     )
 
@@ -130,7 +138,7 @@ def _forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple[List[F
         xp.zeros((options.n_output_layers, len(doc), options.output_dim), dtype="float32") for doc in docs
     ]
     texts = [[token.text for token in doc] for doc in docs]
-    segments = doc_segments(docs, model.attrs["window_size"])
+    segments = doc_segments(docs, model.attrs["window_size"], model.attrs.get("punct_sentences", False))
     callbacks: List[Tuple[List[Segment], Callable, Tuple[int, ...]]] = []
     for group in batches_by_length(segments, model.attrs["batch_size"]):
         batch = CharBatch.from_sentences(

@@ -1,7 +1,11 @@
 """Cutting Docs into the token sequences the biLM runs over, and batching them by length."""
-from typing import Iterator, List, NamedTuple, Sequence
+import unicodedata
+from typing import Iterator, List, NamedTuple, Sequence, Tuple
 
+from spacy.pipeline import Sentencizer
 from spacy.tokens import Doc
+
+SENTENCE_END = frozenset(Sentencizer.default_punct_chars)
 
 
 class Segment(NamedTuple):
@@ -16,12 +20,14 @@ class Segment(NamedTuple):
         return self.end - self.start
 
 
-def doc_segments(docs: Sequence[Doc], window_size: int) -> List[Segment]:
+def doc_segments(docs: Sequence[Doc], window_size: int, punct_sentences: bool = False) -> List[Segment]:
     """Sentences where a Doc has sentence boundaries, else windows of `window_size` tokens;
     sentences longer than a window are cut into windows too. Empty Docs give no segment.
 
     docs (Sequence[Doc]): the batch.
     window_size (int): the most tokens in one segment.
+    punct_sentences (bool): split Docs without sentence boundaries after sentence-final
+        punctuation (the rule of spaCy's sentencizer), without setting boundaries on the Doc.
     RETURNS (List[Segment]): segments covering every token exactly once.
     """
     if window_size < 1:
@@ -32,12 +38,35 @@ def doc_segments(docs: Sequence[Doc], window_size: int) -> List[Segment]:
             continue
         if doc.has_annotation("SENT_START"):
             spans = [(sent.start, sent.end) for sent in doc.sents]
+        elif punct_sentences:
+            spans = punct_sentence_spans([token.text for token in doc])
         else:
             spans = [(0, len(doc))]
         for start, end in spans:
             for s in range(start, end, window_size):
                 segments.append(Segment(i, s, min(s + window_size, end)))
     return segments
+
+
+def punct_sentence_spans(words: Sequence[str]) -> List[Tuple[int, int]]:
+    """[start, end) of each sentence: a sentence ends after a run of sentence-final punctuation
+    and any punctuation that follows it (closing quotes, brackets), as spaCy's sentencizer does."""
+    spans: List[Tuple[int, int]] = []
+    start, seen_end = 0, False
+    for i, word in enumerate(words):
+        is_end = word in SENTENCE_END
+        if seen_end and not is_end and not _is_punct(word):
+            spans.append((start, i))
+            start, seen_end = i, False
+        elif is_end:
+            seen_end = True
+    if start < len(words):
+        spans.append((start, len(words)))
+    return spans
+
+
+def _is_punct(word: str) -> bool:
+    return bool(word) and all(unicodedata.category(char).startswith("P") for char in word)
 
 
 def batches_by_length(segments: Sequence[Segment], batch_size: int) -> Iterator[List[Segment]]:

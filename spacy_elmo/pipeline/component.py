@@ -39,6 +39,7 @@ max_characters_per_token = 50
 batch_size = 32
 window_size = 128
 cache_size = 50000
+punct_sentences = false
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
 
@@ -315,7 +316,7 @@ def add_elmo(
 
     config (Optional[Dict[str, Any]]): component settings (dtype, frozen, cache_mb, cache_dtype).
     model_config (Optional[Dict[str, Any]]): runtime settings of the model (batch_size,
-        window_size, cache_size); the biLM hyperparameters come from the options file.
+        window_size, cache_size, punct_sentences); the biLM hyperparameters come from the options file.
     add_pipe_kwargs: passed to `nlp.add_pipe` (before, after, first, last).
     RETURNS (Elmo): the component, with the weights loaded.
     """

@@ -7,14 +7,14 @@ from thinc.api import Config
 from ..bilm import ElmoFormatError, ElmoOptions, find_weights_file
 from ..layers.bilm_model import bilm_config
 
-RUNTIME_SETTINGS = ("batch_size", "window_size", "cache_size")
+RUNTIME_SETTINGS = ("batch_size", "window_size", "cache_size", "punct_sentences")
 
 
 def fill_elmo_config(config: Config, model_dir: Union[str, Path]) -> Config:
     """Set every `elmo` component of a training config to the biLM in `model_dir`.
 
     The biLM block takes the hyperparameters of `model_dir/options.json` (its batch_size,
-    window_size and cache_size stay), `[variables] elmo_width / elmo_layers` (read by the
+    window_size, cache_size and punct_sentences stay), `[variables] elmo_width / elmo_layers` (read by the
     listeners) follow them, and `[paths] elmo_options / elmo_weights` name the files.
 
     config (Config): a training config with at least one `elmo` component, not interpolated.
