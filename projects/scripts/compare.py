@@ -112,6 +112,8 @@ def _plot(result: Dict, path: Path) -> None:
         if r["curve"]:
             steps, scores = zip(*r["curve"])
             curves.plot(steps, scores, label=r["name"])
+    best = max((s for r in result["rows"] for _, s in r["curve"]), default=0.0)
+    curves.set_ylim(max(0.0, best - 15), best + 1)  # the first evaluations would flatten the rest
     curves.set_xlabel("training step")
     curves.set_ylabel(f"dev {result['score_name']}")
     curves.legend()
