@@ -138,7 +138,7 @@ def _forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple[List[F
         xp.zeros((options.n_output_layers, len(doc), options.output_dim), dtype="float32") for doc in docs
     ]
     texts = [[token.text for token in doc] for doc in docs]
-    segments = doc_segments(docs, model.attrs["window_size"], model.attrs.get("punct_sentences", False))
+    segments = doc_segments(docs, model.attrs["window_size"], model.attrs["punct_sentences"])
     callbacks: List[Tuple[List[Segment], Callable, Tuple[int, ...]]] = []
     for group in batches_by_length(segments, model.attrs["batch_size"]):
         batch = CharBatch.from_sentences(
