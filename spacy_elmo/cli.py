@@ -191,20 +191,38 @@ def pretrain_cli(
     config_path: Path = typer.Argument(..., help="Config file (see configs/pretrain_*.cfg)", exists=True),
     output: Path = typer.Option(..., "--output", "-o", help="Folder for checkpoints, models and logs"),
     resume: bool = typer.Option(False, "--resume", help="Go on from the checkpoint in --output"),
+    gpu_id: int = typer.Option(None, "--gpu-id", "-g", help="-1: CPU; N: CUDA device N (default: [system] gpu_id, else CUDA if present)"),
 ) -> None:
-    """Train (or fine-tune) a biLM on raw text. Settings can be overridden like spacy train's:
-    --paths.train corpus.txt.gz --training.max_minutes 30. Runs distributed under torchrun."""
+    """Train (or fine-tune) a biLM on raw text or a prepared corpus. Settings can be overridden
+    like spacy train's: --paths.train corpus.txt.gz --training.max_minutes 30. Raw text is
+    prepared once into OUTPUT/corpus and reused. Runs distributed under torchrun."""
     from spacy.cli._util import parse_config_overrides
     from thinc.api import Config
 
-    from .training.loop import pretrain
+    from .training.trainer import pretrain
 
     overrides = parse_config_overrides(ctx.args)
     config = Config().from_disk(config_path, overrides=overrides)
-    if config["paths"].get("train") is None:
+    if config.get("paths", {}).get("train") is None:
         raise typer.BadParameter("set the training corpus: --paths.train FILE_OR_FOLDER", param_hint="CONFIG")
-    result = pretrain(config, output, resume=resume, log=typer.echo)
+    result = pretrain(config, output, resume=resume, log=typer.echo, gpu_id=gpu_id)
     typer.echo(f"Done: {result['step']} steps, {result['tokens']} tokens, best dev perplexity {result['best_dev_ppl']:.2f}")
+
+
+@app.command("prepare-corpus")
+def prepare_corpus_cli(
+    text: Path = typer.Argument(..., help="Raw text: .txt, .txt.gz, .jsonl, .spacy or a folder of them", exists=True),
+    output: Path = typer.Option(..., "--output", "-o", help="The prepared folder to write"),
+    lang: str = typer.Option("en", help="spaCy language of the tokenizer (as [corpus] lang)"),
+    max_length: int = typer.Option(100, help="Longest sentence, in tokens (as [corpus] max_length)"),
+    n_process: int = typer.Option(0, "--n-process", "-n", help="Tokenizing processes (0: one per CPU core)"),
+) -> None:
+    """Tokenize raw text once, in parallel, into memory-mapped arrays that `pretrain` reads
+    (--paths.train OUTPUT). Nothing is redone if OUTPUT already holds this text prepared with
+    these settings."""
+    from .training.prepared import prepare_corpus
+
+    prepare_corpus(text, output, lang, max_length, n_process, log=typer.echo)
 
 
 @app.command("perplexity")
@@ -221,7 +239,7 @@ def perplexity_cli(
     from .bilm.language_model import BiLanguageModel
     from .training.checkpoint import load_model_dir
     from .training.corpus import Corpus
-    from .training.loop import evaluate
+    from .training.evaluate import evaluate
 
     bilm, vocab, softmax = load_model_dir(model)
     if vocab is None or softmax is None:

@@ -62,12 +62,15 @@ class CharBatch:
     index (torch.Tensor): (B, T) index into the types for each position, -1 where padded.
     lengths (torch.Tensor): (B,) number of real positions per row, sentence markers included.
     words (Optional[List[str]]): the text of each type, used as cache keys; None if unknown.
+    host_lengths (Optional[torch.Tensor]): `lengths` on the CPU, kept by `to`, so that the step
+        loop's plan is read without waiting for the device.
     """
 
     type_chars: torch.Tensor
     index: torch.Tensor
     lengths: torch.Tensor
     words: Optional[List[str]] = None
+    host_lengths: Optional[torch.Tensor] = None
 
     @property
     def batch_size(self) -> int:
@@ -83,6 +86,7 @@ class CharBatch:
             self.index.to(device),
             self.lengths.to(device),
             self.words,
+            self.host_lengths if self.host_lengths is not None else self.lengths.cpu(),
         )
 
     @classmethod

@@ -9,7 +9,7 @@ Gate columns are kept in the order [i, f, o, j] (the original files use [i, j, f
 sigmoid gates are one contiguous block. `bias` holds the file's values; the constant forget bias
 of +1 that TF adds at run time lives in a buffer, so saving gives back the file bit for bit.
 """
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 import torch
 from torch import nn
@@ -53,6 +53,7 @@ class BiLstmLayer(nn.Module):
         forget_bias[cell_dim : 2 * cell_dim] = 1.0
         self.register_buffer("forget_bias", forget_bias, persistent=False)
         self.packs = PackedWeights()
+        self.cell: Callable[..., LstmState] = lstm_cell
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -106,7 +107,9 @@ class BiLstmLayer(nn.Module):
         bias = (self.bias[dirs] + self.forget_bias).unsqueeze(1)
         # The input half of every gate for all steps in one matmul.
         xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", add=bias)
-        xw = xw.view(n_dirs, n_steps, batch, 4 * C)
+        # One tensor per step: indexing the whole (D, T, B, 4C) tensor at each step would make
+        # autograd write a full-size zero gradient per step (quadratic in T).
+        xw_steps = xw.view(n_dirs, n_steps, batch, 4 * C).unbind(1)
         c, h = state
         # Rows are sorted by decreasing length, so finished rows are a suffix: their final
         # state is set aside once, rather than carried along at every step.
@@ -120,12 +123,8 @@ class BiLstmLayer(nn.Module):
                 c, h, active = c[:, :b], h[:, :b], b
             if b == 0:
                 break
-            z = self._matmul(dirs, h, "hidden_weight", add=xw[:, t, :b])
-            gates = torch.sigmoid(z[..., : 3 * C])
-            c = gates[..., C : 2 * C] * c + gates[..., :C] * torch.tanh(z[..., 3 * C :])
-            if self.cell_clip is not None:
-                c = c.clamp(-self.cell_clip, self.cell_clip)
-            h = gates[..., 2 * C :] * torch.tanh(c)
+            z = self._matmul(dirs, h, "hidden_weight", add=xw_steps[t][:, :b])
+            c, h = self.cell(z, c, C, self.cell_clip)
             if self.proj_weight is not None:
                 h = self._matmul(dirs, h, "proj_weight")
                 if self.proj_clip is not None:
@@ -138,3 +137,28 @@ class BiLstmLayer(nn.Module):
         if out.shape[1] < n_steps:
             out = nn.functional.pad(out, (0, 0, 0, 0, 0, n_steps - out.shape[1]))
         return out, (final_c, final_h)
+
+
+def lstm_cell(z: torch.Tensor, c: torch.Tensor, cell_dim: int, cell_clip: Optional[float]) -> LstmState:
+    """The elementwise part of one LSTM step.
+
+    z (torch.Tensor): (..., 4C) gate pre-activations in the order [i, f, o, j].
+    c (torch.Tensor): (..., C) the previous cell state.
+    RETURNS (LstmState): the new cell state and the unprojected output.
+    """
+    C = cell_dim
+    gates = torch.sigmoid(z[..., : 3 * C])
+    c = gates[..., C : 2 * C] * c + gates[..., :C] * torch.tanh(z[..., 3 * C :])
+    if cell_clip is not None:
+        c = c.clamp(-cell_clip, cell_clip)
+    return c, gates[..., 2 * C :] * torch.tanh(c)
+
+
+def compile_cells(model: nn.Module) -> None:
+    """Run the elementwise part of every LSTM step of `model` through `torch.compile`: one fused
+    kernel each way instead of about ten, which matters where kernel launches dominate (CUDA).
+    Same computation; floating point may differ in the last bits."""
+    compiled = torch.compile(lstm_cell, dynamic=True)
+    for module in model.modules():
+        if isinstance(module, BiLstmLayer):
+            module.cell = compiled

@@ -79,7 +79,9 @@ class BiLM(nn.Module):
         order, inverse = sort_by_length(batch.lengths)
         sorted_lengths = batch.lengths[order]
         steps = torch.arange(T, device=tokens.device).unsqueeze(1)
-        batch_sizes = (sorted_lengths.unsqueeze(0) > steps).sum(dim=1).tolist()
+        assert batch.host_lengths is not None  # set by `to`
+        host = batch.host_lengths.sort(descending=True).values
+        batch_sizes = (host.unsqueeze(0) > torch.arange(T).unsqueeze(1)).sum(dim=1).tolist()
         # Per-row reversal of the real positions (padding stays where it is): an involution.
         reverse = torch.where(steps < sorted_lengths, sorted_lengths - 1 - steps, steps)  # (T, B)
 

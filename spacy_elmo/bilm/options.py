@@ -1,5 +1,5 @@
 """The biLM's hyperparameters, as stored in the original `options.json`."""
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple, Union
 
@@ -109,6 +109,22 @@ class ElmoOptions:
         """Whether two option sets describe the same computation (n_characters 261 and 262
         both mean the same ids and weights, so they are not compared)."""
         return replace(self, n_characters=262) == replace(other, n_characters=262)
+
+    @classmethod
+    def from_config(cls, block: Dict[str, Any]) -> "ElmoOptions":
+        """Read the hyperparameters of a config block (e.g. a pretraining config's `[bilm]`),
+        without resolving it through spaCy's registry. Keys starting with "@" are ignored.
+
+        block (Dict[str, Any]): field names of `ElmoOptions` and their values.
+        RETURNS (ElmoOptions): the options.
+        """
+        names = [f.name for f in fields(cls) if f.name != "extra"]
+        unknown = sorted(k for k in block if not k.startswith("@") and k not in names)
+        if unknown:
+            raise ElmoFormatError(
+                f"Unknown biLM setting(s) {', '.join(unknown)}: a [bilm] block takes {', '.join(names)}"
+            )
+        return cls(**{k: v for k, v in block.items() if k in names})
 
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> "ElmoOptions":

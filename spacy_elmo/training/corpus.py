@@ -1,37 +1,24 @@
-"""Streaming a raw-text corpus as batches of tokenized sentences, deterministically.
+"""Raw text as sentences of tokens: the files, the numbering of lines and documents, and the rule
+that cuts text into sentences.
 
 Text comes from `.txt` / `.txt.gz` (one paragraph or sentence per line), `.jsonl` (a "text"
 field) or spaCy `.spacy` files, is tokenized by the spaCy language's own tokenizer (the
-tokenization the pipeline will see) and split into sentences by the rule-based sentencizer.
-Nothing is held in memory but one pool of sentences.
+tokenization the pipeline will see) and split into sentences by the rule-based sentencizer;
+whitespace tokens are dropped and sentences longer than `max_length` are cut into pieces.
 
-Batches are made pool by pool: `pool_size` sentences, sorted by length, cut into batches of at
-most `batch_tokens` tokens, shuffled with a seed derived from (seed, epoch, pool). A position is
-(epoch, pool, batch), so a resumed run regenerates the same batches and skips to the next one.
-With several processes, process r of n reads the lines i with i % n == r.
+Training reads a prepared corpus (`prepared.py`), made once by this same rule; `Corpus` streams
+sentences directly, for dev text and perplexity. spaCy is imported only to tokenize.
 """
 import gzip
+import io
 import json
-import random
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterator, List, Sequence, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Tuple, Union
 
-import spacy
-from spacy.tokens import DocBin
+import numpy
 
 Sentence = List[str]
 PathLike = Union[str, Path]
-
-
-@dataclass
-class CorpusPosition:
-    epoch: int = 0
-    pool: int = 0
-    batch: int = 0  # batches of this pool already used
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def corpus_files(path: PathLike) -> List[Path]:
@@ -49,18 +36,33 @@ def corpus_files(path: PathLike) -> List[Path]:
     return files
 
 
-def read_texts(path: Path, lang_vocab) -> Iterator[Tuple[str, bool]]:  # type: ignore[no-untyped-def]
+def read_texts(
+    path: Path, lang_vocab, progress: Optional[Callable[[int], None]] = None  # type: ignore[no-untyped-def]
+) -> Iterator[Tuple[str, bool]]:
     """(text, starts_new_document) pairs: records of .jsonl and .spacy files are documents;
-    in text files, documents are blocks separated by blank lines."""
+    in text files, documents are blocks separated by blank lines.
+
+    progress (Optional[Callable[[int], None]]): called now and then with the number of bytes of
+        the file (compressed, for .gz) read since the last call.
+    """
     if path.suffix == ".spacy":
+        from spacy.tokens import DocBin
+
         for doc in DocBin().from_disk(path).get_docs(lang_vocab):
             yield doc.text, True
+        if progress is not None:
+            progress(path.stat().st_size)
         return
     is_jsonl = path.suffix == ".jsonl" or path.name.endswith(".jsonl.gz")
-    opener = gzip.open if path.suffix == ".gz" else open
     new_doc = True
-    with opener(path, "rt", encoding="utf8") as f:  # type: ignore[operator]
-        for number, line in enumerate(f, start=1):
+    with path.open("rb") as raw:
+        binary = gzip.GzipFile(fileobj=raw) if path.suffix == ".gz" else raw
+        reported = 0
+        for number, line in enumerate(io.TextIOWrapper(binary, encoding="utf8"), start=1):  # type: ignore[arg-type]
+            if progress is not None and number % 1000 == 0:
+                position = raw.tell()
+                progress(position - reported)
+                reported = position
             if is_jsonl:
                 if line.strip():
                     try:
@@ -72,10 +74,91 @@ def read_texts(path: Path, lang_vocab) -> Iterator[Tuple[str, bool]]:  # type: i
                 new_doc = False
             else:
                 new_doc = True
+        if progress is not None:
+            progress(path.stat().st_size - reported)
+
+
+def numbered_texts(
+    files: List[Path], lang_vocab, progress: Optional[Callable[[int], None]] = None  # type: ignore[no-untyped-def]
+) -> Iterator[Tuple[int, int, str]]:
+    """(line, document, text) for every text that is not blank: lines count those texts, in
+    file order; documents are numbered across files as `read_texts` delimits them."""
+    line, doc = -1, -1
+    for path in files:
+        for text, new_doc in read_texts(path, lang_vocab, progress):
+            doc += int(new_doc)
+            if text.strip():
+                line += 1
+                yield line, doc, text
+
+
+class SentenceSplitter:
+    """The one rule that turns texts into sentences of tokens.
+
+    lang (str): the spaCy language whose tokenizer to use.
+    max_length (int): longer sentences are cut into pieces of at most this many tokens.
+    """
+
+    def __init__(self, lang: str = "en", max_length: int = 100) -> None:
+        if max_length < 1:
+            raise ValueError(f"[corpus] max_length must be >= 1, got {max_length}")
+        import spacy  # here, so that training from a prepared corpus needs no spaCy
+
+        self.nlp = spacy.blank(lang)
+        self.nlp.add_pipe("sentencizer")
+        self.max_length = max_length
+
+    def split(self, texts: List[str]) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """Tokenize and split texts, vectorized over all their tokens.
+
+        RETURNS (Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]): the orth hashes of every
+            kept token (uint64, sentences one after the other), each sentence's length and the
+            index of the text it comes from.
+        """
+        from spacy.attrs import IS_SPACE, ORTH, SENT_START
+
+        orths, starts, spaces, text_ids = [], [], [], []
+        for i, doc in enumerate(self.nlp.pipe(texts, batch_size=256)):
+            if not len(doc):
+                continue
+            array = doc.to_array([ORTH, SENT_START, IS_SPACE])
+            start = array[:, 1] == 1
+            start[0] = True
+            orths.append(array[:, 0])
+            starts.append(start)
+            spaces.append(array[:, 2] != 0)
+            text_ids.append(numpy.full(len(doc), i, dtype=numpy.int64))
+        if not orths:
+            empty = numpy.zeros(0, dtype=numpy.int64)
+            return numpy.zeros(0, dtype=numpy.uint64), empty, empty
+        keep = ~numpy.concatenate(spaces)
+        sentence = numpy.cumsum(numpy.concatenate(starts))[keep]
+        orth = numpy.concatenate(orths)[keep]
+        text_of = numpy.concatenate(text_ids)[keep]
+        n = len(orth)
+        if n == 0:
+            empty = numpy.zeros(0, dtype=numpy.int64)
+            return orth, empty, empty
+        first = numpy.flatnonzero(numpy.r_[True, sentence[1:] != sentence[:-1]])
+        sizes = numpy.diff(numpy.r_[first, n])
+        position = numpy.arange(n) - numpy.repeat(first, sizes)
+        pieces = numpy.flatnonzero(position % self.max_length == 0)
+        lengths = numpy.diff(numpy.r_[pieces, n])
+        return orth, lengths, text_of[pieces]
+
+    def sentences(self, texts: List[str]) -> Iterator[Sentence]:
+        """The sentences of `texts` as lists of token texts."""
+        orth, lengths, _ = self.split(texts)
+        strings = self.nlp.vocab.strings
+        words = [strings[int(h)] for h in orth]
+        start = 0
+        for n in lengths.tolist():
+            yield words[start : start + n]
+            start += n
 
 
 class Corpus:
-    """Sentences of tokens from raw text.
+    """Sentences of tokens from raw text, streamed (nothing is held but one batch of texts).
 
     path (PathLike): a file or a folder of files.
     lang (str): the spaCy language whose tokenizer to use.
@@ -96,85 +179,33 @@ class Corpus:
         only_held_out: bool = False,
     ) -> None:
         self.files = corpus_files(path)
-        self.nlp = spacy.blank(lang)
-        self.nlp.add_pipe("sentencizer")
-        self.max_length = max_length
+        self.splitter = SentenceSplitter(lang, max_length)
         self.rank, self.world_size = rank, world_size
         self.hold_out, self.only_held_out = hold_out, only_held_out
 
     def _lines(self) -> Iterator[str]:
-        line, doc = -1, -1
-        for path in self.files:
-            for text, new_doc in read_texts(path, self.nlp.vocab):
-                doc += int(new_doc)
-                if not text.strip():
-                    continue
-                held_out = self.hold_out > 0 and doc % self.hold_out == 0
-                if held_out != self.only_held_out:
-                    continue
-                line += 1
-                if line % self.world_size == self.rank:
-                    yield text
+        kept = -1
+        for _, doc, text in numbered_texts(self.files, self.splitter.nlp.vocab):
+            if is_held_out(doc, self.hold_out) != self.only_held_out:
+                continue
+            kept += 1
+            if kept % self.world_size == self.rank:
+                yield text
 
     def __iter__(self) -> Iterator[Sentence]:
-        for doc in self.nlp.pipe(self._lines(), batch_size=256):
-            for sent in doc.sents:
-                words = [t.text for t in sent if not t.is_space]
-                for start in range(0, len(words), self.max_length):
-                    if words[start : start + self.max_length]:
-                        yield words[start : start + self.max_length]
+        texts: List[str] = []
+        for text in self._lines():
+            texts.append(text)
+            if len(texts) >= 256:
+                yield from self.splitter.sentences(texts)
+                texts = []
+        if texts:
+            yield from self.splitter.sentences(texts)
 
 
-def _pools(corpus: Corpus, pool_size: int) -> Iterator[List[Sentence]]:
-    pool: List[Sentence] = []
-    for sentence in corpus:
-        pool.append(sentence)
-        if len(pool) >= pool_size:
-            yield pool
-            pool = []
-    if pool:
-        yield pool
-
-
-def length_batches(sentences: Sequence[Sentence], batch_tokens: int) -> List[List[Sentence]]:
-    """Sort sentences by length and cut them into batches whose padded size (longest sentence,
-    markers included, times the number of sentences) is at most `batch_tokens`; a longer
-    sentence gets a batch of its own."""
-    batches: List[List[Sentence]] = []
-    current: List[Sentence] = []
-    for sentence in sorted(sentences, key=len):
-        # sorted ascending: the newcomer is the longest of the batch
-        if current and (len(sentence) + 2) * (len(current) + 1) > batch_tokens:
-            batches.append(current)
-            current = []
-        current.append(sentence)
-    if current:
-        batches.append(current)
-    return batches
-
-
-def pool_batches(pool: Sequence[Sentence], batch_tokens: int, seed: int) -> List[List[Sentence]]:
-    """`length_batches` of a pool, in an order shuffled by `seed`."""
-    batches = length_batches(pool, batch_tokens)
-    random.Random(seed).shuffle(batches)
-    return batches
-
-
-def training_batches(
-    corpus: Corpus, batch_tokens: int, pool_size: int, seed: int, start: CorpusPosition
-) -> Iterator[Tuple[List[Sentence], CorpusPosition]]:
-    """Endless batches from `start` on, each with the position just after it."""
-    epoch = start.epoch
-    while True:
-        n_pools = 0
-        for pool_index, pool in enumerate(_pools(corpus, pool_size)):
-            n_pools += 1
-            if (epoch, pool_index) < (start.epoch, start.pool):
-                continue
-            batches = pool_batches(pool, batch_tokens, seed * 1_000_003 + epoch * 10_007 + pool_index)
-            first = start.batch if (epoch, pool_index) == (start.epoch, start.pool) else 0
-            for b in range(first, len(batches)):
-                yield batches[b], CorpusPosition(epoch, pool_index, b + 1)
-        if n_pools == 0:
-            raise ValueError("The training corpus holds no sentences")
-        epoch += 1
+def is_held_out(doc, hold_out: int):  # type: ignore[no-untyped-def]
+    """Whether document number(s) `doc` (an int or an array) belong to the dev part when every
+    `hold_out`-th document is held out (none when hold_out is 0)."""
+    if hold_out <= 0:
+        return numpy.zeros(numpy.shape(doc), dtype=bool) if isinstance(doc, numpy.ndarray) else False
+    return doc % hold_out == 0

@@ -2,7 +2,7 @@
 (the layout of the original training code's vocabulary file, one word per line)."""
 from collections import Counter
 from pathlib import Path
-from typing import Dict, Iterable, List, Sequence, Union
+from typing import Dict, Iterable, List, Mapping, Sequence, Union
 
 SPECIALS = ("<S>", "</S>", "<UNK>")
 
@@ -23,7 +23,7 @@ class Vocabulary:
         return len(self.words)
 
     @classmethod
-    def from_counts(cls, counts: Counter, max_size: int, min_count: int = 1) -> "Vocabulary":
+    def from_counts(cls, counts: Mapping[str, int], max_size: int, min_count: int = 1) -> "Vocabulary":
         """The `max_size` (specials included) most frequent words seen at least `min_count` times."""
         ranked = sorted((w for w, c in counts.items() if c >= min_count and w not in SPECIALS), key=lambda w: (-counts[w], w))
         kept = ranked[: max(0, max_size - len(SPECIALS))]
@@ -36,6 +36,12 @@ class Vocabulary:
         for sentence in sentences:
             counts.update(sentence)
             n_sentences += 1
+        return cls.from_sentence_counts(counts, n_sentences, max_size, min_count)
+
+    @classmethod
+    def from_sentence_counts(cls, counts: Mapping[str, int], n_sentences: int, max_size: int, min_count: int = 1) -> "Vocabulary":
+        """The vocabulary of a text whose word counts and number of sentences are known: the
+        markers count once per sentence, `<UNK>` counts every word left out."""
         vocab = cls.from_counts(counts, max_size, min_count)
         vocab.counts[0] = vocab.counts[1] = n_sentences
         vocab.counts[2] = sum(c for w, c in counts.items() if w not in vocab.ids)

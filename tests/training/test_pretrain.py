@@ -12,8 +12,11 @@ from thinc.api import Config
 from spacy_elmo.bilm import CharBatch
 from spacy_elmo.bilm.language_model import BiLanguageModel, SharedSoftmax, batch_targets
 from spacy_elmo.training.checkpoint import load_checkpoint, load_model_dir
-from spacy_elmo.training.corpus import Corpus, CorpusPosition, pool_batches, training_batches
-from spacy_elmo.training.loop import evaluate, pretrain
+from spacy_elmo.training.batches import CorpusPosition, batch_plan, pool_batches
+from spacy_elmo.training.corpus import Corpus
+from spacy_elmo.training.evaluate import evaluate
+from spacy_elmo.training.prepared import prepare_corpus
+from spacy_elmo.training.trainer import pretrain
 from spacy_elmo.training.vocab import Vocabulary
 
 from ..helpers import tiny_bilm, tiny_overrides
@@ -127,13 +130,14 @@ def test_corpus_formats_sentences_and_held_out_documents(tmp_path):
     assert max(len(s) for s in long) == 3
 
 
-def test_batches_resume_at_the_same_position(corpus_file):
-    corpus = Corpus(corpus_file)
-    stream = training_batches(corpus, 40, 5, seed=1, start=CorpusPosition())
+def test_batches_resume_at_the_same_position(corpus_file, tmp_path):
+    prepared = prepare_corpus(corpus_file, tmp_path / "prepared", n_process=1, progress=False, log=lambda s: None)
+    every = prepared.select()
+    stream = batch_plan(every, prepared.lengths[every], 40, 5, seed=1, start=CorpusPosition())
     first = [next(stream) for _ in range(12)]
-    resumed = training_batches(corpus, 40, 5, seed=1, start=first[6][1])
-    assert [next(resumed)[0] for _ in range(5)] == [b for b, _ in first[7:12]]
-    assert all(max(len(s) + 2 for s in b) * len(b) <= 40 or len(b) == 1 for b, _ in first)
+    resumed = batch_plan(every, prepared.lengths[every], 40, 5, seed=1, start=first[6][1])
+    assert [next(resumed)[0].tolist() for _ in range(5)] == [b.tolist() for b, _ in first[7:12]]
+    assert all(max(prepared.lengths[b] + 2) * len(b) <= 40 or len(b) == 1 for b, _ in first)
     batches = pool_batches([["a"] * n for n in range(1, 9)], 20, seed=0)
     assert sorted(len(s) for b in batches for s in b) == list(range(1, 9))
 

@@ -1,0 +1,280 @@
+"""A corpus tokenized once, in parallel, into memory-mapped arrays: `spacy-elmo prepare-corpus`.
+
+A prepared folder holds
+- `tokens.bin`: int32 word ids, every sentence one after the other (memory-mapped when read);
+- `lengths.npy`, `lines.npy`, `docs.npy`: per sentence its length, the number of the text line
+  and of the document it comes from (`corpus.numbered_texts`), so that held-out documents and
+  each process's share of lines are chosen at training time exactly as `Corpus` chooses them;
+- `words.bin` + `word_offsets.npy`: the word table (UTF-8, concatenated);
+- `meta.json`: what it was made from and how (its `key`), written last, so a folder whose
+  preparation was interrupted is never taken for a finished one.
+
+The key covers the files (path, size, modification time), the language, `max_length`, the spaCy
+version and this format's version: a prepared folder whose key differs from the one asked for is
+made anew (inside a training output) or refused (when named explicitly).
+"""
+import multiprocessing
+import os
+import shutil
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple, Union
+
+import numpy
+import srsly
+
+from .corpus import SentenceSplitter, corpus_files, is_held_out, numbered_texts
+
+PathLike = Union[str, Path]
+FORMAT_VERSION = 1
+META = "meta.json"
+_CHUNK_CHARS = 1 << 20  # text sent to a worker at a time
+
+
+def corpus_key(path: PathLike, lang: str, max_length: int) -> Dict[str, Any]:
+    """What a prepared corpus depends on: its files as they are now and the tokenizer settings."""
+    files = []
+    for file in corpus_files(path):
+        stat = file.stat()
+        files.append({"path": str(file.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
+    import spacy
+
+    return {"format": FORMAT_VERSION, "lang": lang, "max_length": int(max_length), "spacy": spacy.__version__, "files": files}
+
+
+def is_prepared(folder: PathLike) -> bool:
+    """Whether `folder` holds a finished prepared corpus."""
+    return (Path(folder) / META).is_file()
+
+
+class PreparedCorpus:
+    """A prepared folder, read with memory maps.
+
+    folder (PathLike): written by `prepare_corpus`.
+    """
+
+    def __init__(self, folder: PathLike) -> None:
+        self.folder = Path(folder)
+        if not is_prepared(self.folder):
+            raise FileNotFoundError(
+                f"{self.folder} is not a prepared corpus (no {META}): make one with "
+                "`spacy-elmo prepare-corpus TEXT --output DIR`, or pass the raw text"
+            )
+        self.meta: Dict[str, Any] = srsly.read_json(self.folder / META)
+        if self.meta.get("key", {}).get("format") != FORMAT_VERSION:
+            raise ValueError(f"{self.folder} was prepared in another format: prepare the corpus again")
+        self.lengths: numpy.ndarray = numpy.load(self.folder / "lengths.npy")
+        self.lines: numpy.ndarray = numpy.load(self.folder / "lines.npy")
+        self.docs: numpy.ndarray = numpy.load(self.folder / "docs.npy")
+        self.starts = numpy.zeros(len(self.lengths) + 1, dtype=numpy.int64)
+        numpy.cumsum(self.lengths, out=self.starts[1:])
+        n_tokens = int(self.starts[-1])
+        self.tokens = (
+            numpy.memmap(self.folder / "tokens.bin", dtype=numpy.int32, mode="r", shape=(n_tokens,))
+            if n_tokens
+            else numpy.zeros(0, dtype=numpy.int32)
+        )
+        blob = (self.folder / "words.bin").read_bytes()
+        offsets = numpy.load(self.folder / "word_offsets.npy").tolist()
+        self.words: List[str] = [blob[a:b].decode("utf8") for a, b in zip(offsets[:-1], offsets[1:])]
+
+    @property
+    def key(self) -> Dict[str, Any]:
+        return self.meta["key"]
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def sentence(self, index: int) -> List[str]:
+        """The words of one sentence."""
+        return [self.words[i] for i in self.tokens[self.starts[index] : self.starts[index + 1]]]
+
+    def select(self, hold_out: int = 0, only_held_out: bool = False, rank: int = 0, world_size: int = 1) -> numpy.ndarray:
+        """Indices of the sentences that `Corpus` with the same arguments would give, in order."""
+        chosen = is_held_out(self.docs, hold_out) == only_held_out
+        lines = self.lines[chosen]
+        # Lines are numbered over all texts; a process's share counts only the chosen ones.
+        kept_lines = numpy.unique(lines)
+        rank_of_line = numpy.searchsorted(kept_lines, lines) % world_size
+        return numpy.flatnonzero(chosen)[rank_of_line == rank]
+
+    def word_counts(self, sentences: numpy.ndarray) -> numpy.ndarray:
+        """How often each word of the table occurs in the given sentences."""
+        chosen = numpy.zeros(len(self.lengths), dtype=bool)
+        chosen[sentences] = True
+        tokens = self.tokens[numpy.repeat(chosen, self.lengths)]
+        return numpy.bincount(tokens, minlength=len(self.words)).astype(numpy.int64)
+
+
+def prepare_corpus(
+    path: PathLike,
+    output: PathLike,
+    lang: str = "en",
+    max_length: int = 100,
+    n_process: int = 0,
+    progress: bool = True,
+    log=print,  # type: ignore[no-untyped-def]
+) -> PreparedCorpus:
+    """Tokenize the text at `path` into the prepared folder `output`, unless `output` already
+    holds it prepared with the same key.
+
+    n_process (int): tokenizing processes; 0 for one per CPU core.
+    progress (bool): show a progress bar (bytes read, tokens/s, time left).
+    RETURNS (PreparedCorpus): the prepared corpus.
+    """
+    output = Path(output)
+    key = corpus_key(path, lang, max_length)
+    if is_prepared(output):
+        existing = srsly.read_json(output / META)
+        if existing.get("key") == key:
+            return PreparedCorpus(output)
+        log(f"{output} was prepared from other text or settings: preparing it again")
+    tmp = output.with_name(output.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    n_process = n_process or os.cpu_count() or 1
+    files = corpus_files(path)
+    started = time.perf_counter()
+    bar = _progress_bar(sum(f.stat().st_size for f in files), progress)
+    table: Dict[str, int] = {}
+    lengths: List[numpy.ndarray] = []
+    lines: List[numpy.ndarray] = []
+    docs: List[numpy.ndarray] = []
+    n_tokens = 0
+    with (tmp / "tokens.bin").open("wb") as out:
+        for (chunk_lines, chunk_docs), (words, ids, sent_lengths, text_of) in _tokenized(
+            numbered_texts(files, _lang_vocab(lang), bar.update if bar is not None else None), lang, max_length, n_process
+        ):
+            global_ids = numpy.fromiter((table.setdefault(w, len(table)) for w in words), dtype=numpy.int32, count=len(words))
+            out.write(global_ids[ids].tobytes())
+            lengths.append(sent_lengths.astype(numpy.int32))
+            lines.append(chunk_lines[text_of])
+            docs.append(chunk_docs[text_of])
+            n_tokens += len(ids)
+            if bar is not None:
+                bar.set_postfix_str(f"{n_tokens / (time.perf_counter() - started):,.0f} tokens/s", refresh=False)
+    if bar is not None:
+        bar.close()
+    numpy.save(tmp / "lengths.npy", _concat(lengths, numpy.int32))
+    numpy.save(tmp / "lines.npy", _concat(lines, numpy.int64))
+    numpy.save(tmp / "docs.npy", _concat(docs, numpy.int64))
+    encoded = [w.encode("utf8") for w in table]
+    (tmp / "words.bin").write_bytes(b"".join(encoded))
+    numpy.save(tmp / "word_offsets.npy", numpy.r_[0, numpy.cumsum([len(e) for e in encoded], dtype=numpy.int64)])
+    seconds = time.perf_counter() - started
+    n_sentences = sum(len(x) for x in lengths)
+    srsly.write_json(tmp / META, {"key": key, "sentences": n_sentences, "tokens": n_tokens, "words": len(table),
+                                  "seconds": round(seconds, 1), "processes": n_process})
+    if output.exists():
+        shutil.rmtree(output)
+    tmp.rename(output)
+    log(f"Prepared {n_tokens:,} tokens in {n_sentences:,} sentences ({len(table):,} distinct words) "
+        f"in {seconds:.0f}s ({n_tokens / max(seconds, 1e-9):,.0f} tokens/s, {n_process} processes): {output}")
+    return PreparedCorpus(output)
+
+
+def _lang_vocab(lang: str):  # type: ignore[no-untyped-def]
+    import spacy
+
+    return spacy.blank(lang).vocab
+
+
+def _concat(parts: List[numpy.ndarray], dtype: Any) -> numpy.ndarray:
+    return numpy.concatenate(parts).astype(dtype) if parts else numpy.zeros(0, dtype=dtype)
+
+
+ChunkIds = Tuple[numpy.ndarray, numpy.ndarray]
+Tokenized = Tuple[List[str], numpy.ndarray, numpy.ndarray, numpy.ndarray]
+
+
+def _chunks(texts: Iterator[Tuple[int, int, str]]) -> Iterator[Tuple[ChunkIds, List[str]]]:
+    batch: List[Tuple[int, int, str]] = []
+    size = 0
+    for item in texts:
+        batch.append(item)
+        size += len(item[2])
+        if size >= _CHUNK_CHARS:
+            yield _split_chunk(batch)
+            batch, size = [], 0
+    if batch:
+        yield _split_chunk(batch)
+
+
+def _split_chunk(batch: List[Tuple[int, int, str]]) -> Tuple[ChunkIds, List[str]]:
+    lines = numpy.array([b[0] for b in batch], dtype=numpy.int64)
+    docs = numpy.array([b[1] for b in batch], dtype=numpy.int64)
+    return (lines, docs), [b[2] for b in batch]
+
+
+def _tokenized(
+    texts: Iterator[Tuple[int, int, str]], lang: str, max_length: int, n_process: int
+) -> Iterator[Tuple[ChunkIds, Tokenized]]:
+    """Chunks of texts with their tokenization, in order; with n_process > 1 tokenized by a pool
+    of processes, with a bounded number of chunks in flight."""
+    if n_process <= 1:
+        _init_worker(lang, max_length)
+        for ids, chunk in _chunks(texts):
+            yield ids, _tokenize(chunk)
+        return
+    context = multiprocessing.get_context("spawn" if os.name == "nt" else "fork")
+    with context.Pool(n_process, initializer=_init_worker, initargs=(lang, max_length)) as pool:
+        pending: Deque[Tuple[ChunkIds, Any]] = deque()
+        for ids, chunk in _chunks(texts):
+            pending.append((ids, pool.apply_async(_tokenize, (chunk,))))
+            if len(pending) > 2 * n_process:
+                done_ids, result = pending.popleft()
+                yield done_ids, result.get()
+        while pending:
+            done_ids, result = pending.popleft()
+            yield done_ids, result.get()
+
+
+_SPLITTER: Optional[SentenceSplitter] = None
+
+
+def _init_worker(lang: str, max_length: int) -> None:
+    global _SPLITTER
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover
+        pass
+    _SPLITTER = SentenceSplitter(lang, max_length)
+
+
+def _tokenize(texts: List[str]) -> Tokenized:
+    """(distinct words, local word ids of every token, sentence lengths, text index of each sentence)."""
+    assert _SPLITTER is not None
+    orth, lengths, text_of = _SPLITTER.split(texts)
+    distinct, local = numpy.unique(orth, return_inverse=True)
+    strings = _SPLITTER.nlp.vocab.strings
+    return [strings[int(h)] for h in distinct], local.astype(numpy.int32), lengths, text_of
+
+
+def _progress_bar(total_bytes: int, enabled: bool):  # type: ignore[no-untyped-def]
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total_bytes, unit="B", unit_scale=True, desc="Preparing corpus", mininterval=1.0)
+
+
+def prepared_for_training(
+    train: PathLike, output: PathLike, lang: str, max_length: int, n_process: int = 0, progress: bool = True, log=print  # type: ignore[no-untyped-def]
+) -> PreparedCorpus:
+    """The prepared corpus to train on: `train` itself if it is a prepared folder (checked
+    against the tokenizer settings), else `train` prepared into `output/corpus` (reused when
+    its key matches)."""
+    if is_prepared(train):
+        corpus = PreparedCorpus(train)
+        if corpus.key["lang"] != lang or corpus.key["max_length"] != max_length:
+            raise ValueError(
+                f"{train} was prepared with lang={corpus.key['lang']!r}, max_length={corpus.key['max_length']}, "
+                f"but [corpus] asks for lang={lang!r}, max_length={max_length}: prepare it again with those settings"
+            )
+        return corpus
+    return prepare_corpus(train, Path(output) / "corpus", lang, max_length, n_process, progress, log)
+

@@ -1,0 +1,77 @@
+"""The settings of a pretraining config and their defaults, stated once: a config names only what
+it changes, and a misspelt setting is an error that names it."""
+from typing import Any, Dict
+
+from thinc.api import Config
+
+DEFAULTS = """
+[paths]
+train = null
+dev = null
+init_bilm = null
+
+[system]
+seed = 0
+# torch threads; 0 leaves torch's default
+threads = 0
+# DataLoader processes that build batches; 0 builds them in the training process
+data_workers = 1
+# -1: CPU; N: CUDA device N; null: CUDA if there is one (LOCAL_RANK under torchrun)
+gpu_id = null
+
+[corpus]
+lang = "en"
+max_length = 100
+pool_size = 4000
+dev_every_nth_doc = 50
+# processes that tokenize raw text when it is prepared; 0: one per CPU core
+prepare_processes = 0
+
+[vocab]
+max_size = 20000
+min_count = 3
+
+[softmax]
+kind = "adaptive"
+cutoffs = [2000, 10000]
+
+[training]
+optimizer = "adam"
+learn_rate = 0.002
+warmup_steps = 200
+decay = "constant"
+grad_clip = 10.0
+dropout = 0.1
+batch_tokens = 2048
+max_steps = 0
+max_minutes = 60
+log_every = 20
+eval_every = 200
+checkpoint_every = 100
+dev_max_sentences = 2000
+# "no" or "bf16": autocast the forward pass to bfloat16 (weights and optimizer stay float32)
+mixed_precision = "no"
+# compile the LSTM cell's elementwise work with torch.compile (fewer kernels on CUDA)
+compile = false
+"""
+
+
+def fill_pretrain_config(config: Config) -> Config:
+    """`config` over the defaults, checked for settings that do not exist.
+
+    RETURNS (Config): a new config with every setting present.
+    """
+    defaults = Config().from_str(DEFAULTS)
+    if "bilm" not in config:
+        raise ValueError("The pretraining config needs a [bilm] block (start from a preset in configs/)")
+    unknown = [f"[{section}]" for section in config if section not in defaults and section != "bilm"]
+    for section, block in config.items():
+        if section in defaults and isinstance(block, dict):
+            unknown += [f"{section}.{key}" for key in block if key not in defaults[section]]
+    if unknown:
+        raise ValueError(f"Unknown pretraining setting(s): {', '.join(unknown)}. Known: {_known(defaults)}")
+    return defaults.merge(config)
+
+
+def _known(defaults: Dict[str, Any]) -> str:
+    return "; ".join(f"[{section}] {', '.join(block)}" for section, block in defaults.items())

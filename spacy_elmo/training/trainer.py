@@ -1,0 +1,379 @@
+"""Pretraining a biLM from raw text: `spacy-elmo pretrain CONFIG --output DIR`.
+
+Writes to the output folder: corpus/ (the training text, prepared once; see prepared.py),
+checkpoint.pt (every `checkpoint_every` steps, atomically; with --resume, training goes on from it
+at the same step and data position), model-last/ and model-best/ (by dev perplexity; see
+checkpoint.py), config.cfg, vocab.txt, log.jsonl and perplexity.png. Under torchrun, each process
+reads its own share of the corpus, gradients are averaged by DistributedDataParallel, and only
+rank 0 evaluates and writes files.
+"""
+import contextlib
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+import srsly
+import torch
+from confection import Config
+from torch import nn
+
+from ..bilm import BiLM, ElmoOptions
+from ..bilm.language_model import BiLanguageModel, SharedSoftmax
+from ..bilm.lstm import compile_cells
+from .batches import BatchEncoder, BatchStream, CorpusPosition, TrainingBatch, batch_loader, first_sentences
+from .checkpoint import load_checkpoint, load_model_dir, rng_state, save_checkpoint, save_model_dir, set_rng_state
+from .corpus import Corpus
+from .evaluate import evaluate
+from .plot import plot_log
+from .prepared import PreparedCorpus, prepared_for_training
+from .settings import fill_pretrain_config
+from .vocab import Vocabulary
+
+Log = Callable[[str], None]
+
+
+def pretrain(config: Config, output: Path, resume: bool = False, log: Log = print, gpu_id: Optional[int] = None) -> Dict[str, Any]:
+    """Train a biLM as configured; see the module docstring for what is written.
+
+    gpu_id (Optional[int]): overrides [system] gpu_id (-1: CPU, N: CUDA device N).
+    RETURNS (Dict[str, Any]): step, elapsed_s, tokens, best_dev_ppl, last_eval.
+    """
+    return Pretrainer(config, output, resume=resume, log=log, gpu_id=gpu_id).run()
+
+
+def build_bilm(block: Dict[str, Any]) -> BiLM:
+    """The torch biLM of a config's [bilm] block (its hyperparameters only; weights random)."""
+    return BiLM(ElmoOptions.from_config(block))
+
+
+def _optimizer(params: List[nn.Parameter], settings: Dict[str, Any], device: torch.device) -> torch.optim.Optimizer:
+    name = settings["optimizer"].lower()
+    if name == "adam":
+        return torch.optim.Adam(params, lr=settings["learn_rate"], fused=device.type == "cuda" or None)
+    if name == "adagrad":  # as in the original training code
+        return torch.optim.Adagrad(params, lr=settings["learn_rate"], initial_accumulator_value=1.0)
+    raise ValueError(f"[training] optimizer must be 'adam' or 'adagrad', got {settings['optimizer']!r}")
+
+
+def _schedule(settings: Dict[str, Any]) -> Callable[[int], float]:
+    warmup, max_steps, decay = settings["warmup_steps"], settings["max_steps"], settings["decay"]
+    if decay not in ("constant", "linear"):
+        raise ValueError(f"[training] decay must be 'constant' or 'linear', got {decay!r}")
+    if decay == "linear" and max_steps <= 0:
+        raise ValueError("[training] decay = 'linear' needs max_steps > 0")
+
+    def factor(step: int) -> float:
+        warm = min(1.0, (step + 1) / warmup) if warmup > 0 else 1.0
+        if decay == "linear":
+            return warm * max(0.0, 1.0 - step / max_steps)
+        return warm
+
+    return factor
+
+
+def _autocast(device: torch.device, mode: str) -> Callable[[], Any]:
+    if mode == "no":
+        return contextlib.nullcontext
+    if mode == "bf16":
+        return lambda: torch.autocast(device.type, dtype=torch.bfloat16)
+    raise ValueError(f"[training] mixed_precision must be 'no' or 'bf16', got {mode!r}")
+
+
+def _device(gpu_id: Optional[int]) -> torch.device:
+    if gpu_id is None:
+        if torch.cuda.is_available():
+            return torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+        return torch.device("cpu")
+    if gpu_id < 0:
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise ValueError(f"gpu_id {gpu_id} asks for CUDA, but torch sees no GPU: use -1 for the CPU")
+    return torch.device("cuda", gpu_id)
+
+
+class Pretrainer:
+    """One pretraining run: set up in `__init__`, trained by `run`.
+
+    config (Config): a pretraining config (filled from `settings.DEFAULTS`).
+    output (Path): the output folder.
+    resume (bool): go on from output/checkpoint.pt if there is one.
+    log (Callable[[str], None]): where progress lines go.
+    gpu_id (Optional[int]): overrides [system] gpu_id.
+    """
+
+    def __init__(self, config: Config, output: Path, resume: bool = False, log: Log = print, gpu_id: Optional[int] = None) -> None:
+        self.config = fill_pretrain_config(config)
+        self.output = Path(output)
+        self.log = log
+        self.settings = self.config["training"]
+        system = self.config["system"]
+        self.rank, self.world = self._init_distributed()
+        torch.manual_seed(system["seed"])
+        if system["threads"]:
+            torch.set_num_threads(int(system["threads"]))
+        self.device = _device(gpu_id if gpu_id is not None else system["gpu_id"])
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
+        if self.rank == 0:
+            self.output.mkdir(parents=True, exist_ok=True)
+        self.checkpoint = load_checkpoint(self.output) if resume else None
+        if resume and self.checkpoint is None:
+            log(f"No checkpoint in {self.output}: starting from scratch")
+        self.corpus = self._prepared_corpus()
+        corpus_cfg = self.config["corpus"]
+        self.hold_out = corpus_cfg["dev_every_nth_doc"] if self.config["paths"]["dev"] is None else 0
+        self.train_sentences = self.corpus.select(self.hold_out, rank=self.rank, world_size=self.world)
+        self.lm = self._build_model()
+        self.optimizer = _optimizer(list(self.lm.parameters()), self.settings, self.device)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(self.settings))
+        self.autocast = _autocast(self.device, self.settings["mixed_precision"])
+        self.step, self.elapsed, self.tokens_seen, self.best = 0, 0.0, 0, math.inf
+        self.position = CorpusPosition()
+        if self.checkpoint is not None:
+            self._restore(self.checkpoint)
+        self.model: nn.Module = self.lm
+        if self.world > 1:
+            self.model = nn.parallel.DistributedDataParallel(self.lm, find_unused_parameters=self.softmax.kind == "adaptive")
+        self.dev_sentences = self._dev_sentences() if self.rank == 0 else []
+        self.log_path = self.output / "log.jsonl"
+        self.last_eval: Dict[str, float] = {}
+        self.last_eval_step = -1
+
+    # --- setting up -------------------------------------------------------------------------
+
+    def _init_distributed(self) -> Tuple[int, int]:
+        world = int(os.environ.get("WORLD_SIZE", "1"))
+        if world > 1 and not torch.distributed.is_initialized():
+            backend = "nccl" if torch.cuda.is_available() and self.config["system"]["gpu_id"] != -1 else "gloo"
+            torch.distributed.init_process_group(backend=backend)
+        return (torch.distributed.get_rank() if world > 1 else 0), world
+
+    def _prepared_corpus(self) -> PreparedCorpus:
+        """Rank 0 prepares the training text (or finds it prepared); the others wait, then read it."""
+        corpus_cfg = self.config["corpus"]
+        args = (self.config["paths"]["train"], self.output, corpus_cfg["lang"], corpus_cfg["max_length"])
+        if self.rank == 0:
+            corpus = prepared_for_training(*args, n_process=corpus_cfg["prepare_processes"], log=self.log)
+        if self.world > 1:
+            torch.distributed.barrier()
+        if self.rank != 0:
+            corpus = prepared_for_training(*args, n_process=1, progress=False, log=lambda s: None)
+        return corpus
+
+    def _vocabulary(self, init_vocab: Optional[Vocabulary]) -> Vocabulary:
+        vocab_path = self.output / "vocab.txt"
+        if self.checkpoint is not None and vocab_path.is_file():
+            return Vocabulary.from_file(vocab_path)
+        if init_vocab is not None:
+            return init_vocab
+        settings = self.config["vocab"]
+        every = self.corpus.select(self.hold_out)
+        counts = self.corpus.word_counts(every)
+        table = {w: int(c) for w, c in zip(self.corpus.words, counts) if c > 0}
+        vocab = Vocabulary.from_sentence_counts(table, len(every), settings["max_size"], settings["min_count"])
+        if len(vocab) <= 3:
+            raise ValueError(f"No training text in {self.config['paths']['train']} (after holding out every {self.hold_out}th document)")
+        return vocab
+
+    def _build_model(self) -> BiLanguageModel:
+        bilm = build_bilm(self.config["bilm"])
+        init_bilm = self.config["paths"]["init_bilm"]
+        init_vocab: Optional[Vocabulary] = None
+        init_softmax: Optional[SharedSoftmax] = None
+        if init_bilm is not None:
+            loaded, init_vocab, init_softmax = load_model_dir(init_bilm)
+            if not loaded.options.matches(bilm.options):
+                raise ValueError(
+                    f"[bilm] in the config does not match the model in {init_bilm}: {loaded.options} vs {bilm.options}. "
+                    "Copy its options into [bilm] (spacy_elmo.bilm_config gives the block)."
+                )
+            bilm.load_state_dict(loaded.state_dict())
+            if init_softmax is None:
+                init_vocab = None
+        self.vocab = self._vocabulary(init_vocab)
+        if self.rank == 0:
+            self.vocab.to_file(self.output / "vocab.txt")
+            self.config.to_disk(self.output / "config.cfg")
+        softmax_cfg = self.config["softmax"]
+        if init_softmax is not None and init_vocab is self.vocab:
+            self.softmax = init_softmax
+        else:
+            self.softmax = SharedSoftmax(bilm.options.projection_dim, len(self.vocab), softmax_cfg["kind"], softmax_cfg["cutoffs"])
+        self.bilm = bilm
+        if self.settings["compile"]:
+            compile_cells(bilm)
+        return BiLanguageModel(bilm, self.softmax, dropout=self.settings["dropout"]).to(self.device)
+
+    def _restore(self, checkpoint: Dict[str, Any]) -> None:
+        self.lm.load_state_dict(checkpoint["model"])
+        self.optimizer.load_state_dict(checkpoint["optimizer"])
+        self.scheduler.load_state_dict(checkpoint["scheduler"])
+        set_rng_state(checkpoint["rng"])
+        self.step, self.elapsed, self.tokens_seen = checkpoint["step"], checkpoint["elapsed"], checkpoint["tokens"]
+        self.best = checkpoint["best_dev_ppl"]
+        self.position = CorpusPosition(**checkpoint["position"])
+        p = self.position
+        self.log(f"Resumed at step {self.step} (epoch {p.epoch}, pool {p.pool}, batch {p.batch})")
+
+    def _dev_sentences(self) -> List[List[str]]:
+        paths, corpus_cfg, limit = self.config["paths"], self.config["corpus"], self.settings["dev_max_sentences"]
+        if paths["dev"] is not None:
+            sentences: List[List[str]] = []
+            for sentence in Corpus(paths["dev"], corpus_cfg["lang"], corpus_cfg["max_length"]):
+                sentences.append(sentence)
+                if len(sentences) >= limit:
+                    break
+            return sentences
+        if not self.hold_out:
+            return []
+        return first_sentences(self.corpus, self.corpus.select(self.hold_out, only_held_out=True), limit)
+
+    def _batches(self) -> Iterator[TrainingBatch]:
+        corpus_cfg = self.config["corpus"]
+        encoder = BatchEncoder(self.corpus, self.vocab, self.bilm.options.max_characters_per_token)
+        stream = BatchStream(encoder, self.train_sentences, self.settings["batch_tokens"], corpus_cfg["pool_size"],
+                             self.config["system"]["seed"], self.position)
+        return batch_loader(stream, self.config["system"]["data_workers"], self.device)
+
+    # --- training -----------------------------------------------------------------------------
+
+    def run(self) -> Dict[str, Any]:
+        """Train until max_steps or max_minutes, evaluating, logging and checkpointing on the way."""
+        settings = self.settings
+        self.lm.train()
+        started = time.perf_counter() - self.elapsed
+        window = _Window(self.device)
+        if self.step == 0:
+            self.evaluate()
+        batches = self._batches()
+        while not self._should_stop():
+            batch = next(batches)
+            window.add(self.train_step(batch), batch.n_tokens * self.world)
+            self.position = batch.position
+            self.step += 1
+            self.tokens_seen += batch.n_tokens * self.world
+            self.elapsed = time.perf_counter() - started
+            if self.step % settings["log_every"] == 0:
+                self._log_progress(window)
+                window = _Window(self.device)
+            if self.step % settings["eval_every"] == 0:
+                self.evaluate()
+                self._plot()
+            if self.step % settings["checkpoint_every"] == 0:
+                self.save()
+        if self.last_eval_step != self.step:
+            self.evaluate()
+        self.save()
+        self._plot()
+        if self.world > 1:
+            torch.distributed.barrier()
+        return {"step": self.step, "elapsed_s": self.elapsed, "tokens": self.tokens_seen, "best_dev_ppl": self.best, "last_eval": self.last_eval}
+
+    def train_step(self, batch: TrainingBatch) -> torch.Tensor:
+        """One update on `batch`. RETURNS (torch.Tensor): the mean loss, on the device (reading it
+        would wait for the device)."""
+        with self.autocast():
+            out = self.model(batch.chars, batch.targets)
+        loss = (out["forward"] + out["backward"]).float() / (2 * max(1, batch.n_tokens))
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.settings["grad_clip"] > 0:
+            nn.utils.clip_grad_norm_(self.lm.parameters(), self.settings["grad_clip"])
+        self.optimizer.step()
+        self.scheduler.step()
+        return loss.detach()
+
+    def _should_stop(self) -> bool:
+        max_steps, max_seconds = self.settings["max_steps"], self.settings["max_minutes"] * 60
+        stop = (max_steps > 0 and self.step >= max_steps) or (max_seconds > 0 and self.elapsed >= max_seconds)
+        if self.world > 1 and max_seconds > 0:
+            # Clocks differ between processes: rank 0 decides, so that all stop at the same step.
+            flag = torch.tensor([float(stop)], device=self.device if self.device.type == "cuda" else "cpu")
+            torch.distributed.broadcast(flag, 0)
+            stop = bool(flag.item())
+        return stop
+
+    def evaluate(self) -> None:
+        """Dev perplexity (rank 0); keeps model-best."""
+        if self.rank != 0 or not self.dev_sentences:
+            return
+        self.last_eval_step = self.step
+        result = evaluate(self.lm, self.vocab, self.dev_sentences, self.settings["batch_tokens"])
+        self.last_eval = result
+        self._write_log({"step": self.step, "elapsed_s": round(self.elapsed, 1), "tokens": self.tokens_seen,
+                         "dev_ppl": result["average"], "dev_ppl_forward": result["forward"], "dev_ppl_backward": result["backward"]})
+        if result["average"] < self.best:
+            self.best = result["average"]
+            save_model_dir(self.output / "model-best", self.bilm, self.vocab, self.softmax)
+        self.log(f"step {self.step:>7}  dev perplexity {result['average']:.2f} (forward {result['forward']:.2f}, "
+                 f"backward {result['backward']:.2f}, best {self.best:.2f})")
+
+    def save(self) -> None:
+        """Checkpoint and model-last (rank 0)."""
+        if self.rank != 0:
+            return
+        state = {
+            "model": self.lm.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "rng": rng_state(),
+            "step": self.step,
+            "elapsed": self.elapsed,
+            "tokens": self.tokens_seen,
+            "best_dev_ppl": self.best,
+            "position": self.position.to_dict(),
+        }
+        save_checkpoint(self.output, state)
+        save_model_dir(self.output / "model-last", self.bilm, self.vocab, self.softmax)
+
+    def _log_progress(self, window: "_Window") -> None:
+        mean, rate = window.result()  # the one read of the device in a window
+        left = _time_left(self.step, self.elapsed, self.settings["max_steps"], self.settings["max_minutes"] * 60)
+        ppl = math.exp(min(mean, 50.0))
+        self._write_log({"step": self.step, "elapsed_s": round(self.elapsed, 1), "tokens": self.tokens_seen, "loss": mean,
+                         "train_ppl": ppl, "tokens_per_s": rate, "lr": self.scheduler.get_last_lr()[0]})
+        if self.rank == 0:
+            self.log(f"step {self.step:>7}  {_clock(self.elapsed)}  loss {mean:.3f}  ppl {ppl:9.2f}  {rate:8.0f} tokens/s  left {left}")
+
+    def _write_log(self, entry: Dict[str, Any]) -> None:
+        if self.rank == 0:
+            with self.log_path.open("a", encoding="utf8") as f:
+                f.write(srsly.json_dumps(entry) + "\n")
+
+    def _plot(self) -> None:
+        if self.rank == 0:
+            plot_log(self.log_path, self.output / "perplexity.png")
+
+
+class _Window:
+    """Loss and speed over the steps between two log lines, summed on the device."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.start = time.perf_counter()
+        self.loss = torch.zeros((), device=device)
+        self.n = 0
+        self.tokens = 0
+
+    def add(self, loss: torch.Tensor, tokens: int) -> None:
+        self.loss += loss * tokens
+        self.n += tokens
+        self.tokens += tokens
+
+    def result(self) -> Tuple[float, float]:
+        mean = float(self.loss) / max(1, self.n)
+        return mean, self.tokens / max(1e-9, time.perf_counter() - self.start)
+
+
+def _clock(seconds: float) -> str:
+    return time.strftime("%H:%M:%S", time.gmtime(seconds))
+
+
+def _time_left(step: int, elapsed: float, max_steps: int, max_seconds: float) -> str:
+    lefts = []
+    if max_steps > 0 and step > 0:
+        lefts.append(elapsed / step * (max_steps - step))
+    if max_seconds > 0:
+        lefts.append(max_seconds - elapsed)
+    return _clock(max(0.0, min(lefts))) if lefts else "-"
