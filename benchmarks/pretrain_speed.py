@@ -1,100 +1,172 @@
-"""Training tokens/s of a pretraining preset, and the fraction of the machine's matrix-product
-peak it reaches.
+"""Training tokens/s of pretraining presets, the fraction of the device's matrix-product peak they
+reach, and the end-to-end speed of the real trainer (data pipeline included) beside the step alone.
 
-Runs the preset's model, softmax and batch size on real text (Reuters by default) for a number of
-steps, counts the FLOPs of one training step (forward + backward) with PyTorch's FLOP counter,
-and measures in the same run the GFLOP/s of a large square matrix product as the peak.
+For each preset: the preset's biLM, softmax and batch size on real text (Reuters by default,
+prepared once into --work). "step" times the training step alone on batches already in memory;
+"end-to-end" runs `Pretrainer` (what `spacy-elmo pretrain` runs: DataLoader workers, logging,
+checkpoints off) for the same number of steps. FLOPs of one step (forward + backward) are counted
+with PyTorch's FLOP counter; the peak is a large square matrix product in the same dtype,
+measured in the same run. Runs on CUDA when there is a GPU (or --device).
 
-    python benchmarks/pretrain_speed.py                       # configs/pretrain_cpu.cfg
-    python benchmarks/pretrain_speed.py --config configs/pretrain_small.cfg --steps 10
+    python benchmarks/pretrain_speed.py                                  # cpu preset, fp32
+    python benchmarks/pretrain_speed.py --presets cpu small original --precision no bf16
+    python benchmarks/pretrain_speed.py --presets small --batch-tokens 32768 --compile
 """
 import argparse
+import json
+import tempfile
 import time
-from itertools import islice
 from pathlib import Path
+from typing import Any, Dict, List
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TEXT = ROOT.parent / "shared" / "data" / "raw" / "reuters21578.txt.gz"
 
 
-def matmul_peak(threads: int, size: int = 2048, repeats: int = 10) -> float:
+def matmul_peak(device: Any, dtype: Any, size: int, repeats: int = 10) -> float:
+    """GFLOP/s of a (size x size) @ (size x size) product."""
     import torch
 
-    torch.set_num_threads(threads)
-    a, b = torch.randn(size, size), torch.randn(size, size)
-    a @ b
+    a = torch.randn(size, size, device=device).to(dtype)
+    b = torch.randn(size, size, device=device).to(dtype)
+    for _ in range(2):
+        a @ b
+    _sync(device)
     start = time.perf_counter()
     for _ in range(repeats):
         a @ b
+    _sync(device)
     return 2 * size**3 * repeats / (time.perf_counter() - start) / 1e9
+
+
+def _sync(device: Any) -> None:
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def step_speed(config: Any, prepared: Any, device: Any, steps: int, warmup: int) -> Dict[str, float]:
+    """Tokens/s and FLOP/token of the training step alone, batches prepared beforehand."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from spacy_elmo.training.batches import BatchEncoder, BatchStream, batch_loader
+    from spacy_elmo.training.trainer import Pretrainer
+
+    trainer = Pretrainer(config, Path(tempfile.mkdtemp()), log=lambda s: None, gpu_id=_gpu_id(device))
+    encoder = BatchEncoder(trainer.corpus, trainer.vocab, trainer.bilm.options.max_characters_per_token)
+    stream = BatchStream(encoder, trainer.train_sentences, trainer.settings["batch_tokens"], config["corpus"]["pool_size"], 0, trainer.position)
+    loader = batch_loader(stream, 0, device)
+    data = [next(loader) for _ in range(warmup + steps + 1)]
+    trainer.lm.train()
+    for batch in data[:warmup]:
+        trainer.train_step(batch)
+    counter = FlopCounterMode(display=False)
+    with counter:
+        trainer.train_step(data[warmup])
+    flops_per_token = counter.get_total_flops() / data[warmup].n_tokens
+    _sync(device)
+    start = time.perf_counter()
+    n_tokens = 0
+    for batch in data[warmup + 1 :]:
+        trainer.train_step(batch)
+        n_tokens += batch.n_tokens
+    _sync(device)
+    params = sum(p.numel() for p in trainer.bilm.parameters())
+    return {"tokens_per_s": n_tokens / (time.perf_counter() - start), "flops_per_token": flops_per_token,
+            "params": params, "vocab": len(trainer.vocab), "softmax": trainer.softmax.kind}
+
+
+def end_to_end_speed(config: Any, device: Any, steps: int, warmup: int) -> float:
+    """Tokens/s of the real trainer (data pipeline, logging and bookkeeping included) over
+    `steps` steps that follow `warmup` steps, read from its own log.jsonl: the trainer logs a
+    window every `warmup` steps, and the first window (start-up) is left out."""
+    import srsly
+
+    from spacy_elmo.training.trainer import Pretrainer
+
+    config = config.copy()
+    steps = max(warmup, steps // warmup * warmup)
+    config["training"].update({"max_steps": warmup + steps, "eval_every": 10**9, "checkpoint_every": 10**9, "log_every": warmup})
+    config["paths"]["dev"] = None
+    config["corpus"]["dev_every_nth_doc"] = 0
+    output = Path(tempfile.mkdtemp())
+    Pretrainer(config, output, log=lambda s: None, gpu_id=_gpu_id(device)).run()
+    windows = [row for row in srsly.read_jsonl(output / "log.jsonl") if "tokens_per_s" in row]
+    tokens = [b["tokens"] - a["tokens"] for a, b in zip(windows, windows[1:])]
+    seconds = [n / row["tokens_per_s"] for n, row in zip(tokens, windows[1:])]
+    return sum(tokens) / sum(seconds)
+
+
+def _gpu_id(device: Any) -> int:
+    return -1 if device.type == "cpu" else (device.index or 0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", type=Path, default=ROOT / "configs" / "pretrain_cpu.cfg")
-    parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
+    parser.add_argument("--presets", nargs="+", default=["cpu"], help="cpu, small, original, or config paths")
+    parser.add_argument("--precision", nargs="+", default=["no"], help="no and/or bf16 ([training] mixed_precision)")
+    parser.add_argument("--text", type=Path, default=DEFAULT_TEXT, help="raw text or a prepared folder")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "spacy-elmo-bench", help="where the text is prepared")
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads on CPU")
+    parser.add_argument("--workers", type=int, default=1, help="DataLoader workers in the end-to-end run")
+    parser.add_argument("--batch-tokens", type=int, default=0, help="override the preset's batch size")
+    parser.add_argument("--compile", action="store_true", help="[training] compile = true")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
+    parser.add_argument("--no-end-to-end", action="store_true")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
 
     import torch
-    from spacy.util import registry
-    from thinc.api import Config
-    from torch.utils.flop_counter import FlopCounterMode
+    from confection import Config
 
-    from spacy_elmo.bilm import CharBatch
-    from spacy_elmo.bilm.language_model import BiLanguageModel, SharedSoftmax, batch_targets
-    from spacy_elmo.layers.bilm_model import get_bilm
-    from spacy_elmo.training.corpus import Corpus, CorpusPosition, training_batches
-    from spacy_elmo.training.vocab import Vocabulary
+    from spacy_elmo.training.prepared import is_prepared, prepare_corpus
 
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    torch.set_num_threads(args.threads)
     if not args.text.exists():
         raise SystemExit(f"{args.text} not found: pass --text with a raw-text file")
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
-    config = Config().from_disk(args.config)
-    train, corpus_cfg = config["training"], config["corpus"]
-    corpus = Corpus(args.text, corpus_cfg["lang"], corpus_cfg["max_length"])
-    vocab = Vocabulary.build(islice(corpus, 20000), config["vocab"]["max_size"], config["vocab"]["min_count"])
-    bilm = get_bilm(registry.resolve({"bilm": config["bilm"]})["bilm"])
-    softmax_cfg = config["softmax"]
-    softmax = SharedSoftmax(bilm.options.projection_dim, len(vocab), softmax_cfg["kind"], softmax_cfg["cutoffs"])
-    lm = BiLanguageModel(bilm, softmax, dropout=train["dropout"]).train()
-    optimizer = torch.optim.Adam(lm.parameters(), lr=train["learn_rate"])
-    batches = training_batches(corpus, train["batch_tokens"], corpus_cfg["pool_size"], 0, CorpusPosition())
-
-    def step(sentences):  # type: ignore[no-untyped-def]
-        out = lm(CharBatch.from_sentences(sentences), batch_targets(sentences, vocab.ids, vocab.unk_id, vocab.bos_id, vocab.eos_id))
-        n = int(out["n_tokens"])
-        loss = (out["forward"] + out["backward"]) / (2 * n)
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(lm.parameters(), train["grad_clip"])
-        optimizer.step()
-        return n
-
-    data = [next(batches)[0] for _ in range(args.warmup + args.steps + 1)]
-    for sentences in data[: args.warmup]:
-        step(sentences)
-    counter = FlopCounterMode(display=False)
-    with counter:
-        counted_tokens = step(data[args.warmup])
-    flops_per_token = counter.get_total_flops() / counted_tokens
-    n_tokens = 0
-    start = time.perf_counter()
-    for sentences in data[args.warmup + 1 :]:
-        n_tokens += step(sentences)
-    elapsed = time.perf_counter() - start
-    rate = n_tokens / elapsed
-    peak = matmul_peak(args.threads)
-    params = sum(p.numel() for p in bilm.parameters())
-    print(f"config            {args.config.name} (biLM {params / 1e6:.1f}M parameters, vocab {len(vocab)}, {softmax.kind} softmax)")
-    print(f"training          {rate:.0f} tokens/s ({n_tokens} tokens in {args.steps} steps of <= {train['batch_tokens']} tokens, {args.threads} threads)")
-    print(f"work              {flops_per_token / 1e6:.1f} MFLOP per token (forward + backward, counted)")
-    print(f"achieved          {rate * flops_per_token / 1e9:.1f} GFLOP/s")
-    print(f"matmul peak       {peak:.1f} GFLOP/s (2048^3 product, same run)")
-    print(f"fraction of peak  {rate * flops_per_token / 1e9 / peak:.1%}")
+    prepared = args.text if is_prepared(args.text) else prepare_corpus(args.text, args.work / "corpus", log=print).folder
+    results: List[Dict[str, Any]] = []
+    for preset in args.presets:
+        path = Path(preset) if preset.endswith(".cfg") else ROOT / "configs" / f"pretrain_{preset}.cfg"
+        for precision in args.precision:
+            config = Config().from_disk(path)
+            config["paths"]["train"] = str(prepared)
+            config["system"]["threads"] = args.threads if device.type == "cpu" else 0
+            config["system"]["data_workers"] = args.workers
+            config["training"]["mixed_precision"] = precision
+            config["training"]["compile"] = args.compile
+            config["training"]["max_minutes"] = 0
+            if args.batch_tokens:
+                config["training"]["batch_tokens"] = args.batch_tokens
+            torch.manual_seed(0)
+            step = step_speed(config, prepared, device, args.steps, args.warmup)
+            dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+            peak = matmul_peak(device, dtype, 8192 if device.type == "cuda" else 2048)
+            achieved = step["tokens_per_s"] * step["flops_per_token"] / 1e9
+            row = {"preset": path.stem, "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+                   "precision": precision, "compile": args.compile, "batch_tokens": config["training"]["batch_tokens"],
+                   "step_tokens_per_s": round(step["tokens_per_s"]), "mflop_per_token": round(step["flops_per_token"] / 1e6, 2),
+                   "achieved_gflops": round(achieved, 1), "peak_gflops": round(peak, 1), "fraction_of_peak": round(achieved / peak, 4)}
+            print(f"{path.stem} ({step['params'] / 1e6:.1f}M-parameter biLM, {step['softmax']} softmax over {step['vocab']} words), "
+                  f"{row['device']}, mixed_precision={precision}, compile={args.compile}, batch_tokens={row['batch_tokens']}")
+            print(f"  step only       {step['tokens_per_s']:10.0f} tokens/s   ({args.steps} steps)")
+            print(f"  work            {step['flops_per_token'] / 1e6:10.1f} MFLOP per token (forward + backward, counted)")
+            print(f"  achieved        {achieved:10.1f} GFLOP/s")
+            print(f"  matmul peak     {peak:10.1f} GFLOP/s (same dtype, same run)")
+            print(f"  fraction        {achieved / peak:10.1%}")
+            if not args.no_end_to_end:
+                e2e = end_to_end_speed(config, device, args.steps, args.warmup)
+                row["end_to_end_tokens_per_s"] = round(e2e)
+                row["end_to_end_ratio"] = round(e2e / step["tokens_per_s"], 3)
+                print(f"  end-to-end      {e2e:10.0f} tokens/s   ({e2e / step['tokens_per_s']:.0%} of the step alone; Pretrainer with {args.workers} DataLoader worker(s))")
+            results.append(row)
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

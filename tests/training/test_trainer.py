@@ -1,0 +1,63 @@
+"""The trainer's settings: defaults and misspelt names, the biLM block read without spaCy's
+registry, bfloat16 autocast, devices, and reuse of the prepared corpus."""
+import json
+import math
+
+import pytest
+import torch
+from thinc.api import Config
+
+from spacy_elmo.bilm import ElmoFormatError, ElmoOptions
+from spacy_elmo.training.settings import fill_pretrain_config
+from spacy_elmo.training.trainer import Pretrainer, build_bilm, pretrain
+
+from ..helpers import tiny_model_config, tiny_options
+from .test_pretrain import _config, corpus_file  # noqa: F401 (fixture)
+
+
+def test_bilm_block_is_read_without_the_registry():
+    block = tiny_model_config()
+    assert build_bilm(block).options == tiny_options()
+    with pytest.raises(ElmoFormatError, match="cell_dims"):
+        ElmoOptions.from_config({**block, "cell_dims": 3})
+
+
+def test_partial_config_is_filled_and_misspelt_settings_are_named():
+    partial = Config().from_str('[paths]\ntrain = "x.txt"\n\n[bilm]\ncell_dim = 16\nprojection_dim = 8\n\n[training]\nmax_steps = 3\n')
+    filled = fill_pretrain_config(partial)
+    assert filled["training"]["max_steps"] == 3 and filled["training"]["batch_tokens"] == 2048
+    assert filled["corpus"]["lang"] == "en" and filled["bilm"]["cell_dim"] == 16
+    with pytest.raises(ValueError, match="training.learning_rate"):
+        fill_pretrain_config(Config().from_str("[bilm]\ncell_dim = 16\n\n[training]\nlearning_rate = 0.1\n"))
+    with pytest.raises(ValueError, match=r"\[optimiser\]"):
+        fill_pretrain_config(Config().from_str("[bilm]\ncell_dim = 16\n\n[optimiser]\nx = 1\n"))
+
+
+def test_bf16_autocast_trains_close_to_float32(corpus_file, tmp_path):  # noqa: F811
+    losses = {}
+    for mode in ("no", "bf16"):
+        out = tmp_path / mode
+        pretrain(_config(corpus_file, **{"training.max_steps": 4, "training.log_every": 1, "training.mixed_precision": mode}), out, log=lambda s: None)
+        rows = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+        losses[mode] = [row["loss"] for row in rows if "loss" in row]
+    assert all(math.isfinite(x) for x in losses["bf16"])
+    assert losses["bf16"][0] == pytest.approx(losses["no"][0], rel=0.02)
+    with pytest.raises(ValueError, match="mixed_precision"):
+        Pretrainer(_config(corpus_file, **{"training.mixed_precision": "fp8"}), tmp_path / "bad", log=lambda s: None)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error without a GPU")
+def test_asking_for_a_gpu_without_one_is_explained(corpus_file, tmp_path):  # noqa: F811
+    with pytest.raises(ValueError, match="use -1 for the CPU"):
+        pretrain(_config(corpus_file, **{"training.max_steps": 1}), tmp_path / "o", log=lambda s: None, gpu_id=0)
+
+
+def test_a_second_run_reuses_the_prepared_corpus(corpus_file, tmp_path):  # noqa: F811
+    lines = []
+    pretrain(_config(corpus_file, **{"training.max_steps": 2}), tmp_path / "o", log=lines.append)
+    assert sum(line.startswith("Prepared") for line in lines) == 1
+    pretrain(_config(corpus_file, **{"training.max_steps": 4}), tmp_path / "o", resume=True, log=lines.append)
+    assert sum(line.startswith("Prepared") for line in lines) == 1
+    # A prepared folder can be given as the training text itself.
+    pretrain(_config(corpus_file, **{"training.max_steps": 2, "paths.train": str(tmp_path / "o" / "corpus")}), tmp_path / "p", log=lines.append)
+    assert sum(line.startswith("Prepared") for line in lines) == 1 and not (tmp_path / "p" / "corpus").exists()
