@@ -92,11 +92,47 @@ def end_to_end_speed(config: Any, device: Any, steps: int, warmup: int) -> float
     config["paths"]["dev"] = None
     config["corpus"]["dev_every_nth_doc"] = 0
     output = Path(tempfile.mkdtemp())
-    Pretrainer(config, output, log=lambda s: None, gpu_id=_gpu_id(device)).run()
+    with _Utilisation(device) as utilisation:
+        Pretrainer(config, output, log=lambda s: None, gpu_id=_gpu_id(device)).run()
+    if utilisation.samples:
+        print(f"  GPU utilisation {sum(utilisation.samples) / len(utilisation.samples):10.0f} % (mean of NVML samples during the end-to-end run)")
     windows = [row for row in srsly.read_jsonl(output / "log.jsonl") if "tokens_per_s" in row]
     tokens = [b["tokens"] - a["tokens"] for a, b in zip(windows, windows[1:])]
     seconds = [n / row["tokens_per_s"] for n, row in zip(tokens, windows[1:])]
     return sum(tokens) / sum(seconds)
+
+
+class _Utilisation:
+    """Samples the GPU's utilisation (NVML, as nvidia-smi shows it) every 0.2 s, where available."""
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+        self.samples: List[float] = []
+        self._stop = False
+
+    def __enter__(self) -> "_Utilisation":
+        import threading
+
+        if self.device.type == "cuda":
+            try:
+                import pynvml
+
+                pynvml.nvmlInit()
+                handle = pynvml.nvmlDeviceGetHandleByIndex(self.device.index or 0)
+            except Exception:  # no NVML: no figure
+                return self
+
+            def sample() -> None:
+                while not self._stop:
+                    self.samples.append(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+                    time.sleep(0.2)
+
+            self._thread = threading.Thread(target=sample, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop = True
 
 
 def _gpu_id(device: Any) -> int:

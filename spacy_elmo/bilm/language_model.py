@@ -91,11 +91,14 @@ class BiLanguageModel(nn.Module):
         fwd_t = targets[:, 1:][fwd_mask[:, :-1]]
         bwd_h = top[:, 1:, P:][bwd_mask[:, 1:]]
         bwd_t = targets[:, :-1][bwd_mask[:, 1:]]
-        return {
-            "forward": self.softmax.nll(fwd_h, fwd_t),
-            "backward": self.softmax.nll(bwd_h, bwd_t),
-            "n_tokens": fwd_mask.sum(),
-        }
+        # The softmax and its loss in float32 also under autocast (bfloat16 log-probabilities
+        # over a large vocabulary lose too much).
+        with torch.autocast(top.device.type, enabled=False):
+            return {
+                "forward": self.softmax.nll(fwd_h.float(), fwd_t),
+                "backward": self.softmax.nll(bwd_h.float(), bwd_t),
+                "n_tokens": fwd_mask.sum(),
+            }
 
 
 def batch_targets(sentences: Sequence[Sequence[str]], word_ids: Dict[str, int], unk_id: int, bos_id: int, eos_id: int) -> torch.Tensor:

@@ -33,11 +33,13 @@ def test_partial_config_is_filled_and_misspelt_settings_are_named():
         fill_pretrain_config(Config().from_str("[bilm]\ncell_dim = 16\n\n[optimiser]\nx = 1\n"))
 
 
-def test_bf16_autocast_trains_close_to_float32(corpus_file, tmp_path):  # noqa: F811
+@pytest.mark.parametrize("softmax", [{"softmax.kind": "full"}, {"softmax.kind": "adaptive", "softmax.cutoffs": [10, 20]}])
+def test_bf16_autocast_trains_close_to_float32(corpus_file, tmp_path, softmax):  # noqa: F811
     losses = {}
     for mode in ("no", "bf16"):
         out = tmp_path / mode
-        pretrain(_config(corpus_file, **{"training.max_steps": 4, "training.log_every": 1, "training.mixed_precision": mode}), out, log=lambda s: None)
+        settings = {"training.max_steps": 4, "training.log_every": 1, "training.mixed_precision": mode, **softmax}
+        pretrain(_config(corpus_file, **settings), out, log=lambda s: None)
         rows = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
         losses[mode] = [row["loss"] for row in rows if "loss" in row]
     assert all(math.isfinite(x) for x in losses["bf16"])
