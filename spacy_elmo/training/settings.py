@@ -2,7 +2,7 @@
 it changes, and a misspelt setting is an error that names it."""
 from typing import Any, Dict
 
-from thinc.api import Config
+from confection import Config
 
 DEFAULTS = """
 [paths]
