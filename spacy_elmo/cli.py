@@ -46,6 +46,7 @@ def embed_cli(
     sentences: bool = typer.Option(True, help="Split documents into sentences (original files only)"),
     dtype: str = typer.Option("float32", help="float32 or float16"),
     batch_size: int = typer.Option(64, help="Documents per nlp.pipe batch"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="-1: CPU; N: run on CUDA device N (needs cupy, as spaCy's --gpu-id)"),
 ) -> None:
     """Write the ELMo layers of every document: a DocBin (`.spacy`, tokens + `doc._.elmo`) or an
     HDF5 file like AllenNLP's `elmo --all` (dataset i = document i, shape (L + 1, n_tokens, 2P),
@@ -59,6 +60,13 @@ def embed_cli(
 
     if output.suffix not in (".spacy", ".hdf5"):
         raise typer.BadParameter("the output must end in .spacy or .hdf5", param_hint="OUTPUT")
+    if gpu_id >= 0:
+        import spacy
+
+        try:
+            spacy.require_gpu(gpu_id)
+        except ValueError as error:
+            raise typer.BadParameter(f"{error} (CUDA device {gpu_id} through cupy); --gpu-id -1 runs on the CPU", param_hint="--gpu-id")
     nlp = _load_pipeline(model, lang, sentences, dtype)
     if input_path.suffix == ".spacy":
         docs_in = DocBin().from_disk(input_path).get_docs(nlp.vocab)

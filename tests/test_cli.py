@@ -41,3 +41,20 @@ def test_embed_explains_a_wrong_model_folder(tmp_path):
     result = CliRunner().invoke(app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(tmp_path / "o.hdf5")])
     assert result.exit_code != 0
     assert "options.json" in result.output
+
+
+def test_embed_gpu_id_without_a_gpu_says_how_to_run_on_cpu(tmp_path):
+    from thinc.api import get_current_ops, set_current_ops
+
+    save_original(tiny_bilm(seed=5), tmp_path / "options.json", tmp_path / "weights.hdf5")
+    (tmp_path / "in.txt").write_text("text\n")
+    ops = get_current_ops()
+    try:
+        result = CliRunner().invoke(app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(tmp_path / "o.hdf5"), "--gpu-id", "0"])
+    finally:
+        set_current_ops(ops)
+    if result.exit_code == 0:  # a machine with cupy and a GPU: the run must have worked
+        assert (tmp_path / "o.hdf5").exists()
+    else:
+        assert "--gpu-id -1" in result.output
+        assert not (tmp_path / "o.hdf5").exists()
