@@ -173,20 +173,20 @@ def _plot_mixes(rows, path: Path) -> None:  # type: ignore[no-untyped-def]
 
 @app.command("fill-config")
 def fill_config_cli(
-    config_path: Path = typer.Argument(..., help="A training config with an elmo component", exists=True),
+    config_path: Path = typer.Argument(..., help="A training config with an elmo component, or a pretraining config", exists=True),
     model: Path = typer.Argument(..., help="The biLM: a folder with options.json + weights.hdf5", exists=True),
     output: Path = typer.Argument(..., help="Where to write the filled config"),
 ) -> None:
-    """Write CONFIG with its `elmo` component set to the biLM in MODEL: hyperparameters from
-    options.json, [variables] elmo_width / elmo_layers, [paths] elmo_options / elmo_weights.
-    Then `spacy train OUTPUT ...` needs no biLM overrides."""
-    from thinc.api import Config
+    """Write CONFIG set to the biLM in MODEL, its order and comments kept. A training config: the
+    elmo component's model block gets the hyperparameters of options.json (the listeners follow
+    it) and \\[paths] elmo_options / elmo_weights name the files. A pretraining config: \\[bilm]
+    gets the hyperparameters and \\[paths] init_bilm the folder. Then `spacy train OUTPUT ...`
+    (or `spacy-elmo pretrain OUTPUT ...`) needs no biLM overrides."""
+    from .pipeline.training_config import fill_config_text
 
-    from .pipeline.training_config import fill_elmo_config
-
-    config = fill_elmo_config(Config().from_disk(config_path, interpolate=False), model)
+    text = fill_config_text(config_path.read_text(encoding="utf8"), model)
     output.parent.mkdir(parents=True, exist_ok=True)
-    config.to_disk(output, interpolate=False)
+    output.write_text(text, encoding="utf8")
     typer.echo(f"Wrote {output} for the biLM in {model}")
 
 

@@ -35,12 +35,13 @@ def tiny_bilm(seed: int = 0, **overrides) -> BiLM:
 
 
 def tiny_model_config(**settings) -> dict:
-    """The `spacy-elmo.BiLM.v1` block of the tiny biLM (one source for every test config)."""
+    """The `spacy-elmo.BiLM.v2` block of the tiny biLM (one source for every test config);
+    settings: window_size, punct_sentences."""
     from spacy_elmo.layers import bilm_config
 
     return bilm_config(tiny_options(), **settings)
 
 
 def tiny_overrides(prefix: str) -> dict:
-    """Config overrides that turn the biLM block at `prefix` into the tiny biLM."""
-    return {f"{prefix}.{key}": value for key, value in tiny_model_config().items() if key != "@architectures"}
+    """Config overrides that turn the biLM hyperparameters at `prefix` into the tiny biLM's."""
+    return {f"{prefix}.{key}": value for key, value in tiny_options().to_config().items()}

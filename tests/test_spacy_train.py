@@ -15,11 +15,7 @@ from spacy_elmo.layers import mix_weights
 from .helpers import tiny_bilm, tiny_overrides, tiny_model_config
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-TINY_ELMO = {
-    **tiny_overrides("components.elmo.model"),
-    "variables.elmo_width": 16,
-    "variables.elmo_layers": 3,
-}
+TINY_ELMO = tiny_overrides("components.elmo.model")  # the listeners' widths follow
 QUICK = {"training.max_steps": 12, "training.eval_frequency": 6, "training.batcher.size.start": 200, "training.batcher.size.stop": 200}
 
 
@@ -141,7 +137,7 @@ def test_replace_listeners_gives_the_component_its_own_biLM(trained_ner, tmp_pat
     tok2vec_before = nlp.get_pipe("ner").model.get_ref("tok2vec").predict([with_layers])
     nlp.replace_listeners("elmo", "ner", ["model.tok2vec.elmo"])
     assert nlp.get_pipe("elmo").listening_components == []
-    assert nlp.get_pipe_config("ner")["model"]["tok2vec"]["elmo"]["@architectures"] == "spacy-elmo.ElmoMix.v1"
+    assert nlp.get_pipe_config("ner")["model"]["tok2vec"]["elmo"]["@architectures"] == "spacy-elmo.ElmoMix.v2"
     nlp.remove_pipe("elmo")
     doc = nlp.make_doc(TEXT)
     numpy.testing.assert_allclose(nlp.get_pipe("ner").model.get_ref("tok2vec").predict([doc])[0], tok2vec_before[0], atol=1e-5)

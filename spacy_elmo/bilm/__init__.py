@@ -7,12 +7,14 @@
 from .char_ids import CharBatch, sentences_to_char_ids, word_char_ids
 from .errors import ElmoFormatError
 from .model import BiLM
+from .char_encoder import DEFAULT_CACHE_SIZE
 from .options import RELEASED_FILTERS, ElmoOptions
 from .weights import find_weights_file, load_original, read_weights, save_original
 
 __all__ = [
     "BiLM",
     "CharBatch",
+    "DEFAULT_CACHE_SIZE",
     "ElmoFormatError",
     "ElmoOptions",
     "find_weights_file",

@@ -10,6 +10,9 @@ from .packed_matmul import PackedWeights
 from .options import ElmoOptions
 
 
+# Word vectors the token layer keeps at inference, unless told otherwise.
+DEFAULT_CACHE_SIZE = 50_000
+
 class Highway(nn.Module):
     """`g = sigmoid(x W_carry + b_carry)`; `x = g * relu(x W_transform + b_transform) + (1 - g) * x`.
     Both matrices are kept side by side in one (F, 2F) weight so a layer is one matmul.
@@ -37,7 +40,7 @@ class CharEncoder(nn.Module):
     change.
     """
 
-    def __init__(self, options: ElmoOptions, cache_size: int = 50_000) -> None:
+    def __init__(self, options: ElmoOptions, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
         super().__init__()
         self.options = options
         self.cache_size = cache_size

@@ -5,7 +5,7 @@ import numpy
 import torch
 from torch import nn
 
-from .char_encoder import CharEncoder
+from .char_encoder import DEFAULT_CACHE_SIZE, CharEncoder
 from .char_ids import CharBatch, sort_by_length, word_char_ids
 from .lstm import BiLstmLayer, LstmState
 from .options import ElmoOptions
@@ -18,7 +18,7 @@ class BiLM(nn.Module):
     cache_size (int): word vectors kept by the token layer's LRU cache at inference; 0 disables it.
     """
 
-    def __init__(self, options: ElmoOptions, cache_size: int = 50_000) -> None:
+    def __init__(self, options: ElmoOptions, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
         super().__init__()
         self.options = options
         self.char_encoder = CharEncoder(options, cache_size=cache_size)
@@ -33,6 +33,16 @@ class BiLM(nn.Module):
     @property
     def device(self) -> torch.device:
         return self.char_encoder.char_embed.device
+
+    @property
+    def cache_size(self) -> int:
+        """Word vectors kept by the token layer's LRU cache at inference; 0 disables it."""
+        return self.char_encoder.cache_size
+
+    @cache_size.setter
+    def cache_size(self, value: int) -> None:
+        self.char_encoder.cache_size = value
+        self.char_encoder.clear_cache()
 
     def clear_caches(self) -> None:
         """Forget everything derived from the weights: cached word vectors and prepacked

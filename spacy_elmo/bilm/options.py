@@ -1,7 +1,7 @@
 """The biLM's hyperparameters, as stored in the original `options.json`."""
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import srsly
 
@@ -21,8 +21,10 @@ RELEASED_FILTERS: Tuple[Tuple[int, int], ...] = (
 
 @dataclass(frozen=True)
 class ElmoOptions:
-    """All hyperparameters of a biLM. Field names follow spaCy config style; `from_json`
-    and `to_json` convert from and to the nested layout of the original options.json.
+    """All hyperparameters of a biLM, and the one place they are defined: the config blocks
+    (`spacy-elmo.BiLM.v2`, a pretraining config's `[bilm]`) take exactly these fields, with these
+    defaults, the released "small" ELMo (elmo_2x1024_128_2048cnn_1xhighway). Field names follow spaCy
+    config style; `from_json` and `to_json` convert from and to the nested layout of options.json.
 
     cell_dim (int): LSTM cell size C ("lstm.dim").
     projection_dim (int): token-embedding and per-direction output size P.
@@ -38,15 +40,15 @@ class ElmoOptions:
     max_characters_per_token (int): characters per token, markers included.
     """
 
-    cell_dim: int = 4096
-    projection_dim: int = 512
+    cell_dim: int = 1024
+    projection_dim: int = 128
     n_layers: int = 2
     cell_clip: Optional[float] = 3.0
     proj_clip: Optional[float] = 3.0
     use_skip_connections: bool = True
     char_embed_dim: int = 16
     filters: Tuple[Tuple[int, int], ...] = RELEASED_FILTERS
-    n_highway: int = 2
+    n_highway: int = 1
     activation: str = "relu"
     n_characters: int = 262
     max_characters_per_token: int = 50
@@ -108,17 +110,50 @@ class ElmoOptions:
     def matches(self, other: "ElmoOptions") -> bool:
         """Whether two option sets describe the same computation (n_characters 261 and 262
         both mean the same ids and weights, so they are not compared)."""
-        return replace(self, n_characters=262) == replace(other, n_characters=262)
+        return not self.differences(other)
+
+    def differences(self, other: "ElmoOptions") -> List[str]:
+        """RETURNS (List[str]): "name: mine vs other's" for each setting that makes the two differ."""
+        return [
+            f"{name} {_config_value(getattr(self, name))} vs {_config_value(getattr(other, name))}"
+            for name in self.names()
+            if name != "n_characters" and getattr(self, name) != getattr(other, name)
+        ]
+
+    def check_matches(self, other: "ElmoOptions", problem: str, fix: str) -> None:
+        """Raise an ElmoFormatError naming the settings that differ, unless `matches(other)`.
+
+        problem (str): what does not match what, e.g. "The saved biLM does not match the config".
+        fix (str): what to do about it.
+        """
+        differences = self.differences(other)
+        if differences:
+            raise ElmoFormatError(f"{problem}: {', '.join(differences)}. {fix}")
+
+    @classmethod
+    def names(cls) -> List[str]:
+        """RETURNS (List[str]): the hyperparameters' names, in order."""
+        return [f.name for f in fields(cls) if f.name != "extra"]
+
+    @classmethod
+    def defaults(cls) -> Dict[str, Any]:
+        """RETURNS (Dict[str, Any]): every hyperparameter's default, as config values."""
+        return cls().to_config()
+
+    def to_config(self) -> Dict[str, Any]:
+        """RETURNS (Dict[str, Any]): the hyperparameters as config values (lists, not tuples)."""
+        return {name: _config_value(getattr(self, name)) for name in self.names()}
 
     @classmethod
     def from_config(cls, block: Dict[str, Any]) -> "ElmoOptions":
         """Read the hyperparameters of a config block (e.g. a pretraining config's `[bilm]`),
-        without resolving it through spaCy's registry. Keys starting with "@" are ignored.
+        without resolving it through spaCy's registry. Keys starting with "@" are ignored;
+        missing ones take their defaults.
 
         block (Dict[str, Any]): field names of `ElmoOptions` and their values.
         RETURNS (ElmoOptions): the options.
         """
-        names = [f.name for f in fields(cls) if f.name != "extra"]
+        names = cls.names()
         unknown = sorted(k for k in block if not k.startswith("@") and k not in names)
         if unknown:
             raise ElmoFormatError(
@@ -195,6 +230,10 @@ class ElmoOptions:
 
     def to_file(self, path: Union[str, Path]) -> None:
         srsly.write_json(path, self.to_json())
+
+
+def _config_value(value: Any) -> Any:
+    return [list(v) for v in value] if isinstance(value, tuple) else value
 
 
 def _optional_float(value: Any) -> Optional[float]:

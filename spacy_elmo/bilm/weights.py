@@ -11,6 +11,7 @@ import h5py
 import numpy
 import torch
 
+from .char_encoder import DEFAULT_CACHE_SIZE
 from .errors import ElmoFormatError
 from .model import BiLM
 from .options import ElmoOptions
@@ -161,7 +162,7 @@ def find_weights_file(folder: PathLike) -> Optional[Path]:
     return next((Path(folder) / n for n in WEIGHTS_NAMES if (Path(folder) / n).is_file()), None)
 
 
-def load_original(options_file: PathLike, weights_file: PathLike, cache_size: int = 50_000) -> BiLM:
+def load_original(options_file: PathLike, weights_file: PathLike, cache_size: int = DEFAULT_CACHE_SIZE) -> BiLM:
     """Load a biLM from the original ELMo files.
 
     options_file (PathLike): the options.json.

@@ -1,5 +1,7 @@
-"""The biLM as a Thinc model over Docs: `spacy-elmo.BiLM.v1`."""
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+"""The biLM as a Thinc model over Docs: `spacy-elmo.BiLM.v2` (and v1, which still loads)."""
+import functools
+import inspect
+from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 import numpy
 import srsly
@@ -10,102 +12,106 @@ from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3
 from thinc.types import Floats3d, Floats4d
 
 from ..bilm import BiLM, CharBatch, ElmoFormatError, ElmoOptions, read_weights
-from .segments import Segment, batches_by_length, doc_segments
+from .segments import Segment, SequenceGetter, batches_by_length, configure_sentences
 
 ElmoModelT = Model[List[Doc], List[Floats3d]]
 
 
-@registry.architectures("spacy-elmo.BiLM.v1")
-def build_bilm_model(
-    cell_dim: int = 1024,
-    projection_dim: int = 128,
-    n_layers: int = 2,
-    cell_clip: Optional[float] = 3.0,
-    proj_clip: Optional[float] = 3.0,
-    use_skip_connections: bool = True,
-    char_embed_dim: int = 16,
-    filters: Sequence[Sequence[int]] = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024)),
-    n_highway: int = 1,
-    activation: str = "relu",
-    n_characters: int = 262,
-    max_characters_per_token: int = 50,
-    batch_size: int = 32,
+class ListenedTo(Protocol):
+    frozen: bool
+
+
+# Sequences per biLM batch, where the component does not set it.
+DEFAULT_BATCH_SIZE = 32
+
+
+def build_bilm_model_v2(sequences: SequenceGetter, **hyperparameters: Any) -> ElmoModelT:
+    """The ELMo biLM over Docs. Output: one (L + 1, n_tokens, 2P) array per Doc.
+
+    sequences (Callable[[Sequence[Doc]], List[Segment]]): how Docs become biLM sequences, e.g.
+        `spacy-elmo.sentences.v1` (an `@elmo_sequences` block).
+    hyperparameters: the fields of `ElmoOptions`, with its defaults (the released "small" ELMo).
+        Weights come from `initialize` or from the saved pipeline.
+    """
+    return wrap_bilm(BiLM(ElmoOptions.from_config(hyperparameters)), sequences)
+
+
+def build_bilm_model_v1(
+    batch_size: int = DEFAULT_BATCH_SIZE,
     window_size: int = 128,
     cache_size: int = 50_000,
     punct_sentences: bool = False,
+    **hyperparameters: Any,
 ) -> ElmoModelT:
-    """The ELMo biLM over Docs. The defaults are the released "small" model (C 1024, P 128).
-
-    The first twelve arguments are the biLM's hyperparameters (see `ElmoOptions`); weights
-    come from `initialize` or from the saved pipeline. Docs with sentence boundaries run sentence
-    by sentence, others in windows of `window_size` tokens, or with `punct_sentences` split after
-    sentence-final punctuation (the Doc itself is left without boundaries, so e.g. an NER can still
-    learn entities that cross them); sequences are batched `batch_size` at a time by length;
-    `cache_size` word vectors are kept by the token layer at inference.
-    Output: one (L + 1, n_tokens, 2P) array per Doc.
+    """`spacy-elmo.BiLM.v1`: the hyperparameters and the runtime settings in one block (v2 moves
+    the segmentation into a `sequences` block, batch_size and cache_size to the component). Kept so
+    that v1 configs and pipelines load; such a model keeps its own batch_size and cache_size.
     """
-    options = ElmoOptions(
-        cell_dim=cell_dim,
-        projection_dim=projection_dim,
-        n_layers=n_layers,
-        cell_clip=cell_clip,
-        proj_clip=proj_clip,
-        use_skip_connections=use_skip_connections,
-        char_embed_dim=char_embed_dim,
-        filters=tuple((int(w), int(n)) for w, n in filters),
-        n_highway=n_highway,
-        activation=activation,
-        n_characters=n_characters,
-        max_characters_per_token=max_characters_per_token,
-    )
-    return wrap_bilm(
-        BiLM(options, cache_size=cache_size),
+    model = wrap_bilm(
+        BiLM(ElmoOptions.from_config(hyperparameters), cache_size=cache_size),
+        configure_sentences(window_size, punct_sentences),
         batch_size=batch_size,
-        window_size=window_size,
-        punct_sentences=punct_sentences,
     )
+    model.attrs["own_batching"] = True
+    return model
 
 
-def bilm_config(options: ElmoOptions, **settings: Any) -> Dict[str, Any]:
-    """The `spacy-elmo.BiLM.v1` config block for a biLM with these options.
+def _with_hyperparameters(func: Callable) -> Callable:
+    """Give `func` (which takes **hyperparameters) the explicit signature that spaCy's config
+    system validates against: its own arguments plus every field of ElmoOptions, typed, with the
+    defaults of ElmoOptions."""
+    own = [p for p in inspect.signature(func).parameters.values() if p.kind != p.VAR_KEYWORD]
+    defaults = ElmoOptions.defaults()
+    types = {f.name: f.type for f in ElmoOptions.__dataclass_fields__.values()}
+    types["filters"] = Sequence[Sequence[int]]  # a config gives lists, ElmoOptions makes tuples
+    options = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=defaults[name], annotation=types[name])
+        for name in ElmoOptions.names()
+    ]
+    own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
+    params = [p for p in own if p.default is p.empty] + options + [p for p in own if p.default is not p.empty]
+    func.__signature__ = inspect.Signature(params, return_annotation=inspect.signature(func).return_annotation)  # type: ignore[attr-defined]
+    return func
+
+
+build_bilm_model = registry.architectures("spacy-elmo.BiLM.v2")(_with_hyperparameters(build_bilm_model_v2))
+registry.architectures("spacy-elmo.BiLM.v1")(_with_hyperparameters(build_bilm_model_v1))
+
+
+def bilm_config(options: ElmoOptions, window_size: int = 128, punct_sentences: bool = False) -> Dict[str, Any]:
+    """The `spacy-elmo.BiLM.v2` config block for a biLM with these options.
 
     options (ElmoOptions): e.g. `ElmoOptions.from_file("options.json")`.
-    settings: batch_size, window_size, cache_size, punct_sentences.
+    window_size, punct_sentences: the `spacy-elmo.sentences.v1` settings.
     RETURNS (Dict[str, Any]): the block, for `nlp.add_pipe("elmo", config={"model": ...})`.
     """
-    return {
-        "@architectures": "spacy-elmo.BiLM.v1",
-        "cell_dim": options.cell_dim,
-        "projection_dim": options.projection_dim,
-        "n_layers": options.n_layers,
-        "cell_clip": options.cell_clip,
-        "proj_clip": options.proj_clip,
-        "use_skip_connections": options.use_skip_connections,
-        "char_embed_dim": options.char_embed_dim,
-        "filters": [list(f) for f in options.filters],
-        "n_highway": options.n_highway,
-        "activation": options.activation,
-        "n_characters": options.n_characters,
-        "max_characters_per_token": options.max_characters_per_token,
-        **settings,
-    }
+    sequences = {"@elmo_sequences": "spacy-elmo.sentences.v1", "window_size": window_size, "punct_sentences": punct_sentences}
+    return {"@architectures": "spacy-elmo.BiLM.v2", **options.to_config(), "sequences": sequences}
 
 
-def wrap_bilm(bilm: BiLM, batch_size: int = 32, window_size: int = 128, punct_sentences: bool = False) -> ElmoModelT:
-    """Wrap a torch BiLM as a Thinc model over Docs."""
+def wrap_bilm(bilm: BiLM, sequences: Optional[SequenceGetter] = None, batch_size: int = DEFAULT_BATCH_SIZE) -> ElmoModelT:
+    """Wrap a torch BiLM as a Thinc model over Docs.
+
+    sequences (Optional[SequenceGetter]): how Docs become sequences; default: sentences, else
+        windows of 128 tokens (`spacy-elmo.sentences.v1`).
+    batch_size (int): sequences per biLM batch (the `elmo` component sets its own).
+    """
+
     torch_layer = PyTorchWrapper_v3(
         bilm,
         convert_inputs=_convert_inputs,
         serialize_model=serialize_bilm,
         deserialize_model=deserialize_bilm,
     )
-    return Model(
+    model: ElmoModelT = Model(
         "elmo_bilm",
         _forward,
         layers=[torch_layer],
-        attrs={"batch_size": batch_size, "window_size": window_size, "punct_sentences": punct_sentences},
+        attrs={"batch_size": batch_size, "sequences": sequences or configure_sentences()},
         dims={"nO": bilm.options.output_dim},
     )
+    set_replace_listener_hooks(model, frozen=True)
+    return model
 
 
 def frozen_layer(model: ElmoModelT) -> ElmoModelT:
@@ -117,8 +123,36 @@ def _frozen_forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple
     return model.layers[0].predict(docs), lambda d_outputs: []
 
 
+def set_replace_listener_hooks(bilm_model: Model, frozen: bool) -> None:
+    """Tell `nlp.replace_listeners` how to put a copy of `bilm_model` in a listener's place: a
+    frozen copy if the elmo component is frozen. spaCy passes the config hook no component, so
+    the component sets `frozen` here again when it is built (hooks are plain functions in the
+    model's attrs, which spaCy copies)."""
+    bilm_model.attrs["replace_listener"] = _replace_listener
+    bilm_model.attrs["replace_listener_cfg"] = functools.partial(_replace_listener_cfg, frozen=frozen)
+
+
+def _replace_listener(model: Model, listener: Model, elmo: "ListenedTo") -> Model:
+    return frozen_layer(model) if elmo.frozen else model
+
+
+def _replace_listener_cfg(bilm_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any], *, frozen: bool) -> Dict[str, Any]:
+    """The config block that takes the listener's place: ElmoMix.v2 for a v2 listener, v1 for v1."""
+    listener_cfg = tok2vec_cfg.get("elmo", tok2vec_cfg)
+    architecture = listener_cfg.get("@architectures")
+    if architecture == "spacy-elmo.ElmoListener.v2":
+        return {"@architectures": "spacy-elmo.ElmoMix.v2", "bilm": bilm_cfg, "frozen": frozen, "mix": listener_cfg["mix"]}
+    if architecture == "spacy-elmo.ElmoListener.v1":
+        settings = {k: v for k, v in listener_cfg.items() if k not in ("@architectures", "upstream")}
+        return {"@architectures": "spacy-elmo.ElmoMix.v1", "bilm": bilm_cfg, "frozen": frozen, **settings}
+    raise ValueError(
+        "replace_listeners: expected a spacy-elmo.ElmoListener block (or an ElmoTok2Vec.v1 with one), "
+        f"got {architecture!r}"
+    )
+
+
 def get_bilm(model: Model) -> BiLM:
-    """RETURNS (BiLM): the torch module inside a `spacy-elmo.BiLM.v1` model."""
+    """RETURNS (BiLM): the torch module inside a `spacy-elmo.BiLM` model."""
     for node in model.walk():
         if node.shims:
             return node.shims[0]._model
@@ -138,7 +172,7 @@ def _forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple[List[F
         xp.zeros((options.n_output_layers, len(doc), options.output_dim), dtype="float32") for doc in docs
     ]
     texts = [[token.text for token in doc] for doc in docs]
-    segments = doc_segments(docs, model.attrs["window_size"], model.attrs["punct_sentences"])
+    segments = model.attrs["sequences"](docs)
     callbacks: List[Tuple[List[Segment], Callable, Tuple[int, ...]]] = []
     for group in batches_by_length(segments, model.attrs["batch_size"]):
         batch = CharBatch.from_sentences(
@@ -170,11 +204,10 @@ def deserialize_bilm(bilm: BiLM, data: bytes, device: torch.device) -> BiLM:
     """Load what `serialize_bilm` wrote into `bilm`, checking that the options agree."""
     msg = srsly.msgpack_loads(data)
     saved = ElmoOptions.from_json(msg["options"])
-    if not saved.matches(bilm.options):
-        raise ElmoFormatError(
-            f"The saved biLM has options {saved} but the pipeline config builds {bilm.options}. "
-            "Edit the [components.elmo.model] section to match the saved model."
-        )
+    saved.check_matches(
+        bilm.options, "The saved biLM does not match the pipeline config (saved vs config)",
+        "Edit the elmo component's [model] block to match the saved model (spacy_elmo.bilm_config(options) gives it).",
+    )
     state = {name: torch.from_numpy(numpy.array(value)) for name, value in msg["state"].items()}
     bilm.load_state_dict(state)
     bilm.to(device)
@@ -182,15 +215,13 @@ def deserialize_bilm(bilm: BiLM, data: bytes, device: torch.device) -> BiLM:
 
 
 def load_weights_into(model: Model, options_file: Any, weights_file: Any) -> None:
-    """Copy original-format weights into a `spacy-elmo.BiLM.v1` model, after checking that
+    """Copy original-format weights into a `spacy-elmo.BiLM` model, after checking that
     the options file (if given) agrees with the model's config."""
     bilm = get_bilm(model)
     if options_file is not None:
-        given = ElmoOptions.from_file(options_file)
-        if not given.matches(bilm.options):
-            raise ElmoFormatError(
-                f"The options in {options_file} ({given}) differ from the component's model config "
-                f"({bilm.options}). Build the config from that file (spacy_elmo.bilm_config) "
-                "or pass the options file that belongs to these weights."
-            )
+        ElmoOptions.from_file(options_file).check_matches(
+            bilm.options, f"The options in {options_file} differ from the component's model config (file vs config)",
+            "Build the config from that file (spacy-elmo fill-config, or spacy_elmo.bilm_config) "
+            "or pass the options file that belongs to these weights.",
+        )
     read_weights(bilm, weights_file)

@@ -1,26 +1,22 @@
 """Listeners: how downstream components (ner, textcat, tagger, parser) get the ELMo layers.
 
-`spacy-elmo.ElmoListener.v1` gives the task's mixed ELMo vector; `spacy-elmo.ElmoTok2Vec.v1`
+`spacy-elmo.ElmoListener.v2` gives the task's mixed ELMo vector (its widths interpolated from
+the biLM block, its `spacy-elmo.ScalarMix.v1` as a sub-block); `spacy-elmo.ElmoTok2Vec.v1`
 concatenates it with the task's own token embedding, [x_k; ELMo_k] as in the paper, and can run
 an encoder over the result. Both know their output width from the config alone.
 """
-import hashlib
-from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
-from spacy.attrs import ORTH
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Maxout, Model, chain, concatenate, with_array
 from thinc.types import Floats2d, Floats3d
 
-from .bilm_model import frozen_layer
-from .scalar_mix import ScalarMix
+from .bilm_model import frozen_layer, get_bilm
+from .doc_digest import doc_digest
+from .scalar_mix import ScalarMix, set_mix_dims
 
 BackpropT = Callable[[List[Floats3d]], List[Doc]]
-
-
-class ListenedTo(Protocol):
-    frozen: bool
 
 
 class ElmoListener(Model):
@@ -43,12 +39,8 @@ class ElmoListener(Model):
 
     @staticmethod
     def get_batch_id(docs: Sequence[Doc]) -> str:
-        """A digest of every token of every Doc, in order (sums of ids collide: spaCy #7885)."""
-        digest = hashlib.blake2b(digest_size=16)
-        for doc in docs:
-            digest.update(len(doc).to_bytes(8, "little"))
-            digest.update(doc.to_array([ORTH]).tobytes())
-        return digest.hexdigest()
+        """A digest of every token of every Doc, in order."""
+        return doc_digest(docs).hex()
 
     def receive(self, batch_id: str, outputs: List[Floats3d], backprop: BackpropT) -> None:
         """Store a training batch's layers and their backprop callback (called by `elmo`)."""
@@ -56,6 +48,13 @@ class ElmoListener(Model):
         self._batch_id = batch_id
         self._outputs = outputs
         self._backprop = backprop
+
+    def backprop_and_clear(self, d_outputs: List[Floats3d]) -> List[Doc]:
+        """Pass the gradient on and drop the batch (its layers are not needed any more)."""
+        assert self._backprop is not None
+        backprop = self._backprop
+        self._batch_id = self._outputs = self._backprop = None
+        return backprop(d_outputs)
 
 
 def _listener_init(model: ElmoListener, X: Optional[List[Doc]] = None, Y=None) -> ElmoListener:  # type: ignore[no-untyped-def]
@@ -65,7 +64,8 @@ def _listener_init(model: ElmoListener, X: Optional[List[Doc]] = None, Y=None) -
     return model
 
 
-def _no_gradient(d_outputs: List[Floats3d]) -> List[Doc]:
+def no_gradient(d_outputs: List[Floats3d]) -> List[Doc]:
+    """The backprop callback of ELMo layers that take no gradient (a frozen biLM)."""
     return []
 
 
@@ -78,10 +78,10 @@ def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> T
                 "just process. The elmo component must come before this component in the pipeline and "
                 "update on the same batches."
             )
-        assert model._outputs is not None and model._backprop is not None
-        return model._outputs, model._backprop
+        assert model._outputs is not None
+        return model._outputs, model.backprop_and_clear
     if model._init_batch_id is not None and model.get_batch_id(docs) == model._init_batch_id:
-        return [model.ops.alloc3f(model.get_dim("nL"), len(doc), model.get_dim("nO")) for doc in docs], _no_gradient
+        return [model.ops.alloc3f(model.get_dim("nL"), len(doc), model.get_dim("nO")) for doc in docs], no_gradient
     outputs = []
     for doc in docs:
         data = doc._.elmo if Doc.has_extension("elmo") else None
@@ -99,7 +99,7 @@ def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> T
                 "listener to L + 1 and 2 * projection_dim of the elmo component's model."
             )
         outputs.append(model.ops.asarray(data.layers, dtype="float32"))
-    return outputs, _no_gradient
+    return outputs, no_gradient
 
 
 @registry.architectures("spacy-elmo.ElmoListener.v1")
@@ -124,6 +124,38 @@ def build_elmo_listener(
     return model
 
 
+@registry.architectures("spacy-elmo.ElmoListener.v2")
+def build_elmo_listener_v2(
+    mix: Model[List[Floats3d], List[Floats2d]], projection_dim: int, n_layers: int, upstream: str = "*"
+) -> Model[List[Doc], List[Floats2d]]:
+    """The task's own mix of the ELMo layers, one 2P-dimensional vector per token.
+
+    mix (Model): a `spacy-elmo.ScalarMix.v1` block (layer_norm, dropout, l2; its widths follow).
+    projection_dim (int): P of the upstream biLM, e.g. `${components.elmo.model.projection_dim}`.
+    n_layers (int): L of the upstream biLM (the listener gets L + 1 layers), e.g.
+        `${components.elmo.model.n_layers}`.
+    upstream (str): the name of the elmo component, or "*" for any.
+    """
+    listener = ElmoListener(upstream, n_layers + 1, 2 * projection_dim)
+    model = _then(listener, mix)
+    model.set_ref("listener", listener)
+    return model
+
+
+@registry.architectures("spacy-elmo.ElmoMix.v2")
+def build_elmo_mix_v2(
+    bilm: Model[List[Doc], List[Floats3d]], mix: Model[List[Floats3d], List[Floats2d]], frozen: bool = True
+) -> Model[List[Doc], List[Floats2d]]:
+    """A component's own copy of the biLM followed by its mix: what `nlp.replace_listeners`
+    puts in place of an `ElmoListener.v2`, so the component no longer needs the elmo component.
+
+    bilm (Model): a `spacy-elmo.BiLM.v2` block.
+    mix (Model): the listener's `spacy-elmo.ScalarMix.v1` block.
+    frozen (bool): run the biLM without gradients, as the elmo component's frozen setting does.
+    """
+    return _then(frozen_layer(bilm) if frozen else bilm, mix)
+
+
 @registry.architectures("spacy-elmo.ElmoMix.v1")
 def build_elmo_mix(
     bilm: Model[List[Doc], List[Floats3d]],
@@ -146,24 +178,19 @@ def build_elmo_mix(
 def _then_mix(
     source: Model[List[Doc], List[Floats3d]], n_layers: int, width: int, layer_norm: bool, dropout: float, l2: float
 ) -> Model[List[Doc], List[Floats2d]]:
-    model: Model[List[Doc], List[Floats2d]] = chain(source, ScalarMix(n_layers, width, layer_norm, dropout, l2))
+    return _then(source, ScalarMix(n_layers, width, layer_norm, dropout, l2))
+
+
+def _then(source: Model[List[Doc], List[Floats3d]], mix: Model[List[Floats3d], List[Floats2d]]) -> Model[List[Doc], List[Floats2d]]:
+    """`source` then `mix`, the mix's widths set from the source's (L + 1 layers of width 2P)."""
+    if isinstance(source, ElmoListener):
+        n_layers, width = source.get_dim("nL"), source.get_dim("nO")
+    else:
+        options = get_bilm(source).options
+        n_layers, width = options.n_output_layers, options.output_dim
+    model: Model[List[Doc], List[Floats2d]] = chain(source, set_mix_dims(mix, n_layers, width))
     model.set_dim("nO", width)
     return model
-
-
-def replace_listener(model: Model, listener: ElmoListener, elmo: "ListenedTo") -> Model:
-    """For `nlp.replace_listeners`: the copy of the biLM that replaces a listener keeps the elmo
-    component's frozen setting (stored in the model's attrs, as plain functions: spaCy copies them)."""
-    return frozen_layer(model) if elmo.frozen else model
-
-
-def replace_listener_cfg(bilm_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any], *, frozen: bool) -> Dict[str, Any]:
-    """For `nlp.replace_listeners`: the config block that takes the listener's place."""
-    listener_cfg = tok2vec_cfg.get("elmo", tok2vec_cfg)
-    if listener_cfg.get("@architectures") != "spacy-elmo.ElmoListener.v1":
-        raise ValueError("replace_listeners: expected a spacy-elmo.ElmoListener.v1 block (or an ElmoTok2Vec.v1 with one)")
-    settings = {k: v for k, v in listener_cfg.items() if k not in ("@architectures", "upstream")}
-    return {"@architectures": "spacy-elmo.ElmoMix.v1", "bilm": bilm_cfg, "frozen": frozen, **settings}
 
 
 @registry.architectures("spacy-elmo.ElmoTok2Vec.v1")
@@ -175,7 +202,7 @@ def build_elmo_tok2vec(
     """[embed(x_k); ELMo_k] per token, optionally reduced to the encoder's width by a Maxout
     layer and contextualised by `encode` (e.g. spacy.MaxoutWindowEncoder.v2).
 
-    elmo (Model): a `spacy-elmo.ElmoListener.v1`.
+    elmo (Model): a `spacy-elmo.ElmoListener.v2` (or v1).
     embed (Model): the task's token embedding, e.g. spacy.MultiHashEmbed.v2.
     encode (Optional[Model]): an encoder over List[Floats2d] with a known nO.
     """

@@ -5,7 +5,7 @@ gamma = 1 at the start, optional layer normalisation of each layer first (one me
 variance per layer over all values of the batch, as in the original), an L2 penalty
 `l2 * ||w||^2` added through the gradient, and dropout on the mixed vector.
 """
-from typing import Callable, List, Tuple
+from typing import Callable, List, Optional, Tuple
 
 from spacy.util import registry
 from thinc.api import Dropout, Model, chain
@@ -16,12 +16,17 @@ LAYER_NORM_EPS = 1e-12
 
 @registry.layers("spacy-elmo.ScalarMix.v1")
 def ScalarMix(
-    n_layers: int, width: int, layer_norm: bool = False, dropout: float = 0.0, l2: float = 0.0
+    n_layers: Optional[int] = None,
+    width: Optional[int] = None,
+    layer_norm: bool = False,
+    dropout: float = 0.0,
+    l2: float = 0.0,
 ) -> Model[List[Floats3d], List[Floats2d]]:
     """Mix the L + 1 layers of each Doc into one vector per token.
 
-    n_layers (int): L + 1, the number of biLM layers (3 for every released model).
-    width (int): 2P, the width of each layer and of the output.
+    n_layers (Optional[int]): L + 1, the number of biLM layers (3 for every released model);
+        None: set by the listener it belongs to.
+    width (Optional[int]): 2P, the width of each layer and of the output; None: likewise.
     layer_norm (bool): normalise each layer before mixing.
     dropout (float): dropout rate on the mixed vectors.
     l2 (float): lambda of the penalty `lambda * ||w||^2` on the mix weights.
@@ -35,11 +40,33 @@ def ScalarMix(
         attrs={"layer_norm": layer_norm, "l2": l2},
     )
     if dropout > 0:
-        return chain(mix, Dropout(dropout))
+        model: Model[List[Floats3d], List[Floats2d]] = chain(mix, Dropout(dropout))
+        model.set_ref("scalar_mix", mix)
+        return model
     return mix
 
 
+def set_mix_dims(model: Model, n_layers: int, width: int) -> Model:
+    """Set the layer count and width of a ScalarMix (or check them, where its config sets them).
+
+    RETURNS (Model): `model`.
+    """
+    mix = model.get_ref("scalar_mix") if model.has_ref("scalar_mix") else model
+    for dim, value, setting in (("nL", n_layers, "n_layers"), ("nO", width, "width")):
+        if mix.has_dim(dim) is True and mix.get_dim(dim) != value:
+            raise ValueError(
+                f"The ScalarMix block sets {setting} = {mix.get_dim(dim)}, but the biLM gives {value}: "
+                f"leave {setting} out of the block (the listener sets it)."
+            )
+        mix.set_dim(dim, value, force=True)
+    if model is not mix and model.has_dim("nO") is not False:
+        model.set_dim("nO", width, force=True)
+    return model
+
+
 def _init(model: Model, X=None, Y=None) -> Model:  # type: ignore[no-untyped-def]
+    if model.has_dim("nL") is not True or model.has_dim("nO") is not True:
+        raise ValueError("ScalarMix needs n_layers and width: set them, or use it inside an ElmoListener.v2")
     if X:
         n_layers, width = int(X[0].shape[0]), int(X[0].shape[2])
         if n_layers != model.get_dim("nL") or width != model.get_dim("nO"):

@@ -1,11 +1,21 @@
-"""Cutting Docs into the token sequences the biLM runs over, and batching them by length."""
-import unicodedata
-from typing import Iterator, List, NamedTuple, Sequence, Tuple
+"""Cutting Docs into the token sequences the biLM runs over, and batching them by length.
 
+How Docs become sequences is a registered function (`@elmo_sequences`, like spacy-transformers'
+`@span_getters`), set in the `sequences` block of `spacy-elmo.BiLM.v2`.
+"""
+import functools
+import unicodedata
+from typing import Callable, Iterator, List, NamedTuple, Sequence, Tuple
+
+import catalogue
 from spacy.pipeline import Sentencizer
 from spacy.tokens import Doc
+from spacy.util import registry
 
-SENTENCE_END = frozenset(Sentencizer.default_punct_chars)
+SENTENCE_FINAL_PUNCT = frozenset(Sentencizer.default_punct_chars)
+
+if not hasattr(registry, "elmo_sequences"):
+    registry.elmo_sequences = catalogue.create("spacy", "elmo_sequences", entry_points=True)  # type: ignore[attr-defined]
 
 
 class Segment(NamedTuple):
@@ -18,6 +28,22 @@ class Segment(NamedTuple):
     @property
     def length(self) -> int:
         return self.end - self.start
+
+
+SequenceGetter = Callable[[Sequence[Doc]], List[Segment]]
+
+
+@registry.elmo_sequences("spacy-elmo.sentences.v1")  # type: ignore[attr-defined]
+def configure_sentences(window_size: int = 128, punct_sentences: bool = False) -> SequenceGetter:
+    """Sentences where a Doc has sentence boundaries, else windows of `window_size` tokens (see
+    `doc_segments`).
+
+    window_size (int): the most tokens in one sequence.
+    punct_sentences (bool): split Docs without sentence boundaries after sentence-final punctuation.
+    """
+    if window_size < 1:
+        raise ValueError(f"window_size must be >= 1, got {window_size}")
+    return functools.partial(doc_segments, window_size=window_size, punct_sentences=punct_sentences)
 
 
 def doc_segments(docs: Sequence[Doc], window_size: int, punct_sentences: bool = False) -> List[Segment]:
@@ -54,7 +80,7 @@ def punct_sentence_spans(words: Sequence[str]) -> List[Tuple[int, int]]:
     spans: List[Tuple[int, int]] = []
     start, seen_end = 0, False
     for i, word in enumerate(words):
-        is_end = word in SENTENCE_END
+        is_end = word in SENTENCE_FINAL_PUNCT
         if seen_end and not is_end and not _is_punct(word):
             spans.append((start, i))
             start, seen_end = i, False

@@ -1,5 +1,4 @@
 """The `elmo` pipeline component."""
-import functools
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,34 +13,15 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats3d
 
-from ..bilm import BiLM, ElmoFormatError, ElmoOptions
-from ..layers.bilm_model import bilm_config, get_bilm, load_weights_into
-from ..layers.listener import ElmoListener, replace_listener, replace_listener_cfg
+from ..bilm import DEFAULT_CACHE_SIZE, BiLM, ElmoFormatError, ElmoOptions
+from ..layers.bilm_model import DEFAULT_BATCH_SIZE, bilm_config, get_bilm, load_weights_into, set_replace_listener_hooks
+from ..layers.listener import ElmoListener, no_gradient
 from .elmo_data import DTYPES, ElmoData
 from .layer_cache import LayerCache
 from .extensions import register_extensions
 
-DEFAULT_MODEL_CONFIG = """
-[model]
-@architectures = "spacy-elmo.BiLM.v1"
-cell_dim = 1024
-projection_dim = 128
-n_layers = 2
-cell_clip = 3.0
-proj_clip = 3.0
-use_skip_connections = true
-char_embed_dim = 16
-filters = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
-n_highway = 1
-activation = "relu"
-n_characters = 262
-max_characters_per_token = 50
-batch_size = 32
-window_size = 128
-cache_size = 50000
-punct_sentences = false
-"""
-DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
+# The released small size, windows of 128 tokens where a Doc has no sentences.
+DEFAULT_MODEL = bilm_config(ElmoOptions())
 
 
 def _one_thread_in_forked_child() -> None:
@@ -61,6 +41,8 @@ os.register_at_fork(after_in_child=_one_thread_in_forked_child)
         "model": DEFAULT_MODEL,
         "dtype": "float32",
         "frozen": True,
+        "batch_size": DEFAULT_BATCH_SIZE,
+        "token_cache_size": DEFAULT_CACHE_SIZE,
         "cache_mb": 2048,
         "cache_dtype": "float16",
     },
@@ -71,21 +53,28 @@ def make_elmo(
     model: Model[List[Doc], List[Floats3d]],
     dtype: str,
     frozen: bool,
+    batch_size: int,
+    token_cache_size: int,
     cache_mb: float,
     cache_dtype: str,
 ) -> "Elmo":
     """Create an `elmo` component: runs the biLM and sets `doc._.elmo`.
 
-    model (Model[List[Doc], List[Floats3d]]): a `spacy-elmo.BiLM.v1` model.
+    model (Model[List[Doc], List[Floats3d]]): a `spacy-elmo.BiLM.v2` model.
     dtype (str): "float32" or "float16", the dtype of the layers stored on the Doc.
     frozen (bool): keep the biLM fixed during training (as in the paper); False fine-tunes it
         with the gradients of every listening component.
+    batch_size (int): sequences per biLM batch (sorted by length to keep padding low).
+    token_cache_size (int): word vectors the token layer keeps at inference; 0 disables.
     cache_mb (float): with a frozen biLM, keep up to this many MB of computed Doc layers once
         training has started, so that later epochs and evaluations do not run the biLM again;
         0 disables. A pipeline that only predicts never fills it.
     cache_dtype (str): "float16" halves the cache's memory (values rounded to float16).
     """
-    return Elmo(nlp.vocab, model, name, dtype=dtype, frozen=frozen, cache_mb=cache_mb, cache_dtype=cache_dtype)
+    return Elmo(
+        nlp.vocab, model, name, dtype=dtype, frozen=frozen, batch_size=batch_size,
+        token_cache_size=token_cache_size, cache_mb=cache_mb, cache_dtype=cache_dtype,
+    )
 
 
 class Elmo(TrainablePipe):
@@ -100,6 +89,8 @@ class Elmo(TrainablePipe):
         *,
         dtype: str = "float32",
         frozen: bool = True,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        token_cache_size: int = DEFAULT_CACHE_SIZE,
         cache_mb: float = 2048,
         cache_dtype: str = "float16",
     ) -> None:
@@ -109,14 +100,26 @@ class Elmo(TrainablePipe):
         self.vocab = vocab
         self.model = model
         self.name = name
+        if batch_size < 1:
+            raise ValueError(f"[{name}] batch_size must be >= 1, got {batch_size}")
         self.cfg: Dict[str, Any] = {"dtype": dtype, "frozen": frozen, "cache_mb": cache_mb, "cache_dtype": cache_dtype}
+        # Not in cfg, which is saved and would override the config's values on loading.
+        self.batch_size = batch_size
+        self.token_cache_size = token_cache_size
         self.cache = LayerCache(cache_mb if frozen else 0, cache_dtype)
         # The cache serves training and the evaluations during it: it switches on at the first
         # update, so a pipeline that only predicts never holds on to its Docs' layers.
         self._cache_active = False
         self.listener_map: Dict[str, List[ElmoListener]] = {}
-        self.model.attrs["replace_listener"] = replace_listener
-        self.model.attrs["replace_listener_cfg"] = functools.partial(replace_listener_cfg, frozen=frozen)
+        set_replace_listener_hooks(self.model, frozen)
+        self._apply_runtime_settings()
+
+    def _apply_runtime_settings(self) -> None:
+        """Give the model the component's batch size and token cache (also after loading, which
+        restores the model's saved attrs); a `BiLM.v1` model keeps the ones in its own block."""
+        if not self.model.attrs.get("own_batching"):
+            self.model.attrs["batch_size"] = self.batch_size
+            self.bilm.cache_size = self.token_cache_size
 
     @property
     def frozen(self) -> bool:
@@ -206,8 +209,8 @@ class Elmo(TrainablePipe):
         if self.frozen:
             self._cache_active = True
             outputs = self.predict(docs)
-            backprop_all: Callable[[List[Floats3d]], List[Doc]] = _no_gradient
-            accumulate: Callable[[List[Floats3d]], List[Doc]] = _no_gradient
+            backprop_all: Callable[[List[Floats3d]], List[Doc]] = no_gradient
+            accumulate: Callable[[List[Floats3d]], List[Doc]] = no_gradient
         else:
             self.bilm.dropout = drop
             outputs, backprop_layers = self.model.begin_update(docs)
@@ -263,12 +266,16 @@ class Elmo(TrainablePipe):
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "Elmo":
         self.cache.clear()
         with _explain_mismatch(self):
-            return super().from_bytes(bytes_data, exclude=exclude)
+            super().from_bytes(bytes_data, exclude=exclude)
+        self._apply_runtime_settings()
+        return self
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "Elmo":
         self.cache.clear()
         with _explain_mismatch(self):
-            return super().from_disk(path, exclude=exclude)
+            super().from_disk(path, exclude=exclude)
+        self._apply_runtime_settings()
+        return self
 
     def load_original(
         self, options_file: Optional[Union[str, Path]], weights_file: Union[str, Path]
@@ -278,10 +285,6 @@ class Elmo(TrainablePipe):
         load_weights_into(self.model, options_file, weights_file)
         self.cache.clear()
         return self
-
-
-def _no_gradient(d_outputs: List[Floats3d]) -> List[Doc]:
-    return []
 
 
 @contextmanager
@@ -314,9 +317,10 @@ def add_elmo(
     >>> nlp = spacy.blank("en")
     >>> add_elmo(nlp, "options.json", "weights.hdf5", config={"dtype": "float16"})
 
-    config (Optional[Dict[str, Any]]): component settings (dtype, frozen, cache_mb, cache_dtype).
-    model_config (Optional[Dict[str, Any]]): runtime settings of the model (batch_size,
-        window_size, cache_size, punct_sentences); the biLM hyperparameters come from the options file.
+    config (Optional[Dict[str, Any]]): component settings (dtype, frozen, batch_size,
+        token_cache_size, cache_mb, cache_dtype).
+    model_config (Optional[Dict[str, Any]]): how Docs become sequences (window_size,
+        punct_sentences); the biLM hyperparameters come from the options file.
     add_pipe_kwargs: passed to `nlp.add_pipe` (before, after, first, last).
     RETURNS (Elmo): the component, with the weights loaded.
     """

@@ -1,6 +1,5 @@
 """A bounded cache of Doc layers, for a frozen, stateless biLM whose output depends only on the
 Doc's tokens and segmentation (so after the first epoch, training costs little more than without)."""
-import hashlib
 from collections import OrderedDict
 from typing import Optional
 
@@ -8,6 +7,7 @@ import numpy
 from spacy.attrs import ORTH, SENT_START
 from spacy.tokens import Doc
 
+from ..layers.doc_digest import doc_digest
 from .elmo_data import DTYPES
 
 
@@ -31,7 +31,7 @@ class LayerCache:
 
     @staticmethod
     def key(doc: Doc) -> bytes:
-        return hashlib.blake2b(doc.to_array([ORTH, SENT_START]).tobytes(), digest_size=16).digest()
+        return doc_digest([doc], (ORTH, SENT_START))
 
     def get(self, key: bytes) -> Optional[numpy.ndarray]:
         """RETURNS (Optional[numpy.ndarray]): the float32 layers, or None."""

@@ -1,25 +1,30 @@
-"""Point a training config at a biLM: its hyperparameters, widths and file paths."""
+"""Point a config at a biLM: its hyperparameters and file paths, written into the config's text so
+that the file keeps its order and comments."""
+import re
 from pathlib import Path
-from typing import Union
+from typing import Any, Dict, List, Union
 
+import srsly
 from thinc.api import Config
 
 from ..bilm import ElmoFormatError, ElmoOptions, find_weights_file
-from ..layers.bilm_model import bilm_config
 
-RUNTIME_SETTINGS = ("batch_size", "window_size", "cache_size", "punct_sentences")
+_SECTION = re.compile(r"^\[([^\]]+)\]\s*$")
+_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*=")
 
 
-def fill_elmo_config(config: Config, model_dir: Union[str, Path]) -> Config:
-    """Set every `elmo` component of a training config to the biLM in `model_dir`.
+def fill_config_text(text: str, model_dir: Union[str, Path]) -> str:
+    """Set a config to the biLM in `model_dir`, changing nothing else.
 
-    The biLM block takes the hyperparameters of `model_dir/options.json` (its batch_size,
-    window_size, cache_size and punct_sentences stay), `[variables] elmo_width / elmo_layers` (read by the
-    listeners) follow them, and `[paths] elmo_options / elmo_weights` name the files.
+    A training config: the model block of every `elmo` component gets the hyperparameters of
+    `model_dir/options.json` (listeners of `ElmoListener.v2` follow by interpolation; a v1 config's
+    `[variables] elmo_width / elmo_layers` are set too), and `[paths] elmo_options / elmo_weights`
+    name the files. A pretraining config: `[bilm]` gets the hyperparameters and `[paths] init_bilm`
+    the folder, so that training goes on from that biLM.
 
-    config (Config): a training config with at least one `elmo` component, not interpolated.
+    text (str): the config file's text, not interpolated.
     model_dir (Union[str, Path]): a folder with options.json and weights.hdf5.
-    RETURNS (Config): a new config.
+    RETURNS (str): the new text.
     """
     model_dir = Path(model_dir)
     options_file = model_dir / "options.json"
@@ -27,20 +32,78 @@ def fill_elmo_config(config: Config, model_dir: Union[str, Path]) -> Config:
     if not options_file.is_file() or weights_file is None:
         raise ElmoFormatError(f"{model_dir} needs options.json and weights.hdf5 (a biLM written by `spacy-elmo pretrain`, or the original files)")
     options = ElmoOptions.from_file(options_file)
-    config = config.copy()
+    config = Config().from_str(text, interpolate=False)
+    hyperparameters = options.to_config()
     names = [name for name, block in config.get("components", {}).items() if block.get("factory") == "elmo"]
-    if not names:
-        raise ValueError("The config has no component with factory = \"elmo\": start from configs/ner_elmo.cfg or configs/textcat_elmo.cfg")
-    for name in names:
-        old = config["components"][name].get("model", {})
-        runtime = {key: old[key] for key in RUNTIME_SETTINGS if key in old}
-        config["components"][name]["model"] = bilm_config(options, **runtime)
-    if "variables" in config:
-        if "elmo_width" in config["variables"]:
-            config["variables"]["elmo_width"] = 2 * options.projection_dim
-        if "elmo_layers" in config["variables"]:
-            config["variables"]["elmo_layers"] = options.n_layers + 1
-    config.setdefault("paths", {})
-    config["paths"]["elmo_options"] = str(options_file)
-    config["paths"]["elmo_weights"] = str(weights_file)
-    return config
+    if names:
+        for name in names:
+            text = set_values(text, f"components.{name}.model", hyperparameters)
+        variables = config.get("variables", {})
+        widths = {"elmo_width": options.output_dim, "elmo_layers": options.n_output_layers}
+        text = set_values(text, "variables", {k: v for k, v in widths.items() if k in variables})
+        text = set_values(text, "paths", {"elmo_options": str(options_file), "elmo_weights": str(weights_file)})
+    elif "bilm" in config:
+        text = set_values(text, "bilm", hyperparameters)
+        text = set_values(text, "paths", {"init_bilm": str(model_dir)})
+    else:
+        raise ValueError(
+            'The config has no component with factory = "elmo" and no [bilm] block: start from '
+            "configs/ner_elmo.cfg, configs/textcat_elmo.cfg or a pretraining preset"
+        )
+    Config().from_str(text, interpolate=False)  # still a valid config
+    return text
+
+
+def fill_elmo_config(config: Config, model_dir: Union[str, Path]) -> Config:
+    """`fill_config_text` for a Config object.
+
+    config (Config): a training or pretraining config, not interpolated.
+    RETURNS (Config): a new config.
+    """
+    return Config().from_str(fill_config_text(config.to_str(interpolate=False), model_dir), interpolate=False)
+
+
+def set_values(text: str, section: str, values: Dict[str, Any]) -> str:
+    """Set `key = value` lines of one section of a config's text: a key's line (and its
+    continuation lines) is replaced where it is, a missing key goes after the section's last
+    setting, a missing section goes before the first one. Comments and order stay.
+
+    RETURNS (str): the new text.
+    """
+    if not values:
+        return text
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if _section_name(line) == section), None)
+    if start is None:
+        first = next((i for i, line in enumerate(lines) if _section_name(line) is not None), len(lines))
+        block = [f"[{section}]", *(f"{key} = {_dump(value)}" for key, value in values.items()), ""]
+        lines[first:first] = block
+        return "\n".join(lines) + "\n"
+    end = next((i for i in range(start + 1, len(lines)) if _section_name(lines[i]) is not None), len(lines))
+    missing = dict(values)
+    out: List[str] = lines[: start + 1]
+    last_setting = start + 1
+    i = start + 1
+    while i < end:
+        match = _KEY.match(lines[i])
+        span = 1
+        while match and i + span < end and lines[i + span][:1] in (" ", "\t") and lines[i + span].strip():
+            span += 1  # a value continued on indented lines
+        if match and match.group(1) in missing:
+            out.append(f"{match.group(1)} = {_dump(missing.pop(match.group(1)))}")
+        else:
+            out.extend(lines[i : i + span])
+        if match:
+            last_setting = len(out)
+        i += span
+    out[last_setting:last_setting] = [f"{key} = {_dump(value)}" for key, value in missing.items()]
+    return "\n".join(out + lines[end:]) + "\n"
+
+
+def _section_name(line: str) -> Union[str, None]:
+    match = _SECTION.match(line.strip())
+    return match.group(1) if match else None
+
+
+def _dump(value: Any) -> str:
+    return srsly.json_dumps(value)

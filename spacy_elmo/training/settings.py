@@ -4,6 +4,8 @@ from typing import Any, Dict
 
 from confection import Config
 
+from ..bilm import ElmoOptions
+
 DEFAULTS = """
 [paths]
 train = null
@@ -57,17 +59,17 @@ compile = false
 
 
 def fill_pretrain_config(config: Config) -> Config:
-    """`config` over the defaults, checked for settings that do not exist.
+    """`config` over the defaults, checked for settings that do not exist. The [bilm] block holds
+    the hyperparameters of `ElmoOptions` (missing ones: the released small size).
 
     RETURNS (Config): a new config with every setting present.
     """
     defaults = Config().from_str(DEFAULTS)
-    if "bilm" not in config:
-        raise ValueError("The pretraining config needs a [bilm] block (start from a preset in configs/)")
-    unknown = [f"[{section}]" for section in config if section not in defaults and section != "bilm"]
+    defaults["bilm"] = ElmoOptions.defaults()
+    unknown = [f"[{section}]" for section in config if section not in defaults]
     for section, block in config.items():
         if section in defaults and isinstance(block, dict):
-            unknown += [f"{section}.{key}" for key in block if key not in defaults[section]]
+            unknown += [f"{section}.{key}" for key in block if key not in defaults[section] and not key.startswith("@")]
     if unknown:
         raise ValueError(f"Unknown pretraining setting(s): {', '.join(unknown)}. Known: {_known(defaults)}")
     return defaults.merge(config)

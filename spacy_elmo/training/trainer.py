@@ -184,11 +184,10 @@ class Pretrainer:
         init_softmax: Optional[SharedSoftmax] = None
         if init_bilm is not None:
             loaded, init_vocab, init_softmax = load_model_dir(init_bilm)
-            if not loaded.options.matches(bilm.options):
-                raise ValueError(
-                    f"[bilm] in the config does not match the model in {init_bilm}: {loaded.options} vs {bilm.options}. "
-                    "Copy its options into [bilm] (spacy_elmo.bilm_config gives the block)."
-                )
+            bilm.options.check_matches(
+                loaded.options, f"[bilm] in the config does not match the model in {init_bilm} (config vs model)",
+                "Copy its options into [bilm] (spacy-elmo fill-config CONFIG MODEL does it).",
+            )
             bilm.load_state_dict(loaded.state_dict())
             if init_softmax is None:
                 init_vocab = None

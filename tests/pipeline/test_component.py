@@ -212,3 +212,39 @@ def test_pipe_with_two_processes(nlp):
         assert isinstance(doc._.elmo, ElmoData)
         # workers may use another thread count, hence another float summation order
         numpy.testing.assert_allclose(doc._.elmo.layers, nlp(text)._.elmo.layers, atol=1e-5)
+
+
+def test_batch_size_and_token_cache_are_component_settings(tmp_path):
+    nlp = spacy.blank("en")
+    elmo = nlp.add_pipe("elmo", config={"model": tiny_model_config(window_size=3), "batch_size": 2, "token_cache_size": 7})
+    assert elmo.model.attrs["batch_size"] == 2 and elmo.bilm.cache_size == 7
+    layers = nlp("a b c d e f g h").__getattribute__("_").elmo.layers
+    nlp.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p", config={"components": {"elmo": {"batch_size": 5}}})
+    assert loaded.get_pipe("elmo").model.attrs["batch_size"] == 5, "the loaded config wins over the saved attrs"
+    numpy.testing.assert_allclose(loaded("a b c d e f g h")._.elmo.layers, layers, atol=1e-6)
+    with pytest.raises(ValueError, match="batch_size must be >= 1"):
+        spacy.blank("en").add_pipe("elmo", config={"batch_size": 0})
+
+
+def test_one_set_of_defaults_the_released_small_size():
+    from spacy_elmo.bilm import ElmoOptions
+    from spacy_elmo.layers.bilm_model import build_bilm_model_v2
+
+    elmo = spacy.blank("en").add_pipe("elmo")
+    assert elmo.options == ElmoOptions()
+    assert (ElmoOptions().cell_dim, ElmoOptions().projection_dim, ElmoOptions().n_highway) == (1024, 128, 1)
+    import inspect
+
+    signature = inspect.signature(build_bilm_model_v2).parameters
+    assert {name: signature[name].default for name in ElmoOptions.names()} == ElmoOptions.defaults()
+
+
+def test_option_differences_are_named():
+    from spacy_elmo.bilm import ElmoFormatError, ElmoOptions
+
+    small, other = ElmoOptions(), ElmoOptions(projection_dim=64, n_characters=261, filters=((1, 4),))
+    assert small.differences(other) == ["projection_dim 128 vs 64", "filters [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]] vs [[1, 4]]"]
+    with pytest.raises(ElmoFormatError, match="^It differs: projection_dim 128 vs 64, filters .* Fix it.$"):
+        small.check_matches(other, "It differs", "Fix it.")
+    small.check_matches(ElmoOptions(n_characters=261), "never", "raised")

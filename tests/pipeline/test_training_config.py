@@ -7,18 +7,19 @@ from thinc.api import Config
 
 from spacy_elmo import load_original, save_original
 from spacy_elmo.bilm import ElmoFormatError
-from spacy_elmo.pipeline.training_config import fill_elmo_config
+from spacy_elmo.pipeline.training_config import fill_config_text, fill_elmo_config
 
 from ..helpers import tiny_bilm
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-@pytest.mark.parametrize("name", ["ner_elmo.cfg", "textcat_elmo.cfg"])
-def test_fill_config_sets_the_bilm_widths_and_paths(tmp_path, name):
+def test_fill_config_sets_the_bilm_widths_and_paths_of_a_v1_config(tmp_path):
+    """A config of the former format (BiLM.v1 + ElmoListener.v1 with [variables])."""
     bilm = tiny_bilm(seed=3, n_layers=1, projection_dim=6)
     save_original(bilm, tmp_path / "options.json", tmp_path / "weights.hdf5")
-    original = Config().from_disk(CONFIGS / name, interpolate=False)
+    original = Config().from_disk(FIXTURES / "ner_elmo_v1.cfg", interpolate=False)
     config = fill_elmo_config(original, tmp_path)
     model = config["components"]["elmo"]["model"]
     assert (model["cell_dim"], model["projection_dim"], model["n_layers"]) == (24, 6, 1)
@@ -28,14 +29,49 @@ def test_fill_config_sets_the_bilm_widths_and_paths(tmp_path, name):
     assert config["variables"] == {"elmo_width": 12, "elmo_layers": 2}
     assert config["paths"]["elmo_weights"] == str(tmp_path / "weights.hdf5")
     assert original["components"]["elmo"]["model"]["cell_dim"] == 1024, "the input config is left as it was"
-    # The filled config builds, initializes and gives the biLM's own layers.
-    path = tmp_path / "filled.cfg"
-    config.to_disk(path, interpolate=False)
-    nlp = spacy.util.load_model_from_config(Config().from_disk(path), auto_fill=True)
+    _check_it_gives_the_bilms_layers(config.to_str(interpolate=False), tmp_path)
+
+
+@pytest.mark.parametrize("name", ["ner_elmo.cfg", "textcat_elmo.cfg"])
+def test_fill_config_sets_the_bilm_and_paths_and_keeps_the_text(tmp_path, name):
+    bilm = tiny_bilm(seed=3, n_layers=1, projection_dim=6)
+    save_original(bilm, tmp_path / "options.json", tmp_path / "weights.hdf5")
+    text = (CONFIGS / name).read_text()
+    filled = fill_config_text(text, tmp_path)
+    before, after = Config().from_str(text, interpolate=False), Config().from_str(filled, interpolate=False)
+    model = after["components"]["elmo"]["model"]
+    assert (model["cell_dim"], model["projection_dim"], model["n_layers"], model["n_highway"]) == (24, 6, 1, 1)
+    assert model["filters"] == [[1, 4], [2, 8], [3, 8]]
+    assert model["sequences"] == before["components"]["elmo"]["model"]["sequences"]
+    assert after["paths"]["elmo_weights"] == str(tmp_path / "weights.hdf5")
+    # Only the biLM's settings and the two paths changed, in place; comments and order stay.
+    changed = [(a, b) for a, b in zip(text.splitlines(), filled.splitlines()) if a != b]
+    assert len(text.splitlines()) == len(filled.splitlines())
+    keys = {a.split("=")[0].strip() for a, _ in changed}
+    assert keys == {"cell_dim", "projection_dim", "n_layers", "char_embed_dim", "filters", "elmo_options", "elmo_weights"}
+    # The listener's widths follow by interpolation.
+    pipe = "ner" if name.startswith("ner") else "textcat"
+    listener = Config().from_str(filled)["components"][pipe]["model"]["tok2vec"]["elmo"]
+    assert (listener["projection_dim"], listener["n_layers"]) == (6, 1)
+    _check_it_gives_the_bilms_layers(filled, tmp_path)
+
+
+def test_fill_config_sets_a_pretraining_configs_bilm(tmp_path):
+    save_original(tiny_bilm(seed=3, projection_dim=6), tmp_path / "options.json", tmp_path / "weights.hdf5")
+    text = (CONFIGS / "pretrain_cpu.cfg").read_text()
+    after = Config().from_str(fill_config_text(text, tmp_path), interpolate=False)
+    assert (after["bilm"]["cell_dim"], after["bilm"]["projection_dim"], after["bilm"]["filters"]) == (24, 6, [[1, 4], [2, 8], [3, 8]])
+    assert after["paths"]["init_bilm"] == str(tmp_path)
+    assert after["training"] == Config().from_str(text, interpolate=False)["training"]
+
+
+def _check_it_gives_the_bilms_layers(text: str, model_dir: Path) -> None:
+    """The filled config builds, initializes and gives the biLM's own layers."""
+    nlp = spacy.util.load_model_from_config(Config().from_str(text), auto_fill=True)
     annotations = {"entities": [(0, 1, "X")], "cats": {"POS": 1.0, "NEG": 0.0}}
     nlp.initialize(lambda: [spacy.training.Example.from_dict(nlp.make_doc("A b"), annotations)])
     doc = nlp("Birds sing .")
-    expected = load_original(tmp_path / "options.json", tmp_path / "weights.hdf5").embed([["Birds", "sing", "."]])[0]
+    expected = load_original(model_dir / "options.json", model_dir / "weights.hdf5").embed([["Birds", "sing", "."]])[0]
     numpy.testing.assert_allclose(doc._.elmo.layers, expected, atol=1e-5)
 
 

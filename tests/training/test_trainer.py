@@ -11,12 +11,12 @@ from spacy_elmo.bilm import ElmoFormatError, ElmoOptions
 from spacy_elmo.training.settings import fill_pretrain_config
 from spacy_elmo.training.trainer import Pretrainer, build_bilm, pretrain
 
-from ..helpers import tiny_model_config, tiny_options
+from ..helpers import tiny_options
 from .test_pretrain import _config, corpus_file  # noqa: F401 (fixture)
 
 
 def test_bilm_block_is_read_without_the_registry():
-    block = tiny_model_config()
+    block = {"@architectures": "spacy-elmo.BiLM.v2", **tiny_options().to_config()}
     assert build_bilm(block).options == tiny_options()
     with pytest.raises(ElmoFormatError, match="cell_dims"):
         ElmoOptions.from_config({**block, "cell_dims": 3})

@@ -1,0 +1,169 @@
+"""ElmoListener.v2 and replace_listeners on a tiny pipeline built here (no shared data needed)."""
+import numpy
+import pytest
+import spacy
+import torch
+from spacy.training import Example
+from thinc.api import Config
+
+from spacy_elmo.layers import get_bilm
+from spacy_elmo.layers.doc_digest import doc_digest
+from spacy_elmo.layers.listener import ElmoListener
+
+from ..helpers import tiny_bilm, tiny_model_config
+
+TAGGED = [
+    ("The cat sat on the mat .", "DET NOUN VERB ADP DET NOUN PUNCT"),
+    ("Dogs bark loudly !", "NOUN VERB ADV PUNCT"),
+    ("A bird sings .", "DET NOUN VERB PUNCT"),
+]
+
+CONFIG = """
+[nlp]
+lang = "en"
+pipeline = ["elmo", "tagger"]
+
+[components]
+
+[components.elmo]
+factory = "elmo"
+frozen = true
+
+[components.tagger]
+factory = "tagger"
+
+[components.tagger.model]
+@architectures = "spacy.Tagger.v2"
+
+[components.tagger.model.tok2vec]
+@architectures = "spacy-elmo.ElmoTok2Vec.v1"
+
+[components.tagger.model.tok2vec.elmo]
+@architectures = "spacy-elmo.ElmoListener.v2"
+upstream = "elmo"
+projection_dim = ${components.elmo.model.projection_dim}
+n_layers = ${components.elmo.model.n_layers}
+
+[components.tagger.model.tok2vec.elmo.mix]
+@layers = "spacy-elmo.ScalarMix.v1"
+layer_norm = true
+dropout = 0.0
+l2 = 0.0
+
+[components.tagger.model.tok2vec.embed]
+@architectures = "spacy.MultiHashEmbed.v2"
+width = 12
+attrs = ["NORM", "SHAPE"]
+rows = [100, 50]
+include_static_vectors = false
+"""
+
+
+def _nlp(frozen: bool = True):
+    config = Config().from_str(CONFIG, interpolate=False)
+    config["components"]["elmo"]["model"] = tiny_model_config()
+    config["components"]["elmo"]["frozen"] = frozen
+    nlp = spacy.util.load_model_from_config(Config().from_str(config.to_str()), auto_fill=True)
+    get_bilm(nlp.get_pipe("elmo").model).load_state_dict(tiny_bilm(seed=4).state_dict())
+    return nlp
+
+
+def _examples(nlp):
+    return [Example.from_dict(nlp.make_doc(text), {"tags": tags.split()}) for text, tags in TAGGED]
+
+
+def _train(nlp, steps: int = 3):
+    examples = _examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(steps):
+        nlp.update(examples, sgd=optimizer, drop=0.0)
+    return examples
+
+
+def _listener(nlp) -> ElmoListener:
+    return nlp.get_pipe("tagger").model.get_ref("tok2vec").get_ref("listener")
+
+
+def test_widths_follow_the_bilm_block():
+    nlp = _nlp()
+    listener = _listener(nlp)
+    options = nlp.get_pipe("elmo").options
+    assert (listener.get_dim("nO"), listener.get_dim("nL")) == (2 * options.projection_dim, options.n_layers + 1)
+    tok2vec = nlp.get_pipe("tagger").model.get_ref("tok2vec")
+    assert tok2vec.get_dim("nO") == 16 + 12  # known before initialization
+    assert nlp.get_pipe("elmo").listening_components == ["tagger"]
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+def test_training_drops_the_batch_and_updates_only_what_it_should(frozen):
+    nlp = _nlp(frozen)
+    before = {k: v.clone() for k, v in nlp.get_pipe("elmo").bilm.state_dict().items()}
+    examples = _examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    losses = {}
+    for _ in range(3):
+        nlp.update(examples, sgd=optimizer, drop=0.0, losses=losses)
+        listener = _listener(nlp)
+        assert listener._outputs is None and listener._backprop is None, "the batch is kept after backprop"
+    after = nlp.get_pipe("elmo").bilm.state_dict()
+    moved = any(not torch.equal(before[k], after[k]) for k in before)
+    assert moved == (not frozen)
+    assert losses["tagger"] > 0
+
+
+def test_a_batch_the_elmo_component_did_not_see_is_refused():
+    nlp = _nlp()
+    examples = _train(nlp, steps=1)
+    listener = _listener(nlp)
+    docs = [eg.predicted for eg in examples]
+    listener.receive(listener.get_batch_id(docs), [numpy.zeros((3, len(d), 16), dtype="float32") for d in docs], lambda d: [])
+    with pytest.raises(ValueError, match="did not\\s+just process"):
+        listener(docs[:1], is_train=True)
+
+
+def test_prediction_reads_the_docs_layers_and_explains_a_missing_component():
+    nlp = _nlp()
+    _train(nlp)
+    doc = nlp("The cat sings .")
+    assert doc._.elmo is not None and len([t.tag_ for t in doc]) == 4
+    without = nlp.make_doc("The cat sings .")
+    with pytest.raises(ValueError, match="Put an 'elmo' component"):
+        nlp.get_pipe("tagger")(without)
+
+
+def test_replace_listeners_gives_a_standalone_tagger_that_predicts_the_same(tmp_path):
+    for frozen in (True, False):
+        nlp = _nlp(frozen)
+        _train(nlp)
+        texts = ["The bird sat .", "Cats bark !"]
+        expected = [[t.tag_ for t in doc] for doc in nlp.pipe(texts)]
+        scores = nlp.get_pipe("tagger").model.predict(list(nlp.pipe(texts)))
+        nlp.replace_listeners("elmo", "tagger", ["model.tok2vec.elmo"])
+        block = nlp.config["components"]["tagger"]["model"]["tok2vec"]["elmo"]
+        assert block["@architectures"] == "spacy-elmo.ElmoMix.v2" and block["frozen"] is frozen
+        assert nlp.get_pipe("elmo").listening_components == []
+        nlp.remove_pipe("elmo")
+        docs = [nlp.make_doc(t) for t in texts]
+        numpy.testing.assert_allclose(nlp.get_pipe("tagger").model.predict(docs)[0], scores[0], atol=1e-5)
+        nlp.to_disk(tmp_path / str(frozen))
+        loaded = spacy.load(tmp_path / str(frozen))
+        assert [[t.tag_ for t in doc] for doc in loaded.pipe(texts)] == expected
+
+
+def test_a_mix_block_with_other_widths_is_refused():
+    config = Config().from_str(CONFIG, interpolate=False)
+    config["components"]["elmo"]["model"] = tiny_model_config()
+    config["components"]["tagger"]["model"]["tok2vec"]["elmo"]["mix"]["width"] = 10
+    with pytest.raises(ValueError, match="width = 10, but the biLM gives 16"):
+        spacy.util.load_model_from_config(Config().from_str(config.to_str()), auto_fill=True)
+
+
+def test_doc_digest_tells_tokens_and_sentences_apart():
+    from spacy.attrs import ORTH, SENT_START
+
+    nlp = spacy.blank("en")
+    a, b, c = nlp("a b c"), nlp("a bc"), nlp("a b c")
+    assert doc_digest([a]) == doc_digest([c]) != doc_digest([b])
+    assert doc_digest([a, b]) != doc_digest([b, a])
+    c[2].is_sent_start = True
+    assert doc_digest([a]) == doc_digest([c]) and doc_digest([a], (ORTH, SENT_START)) != doc_digest([c], (ORTH, SENT_START))
