@@ -148,7 +148,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2, help="torch threads on CPU")
-    parser.add_argument("--workers", type=int, default=1, help="DataLoader workers in the end-to-end run")
+    parser.add_argument("--workers", type=int, default=None, help="DataLoader workers in the end-to-end run (default: the trainer's: 1 on CUDA, 0 on CPU)")
     parser.add_argument("--batch-tokens", type=int, default=0, help="override the preset's batch size")
     parser.add_argument("--compile", action="store_true", help="[training] compile = true")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
@@ -199,7 +199,7 @@ def main() -> None:
                 e2e = end_to_end_speed(config, device, args.steps, args.warmup)
                 row["end_to_end_tokens_per_s"] = round(e2e)
                 row["end_to_end_ratio"] = round(e2e / step["tokens_per_s"], 3)
-                print(f"  end-to-end      {e2e:10.0f} tokens/s   ({e2e / step['tokens_per_s']:.0%} of the step alone; Pretrainer with {args.workers} DataLoader worker(s))")
+                print(f"  end-to-end      {e2e:10.0f} tokens/s   ({e2e / step['tokens_per_s']:.0%} of the step alone; Pretrainer, data_workers={args.workers})")
             results.append(row)
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1))

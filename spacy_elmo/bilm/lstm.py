@@ -123,7 +123,8 @@ class BiLstmLayer(nn.Module):
                 c, h, active = c[:, :b], h[:, :b], b
             if b == 0:
                 break
-            z = self._matmul(dirs, h, "hidden_weight", add=xw_steps[t][:, :b])
+            # (a slice of all rows would still cost autograd a full-size zero gradient)
+            z = self._matmul(dirs, h, "hidden_weight", add=xw_steps[t] if b == batch else xw_steps[t][:, :b])
             c, h = self.cell(z, c, C, self.cell_clip)
             if self.proj_weight is not None:
                 h = self._matmul(dirs, h, "proj_weight")

@@ -234,7 +234,10 @@ class Pretrainer:
         encoder = BatchEncoder(self.corpus, self.vocab, self.bilm.options.max_characters_per_token)
         stream = BatchStream(encoder, self.train_sentences, self.settings["batch_tokens"], corpus_cfg["pool_size"],
                              self.config["system"]["seed"], self.position)
-        return batch_loader(stream, self.config["system"]["data_workers"], self.device)
+        workers = self.config["system"]["data_workers"]
+        if workers is None:
+            workers = 1 if self.device.type == "cuda" else 0
+        return batch_loader(stream, workers, self.device)
 
     # --- training -----------------------------------------------------------------------------
 
