@@ -96,7 +96,6 @@ def wrap_bilm(bilm: BiLM, sequences: Optional[SequenceGetter] = None, batch_size
         windows of 128 tokens (`spacy-elmo.sentences.v1`).
     batch_size (int): sequences per biLM batch (the `elmo` component sets its own).
     """
-
     torch_layer = PyTorchWrapper_v3(
         bilm,
         convert_inputs=_convert_inputs,

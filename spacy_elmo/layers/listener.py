@@ -119,7 +119,7 @@ def build_elmo_listener(
     layer_norm, dropout, l2: see `spacy-elmo.ScalarMix.v1`.
     """
     listener = ElmoListener(upstream, n_layers, width)
-    model = _then_mix(listener, n_layers, width, layer_norm, dropout, l2)
+    model = _then(listener, ScalarMix(n_layers, width, layer_norm, dropout, l2))
     model.set_ref("listener", listener)
     return model
 
@@ -172,13 +172,7 @@ def build_elmo_mix(
     bilm (Model): a `spacy-elmo.BiLM.v1`.
     frozen (bool): run the biLM without gradients, as the elmo component's frozen setting does.
     """
-    return _then_mix(frozen_layer(bilm) if frozen else bilm, n_layers, width, layer_norm, dropout, l2)
-
-
-def _then_mix(
-    source: Model[List[Doc], List[Floats3d]], n_layers: int, width: int, layer_norm: bool, dropout: float, l2: float
-) -> Model[List[Doc], List[Floats2d]]:
-    return _then(source, ScalarMix(n_layers, width, layer_norm, dropout, l2))
+    return _then(frozen_layer(bilm) if frozen else bilm, ScalarMix(n_layers, width, layer_norm, dropout, l2))
 
 
 def _then(source: Model[List[Doc], List[Floats3d]], mix: Model[List[Floats3d], List[Floats2d]]) -> Model[List[Doc], List[Floats2d]]:
