@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 from typing import Dict, List
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+from spacy_elmo.configs import CONFIG_DIR as CONFIGS
+
 DEFAULT_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003" / "eng.train"
 DEFAULT_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003" / "eng.testa"
 

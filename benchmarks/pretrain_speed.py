@@ -159,6 +159,7 @@ def main() -> None:
     import torch
     from confection import Config
 
+    from spacy_elmo.configs import pretrain_config
     from spacy_elmo.training.prepared import is_prepared, prepare_corpus
 
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -168,7 +169,7 @@ def main() -> None:
     prepared = args.text if is_prepared(args.text) else prepare_corpus(args.text, args.work / "corpus", log=print).folder
     results: List[Dict[str, Any]] = []
     for preset in args.presets:
-        path = Path(preset) if preset.endswith(".cfg") else ROOT / "configs" / f"pretrain_{preset}.cfg"
+        path = pretrain_config(preset)
         for precision in args.precision:
             config = Config().from_disk(path)
             config["paths"]["train"] = str(prepared)

@@ -1,11 +1,16 @@
 """The `spacy-elmo` command line."""
+import gzip
 from pathlib import Path
 
 import typer
 
 app = typer.Typer(
     name="spacy-elmo",
-    help="ELMo biLMs for spaCy: load, export and inspect.",
+    help=(
+        "ELMo biLMs for spaCy. Pretrain a biLM (prepare-corpus, pretrain, perplexity), write a "
+        "training config that uses it (init-config, fill-config; then spacy train), and use it "
+        "(embed, inspect, convert-sst)."
+    ),
     no_args_is_help=True,
     add_completion=False,
 )
@@ -42,38 +47,34 @@ def embed_cli(
     model: Path = typer.Argument(..., help="Pipeline folder, or folder with options.json + weights.hdf5", exists=True),
     input_path: Path = typer.Argument(..., help=".txt/.txt.gz (one document per line), .jsonl or .spacy", exists=True),
     output: Path = typer.Argument(..., help=".spacy (DocBin with doc._.elmo) or .hdf5 (one dataset per document)"),
+    all_layers: bool = typer.Option(False, "--all", help="HDF5: every layer, (L + 1, n_tokens, 2P) (the default)"),
+    top: bool = typer.Option(False, "--top", help="HDF5: the top layer only, (n_tokens, 2P)"),
+    average: bool = typer.Option(False, "--average", help="HDF5: the average of the layers, (n_tokens, 2P)"),
+    pretokenized: bool = typer.Option(False, "--pretokenized", help="Text input is one sentence a line, tokens split by whitespace (as allennlp elmo reads it)"),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     sentences: bool = typer.Option(True, help="Split documents into sentences (original files only)"),
     dtype: str = typer.Option("float32", help="float32 or float16"),
-    batch_size: int = typer.Option(64, help="Documents per nlp.pipe batch"),
+    batch_size: int = typer.Option(64, help="Documents per batch"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="-1: CPU; N: run on CUDA device N (needs cupy, as spaCy's --gpu-id)"),
 ) -> None:
     """Write the ELMo layers of every document: a DocBin (`.spacy`, tokens + `doc._.elmo`) or an
-    HDF5 file like AllenNLP's `elmo --all` (dataset i = document i, shape (L + 1, n_tokens, 2P),
-    plus `sentence_to_index`)."""
-    import json
-
-    import h5py
+    HDF5 file laid out as `allennlp elmo` writes it (dataset "i" for line i: --all (L + 1,
+    n_tokens, 2P), --top or --average (n_tokens, 2P); "sentence_to_index" a JSON string mapping
+    each line to its dataset)."""
     from spacy.tokens import DocBin
-
-    from .training.corpus import read_texts
+    from tqdm import tqdm
 
     if output.suffix not in (".spacy", ".hdf5"):
         raise typer.BadParameter("the output must end in .spacy or .hdf5", param_hint="OUTPUT")
-    if gpu_id >= 0:
-        import spacy
-
-        try:
-            spacy.require_gpu(gpu_id)
-        except ValueError as error:
-            raise typer.BadParameter(f"{error} (CUDA device {gpu_id} through cupy); --gpu-id -1 runs on the CPU", param_hint="--gpu-id")
-    nlp = _load_pipeline(model, lang, sentences, dtype)
-    if input_path.suffix == ".spacy":
-        docs_in = DocBin().from_disk(input_path).get_docs(nlp.vocab)
-        docs = nlp.pipe(docs_in, batch_size=batch_size)
-    else:
-        texts = (text for text, _ in read_texts(input_path, nlp.vocab))
-        docs = nlp.pipe(texts, batch_size=batch_size)
+    if all_layers + top + average > 1:
+        raise typer.BadParameter("give one of --all, --top, --average", param_hint="--all/--top/--average")
+    if (top or average) and output.suffix == ".spacy":
+        raise typer.BadParameter("a DocBin keeps every layer in doc._.elmo: --top and --average are for .hdf5 output", param_hint="OUTPUT")
+    if pretokenized and input_path.suffix in (".spacy", ".jsonl"):
+        raise typer.BadParameter("--pretokenized reads a text file, one sentence a line", param_hint="--pretokenized")
+    _require_gpu(gpu_id)
+    nlp = _load_pipeline(model, lang, sentences and not pretokenized, dtype)
+    docs = tqdm(_embedded_docs(nlp, input_path, pretokenized, batch_size), unit=" docs", disable=None, leave=False)
     output.parent.mkdir(parents=True, exist_ok=True)
     n_docs = n_tokens = 0
     if output.suffix == ".spacy":
@@ -83,14 +84,69 @@ def embed_cli(
             n_docs, n_tokens = n_docs + 1, n_tokens + len(doc)
         doc_bin.to_disk(output)
     else:
-        index = {}
-        with h5py.File(output, "w") as f:
-            for i, doc in enumerate(docs):
-                f.create_dataset(str(i), data=doc._.elmo.layers)
-                index[doc.text] = str(i)
-                n_docs, n_tokens = n_docs + 1, n_tokens + len(doc)
-            f.create_dataset("sentence_to_index", data=[json.dumps(index)])
+        n_docs, n_tokens = _write_hdf5(docs, output, "top" if top else "average" if average else "all")
     typer.echo(f"Wrote the ELMo layers of {n_docs} documents ({n_tokens} tokens) to {output}")
+
+
+def _require_gpu(gpu_id: int) -> None:
+    if gpu_id >= 0:
+        import spacy
+
+        try:
+            spacy.require_gpu(gpu_id)
+        except ValueError as error:
+            raise typer.BadParameter(f"{error} (CUDA device {gpu_id} through cupy); --gpu-id -1 runs on the CPU", param_hint="--gpu-id")
+
+
+def _embedded_docs(nlp, input_path: Path, pretokenized: bool, batch_size: int):  # type: ignore[no-untyped-def]
+    """The input's Docs with `doc._.elmo` set. Pretokenized lines become one-sentence Docs of
+    exactly their whitespace-split tokens, run through the elmo component(s) only."""
+    from spacy.tokens import Doc, DocBin
+
+    from .pipeline.component import Elmo
+    from .training.corpus import read_texts
+
+    if pretokenized:
+        def lines():  # type: ignore[no-untyped-def]
+            opener = gzip.open if input_path.suffix == ".gz" else open
+            with opener(input_path, "rt", encoding="utf8") as f:
+                for line in f:
+                    words = line.split()
+                    n = len(words)
+                    yield Doc(nlp.vocab, words=words, spaces=[True] * (n - 1) + [False] * min(n, 1),
+                              sent_starts=([True] + [False] * (n - 1)) if n else None)
+
+        docs = lines()
+        for _, pipe in nlp.pipeline:
+            if isinstance(pipe, Elmo):
+                docs = pipe.pipe(docs, batch_size=batch_size)
+        return docs
+    if input_path.suffix == ".spacy":
+        return nlp.pipe(DocBin().from_disk(input_path).get_docs(nlp.vocab), batch_size=batch_size)
+    return nlp.pipe((text for text, _ in read_texts(input_path, nlp.vocab)), batch_size=batch_size)
+
+
+def _write_hdf5(docs, output: Path, layers: str):  # type: ignore[no-untyped-def]
+    """RETURNS (Tuple[int, int]): documents and tokens written."""
+    import json
+
+    import h5py
+
+    index = {}
+    n_docs = n_tokens = 0
+    with h5py.File(output, "w") as f:
+        for i, doc in enumerate(docs):
+            data = doc._.elmo.layers
+            if layers == "top":
+                data = data[-1]
+            elif layers == "average":
+                data = data.mean(axis=0, dtype="float32").astype(data.dtype)
+            f.create_dataset(str(i), data=data)
+            index[doc.text] = str(i)
+            n_docs, n_tokens = n_docs + 1, n_tokens + len(doc)
+        sentence_to_index = f.create_dataset("sentence_to_index", (1,), dtype=h5py.string_dtype())
+        sentence_to_index[0] = json.dumps(index)
+    return n_docs, n_tokens
 
 
 @app.command("convert-sst")
@@ -196,25 +252,59 @@ def fill_config_cli(
 )
 def pretrain_cli(
     ctx: typer.Context,
-    config_path: Path = typer.Argument(..., help="Config file (see configs/pretrain_*.cfg)", exists=True),
+    config: str = typer.Argument(..., help="A preset (cpu, small, original) or a config file"),
     output: Path = typer.Option(..., "--output", "-o", help="Folder for checkpoints, models and logs"),
     resume: bool = typer.Option(False, "--resume", help="Go on from the checkpoint in --output"),
     gpu_id: int = typer.Option(None, "--gpu-id", "-g", help="-1: CPU; N: CUDA device N (default: [system] gpu_id, else CUDA if present)"),
 ) -> None:
-    """Train (or fine-tune) a biLM on raw text or a prepared corpus. Settings can be overridden
-    like spacy train's: --paths.train corpus.txt.gz --training.max_minutes 30. Raw text is
-    prepared once into OUTPUT/corpus and reused. Runs distributed under torchrun."""
+    """Train (or fine-tune) a biLM on raw text or a prepared corpus. CONFIG is a preset shipped
+    with the package (cpu: 2-core CPU; small and original: the released sizes, for GPUs) or a
+    config file naming only what it changes. Settings can be overridden like spacy train's:
+    --paths.train corpus.txt.gz --training.max_minutes 30. Raw text is prepared once into
+    OUTPUT/corpus and reused. Progress goes to [training.logger] (a console bar by default).
+    Runs distributed under torchrun."""
     from spacy.cli._util import parse_config_overrides
     from thinc.api import Config
 
+    from .configs import pretrain_config
     from .training.trainer import pretrain
 
+    try:
+        config_path = pretrain_config(config)
+    except FileNotFoundError as error:
+        raise typer.BadParameter(str(error), param_hint="CONFIG")
     overrides = parse_config_overrides(ctx.args)
-    config = Config().from_disk(config_path, overrides=overrides)
-    if config.get("paths", {}).get("train") is None:
+    filled = Config().from_disk(config_path, overrides=overrides)
+    if filled.get("paths", {}).get("train") is None:
         raise typer.BadParameter("set the training corpus: --paths.train FILE_OR_FOLDER", param_hint="CONFIG")
-    result = pretrain(config, output, resume=resume, log=typer.echo, gpu_id=gpu_id)
+    result = pretrain(filled, output, resume=resume, gpu_id=gpu_id)
     typer.echo(f"Done: {result['step']} steps, {result['tokens']} tokens, best dev perplexity {result['best_dev_ppl']:.2f}")
+
+
+@app.command("init-config")
+def init_config_cli(
+    output: Path = typer.Argument(..., help="Where to write the config"),
+    pipeline: str = typer.Option("ner", "--pipeline", "-p", help="The task: ner, textcat, tagger or parser"),
+    bilm: Path = typer.Option(None, "--bilm", "-b", help="The biLM: a folder with options.json + weights.hdf5", exists=True),
+    baseline: bool = typer.Option(False, "--baseline", help="The matching config without ELMo (same features and schedule)"),
+) -> None:
+    """Write a complete, commented training config for a task with ELMo (frozen biLM, learned
+    scalar mix beside the task's tok2vec), or its matching baseline, ready for `spacy train
+    OUTPUT --paths.train train.spacy --paths.dev dev.spacy`."""
+    from .configs import task_config
+    from .pipeline.training_config import fill_config_text
+
+    try:
+        path = task_config(pipeline, elmo=not baseline)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--pipeline")
+    text = path.read_text(encoding="utf8")
+    if bilm is not None and not baseline:
+        text = fill_config_text(text, bilm)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf8")
+    what = "without ELMo" if baseline else ("with ELMo" if bilm else "with ELMo (set --paths.elmo_options and --paths.elmo_weights, or give --bilm)")
+    typer.echo(f"Wrote {output}: {pipeline} {what}")
 
 
 @app.command("prepare-corpus")
@@ -253,6 +343,8 @@ def perplexity_cli(
     if vocab is None or softmax is None:
         raise typer.BadParameter(f"{model} has no vocab.txt / softmax.pt: perplexity needs the softmax", param_hint="MODEL")
     sentences = list(Corpus(text, lang, max_length))
+    if not sentences:
+        raise typer.BadParameter(f"{text} holds no sentences to score (is it empty?)", param_hint="TEXT")
     result = evaluate(BiLanguageModel(bilm, softmax), vocab, sentences, batch_tokens)
     typer.echo(f"forward perplexity   {result['forward']:.2f}")
     typer.echo(f"backward perplexity  {result['backward']:.2f}")

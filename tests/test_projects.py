@@ -22,7 +22,7 @@ ROWS = ["no pretraining", "ELMo", "spacy pretrain"]
 def test_smoke_workflow(project, task, score, shared_data, tmp_path):
     # A copy of the repository's layout, so that the run leaves the checkout as it was.
     root = tmp_path / "repo"
-    shutil.copytree(REPO / "configs", root / "configs")
+    shutil.copytree(REPO / "spacy_elmo" / "configs", root / "spacy_elmo" / "configs")
     shutil.copytree(REPO / "projects" / "scripts", root / "projects" / "scripts")
     (root / "projects" / project).mkdir(parents=True)
     shutil.copy(REPO / "projects" / project / "project.yml", root / "projects" / project)

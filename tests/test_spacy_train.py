@@ -9,12 +9,12 @@ from spacy.tokens import DocBin
 from spacy.training.converters import conll_ner_to_docs
 
 from spacy_elmo import load_original, save_original
+from spacy_elmo.configs import CONFIG_DIR as CONFIGS
 from spacy_elmo.convert import sst_to_docbin
 from spacy_elmo.layers import mix_weights
 
 from .helpers import tiny_bilm, tiny_overrides, tiny_model_config
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 TINY_ELMO = tiny_overrides("components.elmo.model")  # the listeners' widths follow
 QUICK = {"training.max_steps": 12, "training.eval_frequency": 6, "training.batcher.size.start": 200, "training.batcher.size.stop": 200}
 

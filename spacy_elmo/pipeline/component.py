@@ -2,6 +2,7 @@
 import os
 from contextlib import contextmanager
 from pathlib import Path
+import warnings
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
 
 import torch
@@ -19,6 +20,7 @@ from ..layers.listener import ElmoListener, no_gradient
 from .elmo_data import DTYPES, ElmoData
 from .layer_cache import LayerCache
 from .extensions import register_extensions
+from .vectors import VectorSetting, layer_weights, set_vector_hooks
 
 # The released small size, windows of 128 tokens where a Doc has no sentences.
 DEFAULT_MODEL = bilm_config(ElmoOptions())
@@ -45,6 +47,7 @@ os.register_at_fork(after_in_child=_one_thread_in_forked_child)
         "token_cache_size": DEFAULT_CACHE_SIZE,
         "cache_mb": 2048,
         "cache_dtype": "float16",
+        "vectors": None,
     },
 )
 def make_elmo(
@@ -57,6 +60,7 @@ def make_elmo(
     token_cache_size: int,
     cache_mb: float,
     cache_dtype: str,
+    vectors: Optional[Union[str, List[float]]],
 ) -> "Elmo":
     """Create an `elmo` component: runs the biLM and sets `doc._.elmo`.
 
@@ -70,10 +74,13 @@ def make_elmo(
         training has started, so that later epochs and evaluations do not run the biLM again;
         0 disables. A pipeline that only predicts never fills it.
     cache_dtype (str): "float16" halves the cache's memory (values rounded to float16).
+    vectors (Optional[Union[str, List[float]]]): make token.vector, span.vector, doc.vector and
+        .similarity come from ELMo: "top" (the top layer), "average" (of the L + 1 layers) or one
+        weight per layer; null leaves spaCy's vectors alone.
     """
     return Elmo(
         nlp.vocab, model, name, dtype=dtype, frozen=frozen, batch_size=batch_size,
-        token_cache_size=token_cache_size, cache_mb=cache_mb, cache_dtype=cache_dtype,
+        token_cache_size=token_cache_size, cache_mb=cache_mb, cache_dtype=cache_dtype, vectors=vectors,
     )
 
 
@@ -93,6 +100,7 @@ class Elmo(TrainablePipe):
         token_cache_size: int = DEFAULT_CACHE_SIZE,
         cache_mb: float = 2048,
         cache_dtype: str = "float16",
+        vectors: VectorSetting = None,
     ) -> None:
         if dtype not in DTYPES:
             raise ValueError(f"[{name}] dtype must be one of {DTYPES}, got {dtype!r}")
@@ -102,10 +110,13 @@ class Elmo(TrainablePipe):
         self.name = name
         if batch_size < 1:
             raise ValueError(f"[{name}] batch_size must be >= 1, got {batch_size}")
-        self.cfg: Dict[str, Any] = {"dtype": dtype, "frozen": frozen, "cache_mb": cache_mb, "cache_dtype": cache_dtype}
+        # has_weights: the biLM holds trained weights (loaded, or fine-tuned here), not random ones.
+        self.cfg: Dict[str, Any] = {"dtype": dtype, "frozen": frozen, "cache_mb": cache_mb, "cache_dtype": cache_dtype, "has_weights": False}
         # Not in cfg, which is saved and would override the config's values on loading.
         self.batch_size = batch_size
         self.token_cache_size = token_cache_size
+        self.vector_weights = layer_weights(vectors, self.options.n_layers + 1)
+        self._warned_random = False
         self.cache = LayerCache(cache_mb if frozen else 0, cache_dtype)
         # The cache serves training and the evaluations during it: it switches on at the first
         # update, so a pipeline that only predicts never holds on to its Docs' layers.
@@ -186,10 +197,21 @@ class Elmo(TrainablePipe):
                 self.cache.put(keys[i], ops.to_numpy(layers))
         return outputs  # type: ignore[return-value]
 
+    @property
+    def has_weights(self) -> bool:
+        """RETURNS (bool): whether the biLM holds trained weights rather than random ones
+        (pipelines saved before this was recorded count as trained)."""
+        return bool(self.cfg.get("has_weights", True))
+
     def set_annotations(self, docs: Iterable[Doc], layers: List[Floats3d]) -> None:
+        if not self.has_weights and not self._warned_random:
+            self._warned_random = True
+            warnings.warn(_random_weights_message(self.name), UserWarning, stacklevel=3)
         dtype = self.cfg["dtype"]
         for doc, doc_layers in zip(docs, layers):
             doc._.elmo = ElmoData(self.model.ops.to_numpy(doc_layers).astype(dtype, copy=False))
+            if self.vector_weights is not None:
+                set_vector_hooks(doc, self.vector_weights)
 
     def update(
         self,
@@ -212,6 +234,7 @@ class Elmo(TrainablePipe):
             backprop_all: Callable[[List[Floats3d]], List[Doc]] = no_gradient
             accumulate: Callable[[List[Floats3d]], List[Doc]] = no_gradient
         else:
+            self.cfg["has_weights"] = True  # trained here from now on
             self.bilm.dropout = drop
             outputs, backprop_layers = self.model.begin_update(docs)
             d_outputs = [self.model.ops.alloc3f(*layers.shape) for layers in outputs]
@@ -262,17 +285,20 @@ class Elmo(TrainablePipe):
                 "[elmo] initialize got an options_file but no weights_file. Add "
                 "'weights_file' to [initialize.components.elmo]."
             )
+        elif not self.has_weights:
+            self._warned_random = True
+            warnings.warn(_random_weights_message(self.name), UserWarning, stacklevel=2)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "Elmo":
         self.cache.clear()
-        with _explain_mismatch(self):
+        with _explain_mismatch(self, "its bytes"):
             super().from_bytes(bytes_data, exclude=exclude)
         self._apply_runtime_settings()
         return self
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "Elmo":
         self.cache.clear()
-        with _explain_mismatch(self):
+        with _explain_mismatch(self, str(Path(path) / "model")):
             super().from_disk(path, exclude=exclude)
         self._apply_runtime_settings()
         return self
@@ -283,18 +309,34 @@ class Elmo(TrainablePipe):
         """Copy the weights of an original ELMo weights.hdf5 into the component; the
         options.json, if given (not None), must match the component's model config."""
         load_weights_into(self.model, options_file, weights_file)
+        self.cfg["has_weights"] = True
         self.cache.clear()
         return self
 
 
+def _random_weights_message(name: str) -> str:
+    return (
+        f"[{name}] The biLM has random weights: its layers carry no information. Load a biLM with "
+        f"spacy_elmo.add_elmo(nlp, options_file, weights_file), or in a training config set "
+        f"[initialize.components.{name}] options_file and weights_file (spacy-elmo init-config --bilm FOLDER does)."
+    )
+
+
 @contextmanager
-def _explain_mismatch(pipe: Elmo) -> Iterator[None]:
-    """Thinc checks layer widths before the biLM's own check can name the setting."""
+def _explain_mismatch(pipe: Elmo, source: str) -> Iterator[None]:
+    """Name the file when the saved model cannot be read; name the settings when it does not fit
+    the config (Thinc checks layer widths before the biLM's own check can)."""
     try:
         yield
     except ValueError as err:
-        if isinstance(err, ElmoFormatError) or "dimension" not in str(err):
+        if isinstance(err, ElmoFormatError):
             raise
+        if "dimension" not in str(err):
+            raise ElmoFormatError(
+                f"[{pipe.name}] Cannot read the saved biLM from {source} ({type(err).__name__}: {err}): the file is "
+                "truncated or damaged. Save or copy the pipeline again, or rebuild the component from the "
+                "original files (spacy_elmo.add_elmo)."
+            ) from err
         raise ElmoFormatError(
             f"[{pipe.name}] The saved biLM does not fit the model config ({err}). The settings in "
             f"[components.{pipe.name}.model] (projection_dim, cell_dim, n_layers, filters, ...) must be "

@@ -61,5 +61,10 @@ def encode_elmo_data(obj: Any, chain: Optional[Callable[[Any], Any]] = None) -> 
 def decode_elmo_data(obj: Any, chain: Optional[Callable[[Any], Any]] = None) -> Any:
     """srsly msgpack decoder (registered by entry point) so DocBin can read ElmoData."""
     if isinstance(obj, dict) and _MSGPACK_KEY in obj:
+        # Docs are being read (a DocBin's user data): their `doc._.elmo` must be readable in a
+        # process that never created an elmo component.
+        from .extensions import register_extensions
+
+        register_extensions()
         return ElmoData.from_dict(obj[_MSGPACK_KEY])
     return obj if chain is None else chain(obj)

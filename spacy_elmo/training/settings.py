@@ -57,6 +57,14 @@ dev_max_sentences = 2000
 mixed_precision = "no"
 # compile the LSTM cell's elementwise work with torch.compile (fewer kernels on CUDA)
 compile = false
+
+# A logger of spaCy's protocol (spacy.ConsoleLogger.v3, spacy-loggers' W&B and MLflow loggers, ...);
+# log.jsonl and perplexity.png are written whichever it is.
+[training.logger]
+@loggers = "spacy-elmo.PretrainLogger.v1"
+# a bar of the steps on a terminal (lines elsewhere)
+progress_bar = true
+console_output = true
 """
 
 

@@ -26,6 +26,7 @@ from .batches import BatchEncoder, BatchStream, CorpusPosition, TrainingBatch, b
 from .checkpoint import load_checkpoint, load_model_dir, rng_state, save_checkpoint, save_model_dir, set_rng_state
 from .corpus import Corpus
 from .evaluate import evaluate
+from .logger import PretrainRun, make_logger
 from .plot import plot_log
 from .prepared import PreparedCorpus, prepared_for_training
 from .settings import fill_pretrain_config
@@ -140,6 +141,11 @@ class Pretrainer:
         self.log_path = self.output / "log.jsonl"
         self.last_eval: Dict[str, float] = {}
         self.last_eval_step = -1
+        self.last_loss = 0.0
+        self.log_step, self.finalize_log = (lambda info: None), (lambda: None)
+        if self.rank == 0:
+            setup = make_logger(self.settings["logger"])
+            self.log_step, self.finalize_log = setup(PretrainRun(self.config))
 
     # --- setting up -------------------------------------------------------------------------
 
@@ -243,13 +249,22 @@ class Pretrainer:
 
     def run(self) -> Dict[str, Any]:
         """Train until max_steps or max_minutes, evaluating, logging and checkpointing on the way."""
-        settings = self.settings
         self.lm.train()
         started = time.perf_counter() - self.elapsed
-        window = _Window(self.device)
         if self.step == 0:
             self.evaluate()
         batches = self._batches()
+        try:
+            self._train(batches, started)
+        finally:
+            self.finalize_log()
+        if self.world > 1:
+            torch.distributed.barrier()
+        return {"step": self.step, "elapsed_s": self.elapsed, "tokens": self.tokens_seen, "best_dev_ppl": self.best, "last_eval": self.last_eval}
+
+    def _train(self, batches: Iterator[TrainingBatch], started: float) -> None:
+        settings = self.settings
+        window = _Window(self.device)
         while not self._should_stop():
             batch = next(batches)
             window.add(self.train_step(batch), batch.n_tokens * self.world)
@@ -257,6 +272,7 @@ class Pretrainer:
             self.step += 1
             self.tokens_seen += batch.n_tokens * self.world
             self.elapsed = time.perf_counter() - started
+            self.log_step(None)
             if self.step % settings["log_every"] == 0:
                 self._log_progress(window)
                 window = _Window(self.device)
@@ -269,9 +285,6 @@ class Pretrainer:
             self.evaluate()
         self.save()
         self._plot()
-        if self.world > 1:
-            torch.distributed.barrier()
-        return {"step": self.step, "elapsed_s": self.elapsed, "tokens": self.tokens_seen, "best_dev_ppl": self.best, "last_eval": self.last_eval}
 
     def train_step(self, batch: TrainingBatch) -> torch.Tensor:
         """One update on `batch`. RETURNS (torch.Tensor): the mean loss, on the device (reading it
@@ -309,8 +322,7 @@ class Pretrainer:
         if result["average"] < self.best:
             self.best = result["average"]
             save_model_dir(self.output / "model-best", self.bilm, self.vocab, self.softmax)
-        self.log(f"step {self.step:>7}  dev perplexity {result['average']:.2f} (forward {result['forward']:.2f}, "
-                 f"backward {result['backward']:.2f}, best {self.best:.2f})")
+        self._report("eval", {"dev_ppl_forward": result["forward"], "dev_ppl_backward": result["backward"], "best_dev_ppl": self.best})
 
     def save(self) -> None:
         """Checkpoint and model-last (rank 0)."""
@@ -336,8 +348,20 @@ class Pretrainer:
         ppl = math.exp(min(mean, 50.0))
         self._write_log({"step": self.step, "elapsed_s": round(self.elapsed, 1), "tokens": self.tokens_seen, "loss": mean,
                          "train_ppl": ppl, "tokens_per_s": rate, "lr": self.scheduler.get_last_lr()[0]})
-        if self.rank == 0:
-            self.log(f"step {self.step:>7}  {_clock(self.elapsed)}  loss {mean:.3f}  ppl {ppl:9.2f}  {rate:8.0f} tokens/s  left {left}")
+        self.last_loss = mean
+        self._report("train", {"train_ppl": ppl, "tokens_per_s": rate, "lr": self.scheduler.get_last_lr()[0], "clock": _clock(self.elapsed), "time_left": left})
+
+    def _report(self, kind: str, scores: Dict[str, Any]) -> None:
+        """One `log_step(info)` of the logger (rank 0), in spaCy's format."""
+        if self.rank != 0:
+            return
+        # JSON-safe before the first evaluation (spaCy's jsonl logger writes every value)
+        dev_ppl = self.last_eval.get("average", 0.0)
+        self.log_step({
+            "kind": kind, "epoch": self.position.epoch, "step": self.step, "score": dev_ppl,
+            "other_scores": {"dev_ppl": dev_ppl, **scores}, "losses": {"bilm": self.last_loss},
+            "checkpoints": [], "seconds": int(self.elapsed), "words": self.tokens_seen,
+        })
 
     def _write_log(self, entry: Dict[str, Any]) -> None:
         if self.rank == 0:

@@ -7,11 +7,11 @@ from thinc.api import Config
 
 from spacy_elmo import load_original, save_original
 from spacy_elmo.bilm import ElmoFormatError
+from spacy_elmo.configs import CONFIG_DIR as CONFIGS
 from spacy_elmo.pipeline.training_config import fill_config_text, fill_elmo_config
 
 from ..helpers import tiny_bilm
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 

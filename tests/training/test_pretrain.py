@@ -11,6 +11,7 @@ from thinc.api import Config
 
 from spacy_elmo.bilm import CharBatch
 from spacy_elmo.bilm.language_model import BiLanguageModel, SharedSoftmax, batch_targets
+from spacy_elmo.configs import CONFIG_DIR as CONFIGS
 from spacy_elmo.training.checkpoint import load_checkpoint, load_model_dir
 from spacy_elmo.training.batches import CorpusPosition, batch_plan, pool_batches
 from spacy_elmo.training.corpus import Corpus
@@ -21,7 +22,6 @@ from spacy_elmo.training.vocab import Vocabulary
 
 from ..helpers import tiny_bilm, tiny_overrides
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 TEXT = """The cat sat on the mat. The dog sat on the log.
 A cat and a dog met. They sat together on the mat.
 
@@ -219,3 +219,33 @@ def test_perplexity_cli(corpus_file, tmp_path):
     fwd, bwd, avg = (float(values[k]) for k in ("forward perplexity", "backward perplexity", "average perplexity"))
     assert avg == pytest.approx(math.sqrt(fwd * bwd), rel=1e-3)
     assert values["OOV rate"].endswith("%")
+    (tmp_path / "empty.txt").write_text("\n\n", encoding="utf8")
+    result = CliRunner().invoke(app, ["perplexity", str(tmp_path / "run" / "model-last"), str(tmp_path / "empty.txt")])
+    assert result.exit_code != 0
+    message = " ".join(result.output.replace("│", " ").split())
+    assert "holds no sentences to score" in message and "nan" not in message
+
+
+def test_pretraining_reports_through_a_spacy_logger(corpus_file, tmp_path):
+    """[training.logger] takes spaCy's loggers: ConsoleLogger.v3's jsonl gets a row per report."""
+    logger = {"@loggers": "spacy.ConsoleLogger.v3", "progress_bar": None, "console_output": False,
+              "output_file": str(tmp_path / "spacy_log.jsonl")}
+    config = _config(corpus_file, **{"training.max_steps": 6})
+    config["training"]["logger"] = logger
+    pretrain(config, tmp_path / "run")
+    rows = [json.loads(line) for line in (tmp_path / "spacy_log.jsonl").read_text().splitlines()]
+    own = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    # an evaluation at steps 0 and 5 and at the end (6); a train report at steps 2, 4, 6
+    assert [r["step"] for r in rows] == [0, 2, 4, 5, 6, 6]
+    assert all(set(r["losses"]) == {"bilm"} for r in rows)
+    dev = [e for e in own if "dev_ppl" in e]
+    assert rows[-1]["score"] == pytest.approx(dev[-1]["dev_ppl"])
+    train = [e for e in own if "loss" in e]
+    assert rows[1]["losses"]["bilm"] == pytest.approx(train[0]["loss"])
+
+
+def test_default_logger_prints_lines_off_a_terminal(corpus_file, tmp_path, capsys):
+    pretrain(_config(corpus_file, **{"training.max_steps": 4}), tmp_path / "run")
+    out = capsys.readouterr().out
+    assert "step       0  dev perplexity" in out
+    assert "step       2  00:00:0" in out and "tokens/s" in out

@@ -1,0 +1,86 @@
+"""ELMo as `token.vector`, `span.vector`, `doc.vector` and `.similarity`, through spaCy's user
+hooks: a token's vector is a fixed weighting of its biLM layers (the top one, their average, or
+given weights); a span's or Doc's is the mean of its tokens' vectors; similarity is the cosine."""
+from typing import List, Optional, Sequence, Union
+
+import numpy
+from spacy.tokens import Doc, Span, Token
+
+VectorSetting = Union[None, str, Sequence[float]]
+CHOICES = ("top", "average")
+
+
+def layer_weights(setting: VectorSetting, n_layers: int) -> Optional[numpy.ndarray]:
+    """The weight of each of the L + 1 layers in a token's vector.
+
+    setting (VectorSetting): None (no ELMo vectors), "top", "average", or one weight per layer.
+    n_layers (int): L + 1.
+    RETURNS (Optional[numpy.ndarray]): (L + 1,) float32 weights, or None.
+    """
+    if setting is None:
+        return None
+    if isinstance(setting, str):
+        if setting not in CHOICES:
+            raise ValueError(f"[elmo] vectors must be null, 'top', 'average' or one weight per layer, got {setting!r}")
+        weights = numpy.zeros(n_layers, dtype="float32")
+        if setting == "top":
+            weights[-1] = 1.0
+        else:
+            weights[:] = 1.0 / n_layers
+        return weights
+    weights = numpy.asarray(list(setting), dtype="float32")
+    if weights.shape != (n_layers,):
+        raise ValueError(f"[elmo] vectors: {len(weights)} weights given for a biLM with {n_layers} layers (L + 1, the token layer included)")
+    return weights
+
+
+def set_vector_hooks(doc: Doc, weights: numpy.ndarray) -> None:
+    """Make the vectors and similarities of `doc`, its spans and tokens come from `doc._.elmo`."""
+    doc.user_hooks.update({
+        "vector": lambda d: _mean(d, 0, len(d), weights),
+        "has_vector": _has_vector,
+        "vector_norm": lambda d: _norm(d.vector),
+        "similarity": _cosine,
+    })
+    doc.user_span_hooks.update({
+        # spaCy reads a span's vector_norm through its "vector_norm" key but calls the "vector"
+        # hook, so only these are set and the norm comes from the vector.
+        "vector": lambda span: _mean(span.doc, span.start, span.end, weights),
+        "has_vector": _has_vector,
+        "similarity": _cosine,
+    })
+    doc.user_token_hooks.update({
+        "vector": lambda token: _mean(token.doc, token.i, token.i + 1, weights),
+        "has_vector": _has_vector,
+        "vector_norm": lambda token: _norm(token.vector),
+        "similarity": _cosine,
+    })
+
+
+def _mean(doc: Doc, start: int, end: int, weights: numpy.ndarray) -> numpy.ndarray:
+    layers = doc._.elmo.layers
+    if end <= start:
+        return numpy.zeros(layers.shape[2], dtype="float32")
+    rows = layers[:, start:end].astype("float32", copy=False)
+    return numpy.tensordot(weights, rows, axes=1).mean(axis=0)
+
+
+def _has_vector(obj: Union[Doc, Span, Token]) -> bool:
+    doc = obj if isinstance(obj, Doc) else obj.doc
+    return doc._.elmo is not None and (isinstance(obj, Token) or len(obj) > 0)
+
+
+def _norm(vector: numpy.ndarray) -> float:
+    return float(numpy.sqrt((vector * vector).sum()))
+
+
+def _cosine(a: Union[Doc, Span, Token], b: Union[Doc, Span, Token, List]) -> float:
+    va, vb = a.vector, getattr(b, "vector", None)
+    if vb is None:
+        raise ValueError(f"ELMo similarity compares Docs, Spans and Tokens, got {type(b).__name__}")
+    if va.shape != vb.shape:
+        raise ValueError(
+            f"Cannot compare a {va.shape[0]}-wide ELMo vector with a {vb.shape[0]}-wide vector: both must come from the same biLM"
+        )
+    na, nb = _norm(va), _norm(vb)
+    return 0.0 if na == 0.0 or nb == 0.0 else float(numpy.dot(va, vb) / (na * nb))
