@@ -31,3 +31,14 @@ def elmo_fixture() -> Path:
     if not ELMO_FIXTURE.is_dir():
         pytest.skip(f"needs the AllenNLP ELMo parity fixture at {ELMO_FIXTURE} (not part of a fresh clone)")
     return ELMO_FIXTURE
+
+
+SHARED_BILM = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "elmo-small-wiki-reuters"
+
+
+@pytest.fixture(scope="session")
+def shared_bilm() -> Path:
+    """The biLM of the released small size pretrained by this project (../shared/models)."""
+    if not (SHARED_BILM / "weights.hdf5").is_file():
+        pytest.skip(f"needs the shared biLM at {SHARED_BILM} (not part of a fresh clone)")
+    return SHARED_BILM

@@ -1,8 +1,10 @@
 import h5py
 import json
 import numpy
+import pytest
 import spacy
 from spacy.tokens import DocBin
+from thinc.api import Config
 from typer.testing import CliRunner
 
 from spacy_elmo import load_original, save_original
@@ -58,3 +60,58 @@ def test_embed_gpu_id_without_a_gpu_says_how_to_run_on_cpu(tmp_path):
     else:
         assert "--gpu-id -1" in result.output
         assert not (tmp_path / "o.hdf5").exists()
+
+
+def test_embed_top_average_and_pretokenized_like_allennlp(tmp_path):
+    """allennlp elmo's layout: dataset "i" per line, (n_tokens, 2P) for --top / --average, and
+    sentence_to_index; pretokenized lines keep exactly their whitespace tokens."""
+    save_original(tiny_bilm(seed=5), tmp_path / "options.json", tmp_path / "weights.hdf5")
+    lines = ["U.S. stocks rose 5 % ( a record ) .", "Zürich 🙂 isn't far"]
+    (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
+    bilm = load_original(tmp_path / "options.json", tmp_path / "weights.hdf5")
+    expected = [bilm.embed([line.split()])[0] for line in lines]
+    runner = CliRunner()
+    for flag, reduce in [("--all", lambda x: x), ("--top", lambda x: x[-1]), ("--average", lambda x: x.mean(0))]:
+        out = tmp_path / f"{flag[2:]}.hdf5"
+        result = runner.invoke(app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(out), flag, "--pretokenized", "--batch-size", "1"])
+        assert result.exit_code == 0, result.output
+        with h5py.File(out, "r") as f:
+            assert set(f.keys()) == {"0", "1", "sentence_to_index"}
+            assert json.loads(f["sentence_to_index"][0]) == {line: str(i) for i, line in enumerate(lines)}
+            for i in range(2):
+                assert f[str(i)].shape == reduce(expected[i]).shape
+                assert f[str(i)].shape[-2] == len(lines[i].split())
+                numpy.testing.assert_allclose(f[str(i)][()], reduce(expected[i]), atol=1e-5)
+    result = runner.invoke(app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(tmp_path / "o.hdf5"), "--top", "--average"])
+    assert result.exit_code != 0 and "one of --all" in result.output
+
+
+def test_help_names_every_command():
+    result = CliRunner().invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for command in ("pretrain", "perplexity", "prepare-corpus", "init-config", "fill-config", "embed", "inspect", "convert-sst"):
+        assert command in result.output
+    result = CliRunner().invoke(app, ["fill-config", "--help"])
+    assert "[paths]" in result.output
+
+
+@pytest.mark.parametrize("task", ["ner", "textcat", "tagger", "parser"])
+def test_init_config_writes_a_config_that_builds(task, tmp_path):
+    """With --bilm the ELMo config carries the biLM's sizes and files; --baseline is the same
+    config less the ELMo part."""
+    folder = tmp_path / "bilm"
+    save_original(tiny_bilm(), folder / "options.json", folder / "weights.hdf5")
+    runner = CliRunner()
+    result = runner.invoke(app, ["init-config", str(tmp_path / "elmo.cfg"), "--pipeline", task, "--bilm", str(folder)])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["init-config", str(tmp_path / "base.cfg"), "--pipeline", task, "--baseline"])
+    assert result.exit_code == 0, result.output
+    elmo_cfg = Config().from_disk(tmp_path / "elmo.cfg")
+    assert elmo_cfg["components"]["elmo"]["model"]["cell_dim"] == 24
+    assert elmo_cfg["paths"]["elmo_weights"] == str(folder / "weights.hdf5")
+    nlp = spacy.util.load_model_from_config(elmo_cfg, auto_fill=True)
+    assert nlp.pipe_names == ["elmo", task]
+    base = spacy.util.load_model_from_config(Config().from_disk(tmp_path / "base.cfg"), auto_fill=True)
+    assert base.pipe_names == [task]
+    result = runner.invoke(app, ["init-config", str(tmp_path / "x.cfg"), "--pipeline", "lemmatizer"])
+    assert result.exit_code != 0 and "tagger" in result.output

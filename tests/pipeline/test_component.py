@@ -1,4 +1,8 @@
 """The `elmo` component: outputs, segmentation, set-up routes and serialization."""
+import subprocess
+import sys
+import warnings
+
 import numpy
 import pytest
 import spacy
@@ -185,7 +189,8 @@ def test_plain_add_pipe_builds_a_random_small_bilm():
     elmo = nlp.add_pipe("elmo")
     assert (elmo.options.cell_dim, elmo.options.projection_dim, elmo.options.n_highway) == (1024, 128, 1)
     assert elmo.model.get_dim("nO") == 256
-    doc = nlp("Random weights still give finite vectors.")
+    with pytest.warns(UserWarning, match="random weights"):
+        doc = nlp("Random weights still give finite vectors.")
     assert doc._.elmo.layers.shape == (3, len(doc), 256)
 
 
@@ -248,3 +253,49 @@ def test_option_differences_are_named():
     with pytest.raises(ElmoFormatError, match="^It differs: projection_dim 128 vs 64, filters .* Fix it.$"):
         small.check_matches(other, "It differs", "Fix it.")
     small.check_matches(ElmoOptions(n_characters=261), "never", "raised")
+
+
+def test_a_random_biLM_is_never_silent(elmo_files, tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"model": tiny_model_config()})
+    with pytest.warns(UserWarning, match="random weights"):
+        nlp.initialize()
+    with pytest.warns(UserWarning, match="random weights"):
+        spacy.blank("en").add_pipe("elmo", config={"model": tiny_model_config()})(Doc(nlp.vocab, words=["a"]))
+    # Saved random, loaded random: still said.
+    nlp.to_disk(tmp_path / "random")
+    with pytest.warns(UserWarning, match="random weights"):
+        spacy.load(tmp_path / "random")("The cat.")
+    # Loaded weights, or a pipeline saved with them: nothing to say.
+    loaded = spacy.blank("en")
+    add_elmo(loaded, *elmo_files)
+    loaded.to_disk(tmp_path / "loaded")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded("The cat.")
+        spacy.load(tmp_path / "loaded")("The cat.")
+
+
+def test_a_truncated_model_file_is_named(nlp, tmp_path):
+    nlp.to_disk(tmp_path / "p")
+    model = tmp_path / "p" / "elmo" / "model"
+    model.write_bytes(model.read_bytes()[: model.stat().st_size // 2])
+    with pytest.raises(ElmoFormatError, match=r"elmo[/\\]model .*truncated or damaged"):
+        spacy.load(tmp_path / "p")
+
+
+def test_docbin_reads_elmo_data_in_a_fresh_process(nlp, tmp_path):
+    """The reader never built an elmo component: decoding the data registers doc._.elmo."""
+    doc = nlp("The cat sat.")
+    DocBin(store_user_data=True, docs=[doc]).to_disk(tmp_path / "d.spacy")
+    numpy.save(tmp_path / "expected.npy", doc._.elmo.layers)
+    script = (
+        "import sys, numpy, spacy; from spacy.tokens import DocBin\n"
+        "import spacy_elmo\n"
+        f"doc = next(DocBin().from_disk({str(tmp_path / 'd.spacy')!r}).get_docs(spacy.blank('en').vocab))\n"
+        f"numpy.testing.assert_array_equal(doc._.elmo.layers, numpy.load({str(tmp_path / 'expected.npy')!r}))\n"
+        "print(doc[1]._.elmo.shape)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "(3, 16)"
