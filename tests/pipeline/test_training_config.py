@@ -7,7 +7,7 @@ from thinc.api import Config
 
 from spacy_elmo import load_original, save_original
 from spacy_elmo.bilm import ElmoFormatError
-from spacy_elmo.configs import CONFIG_DIR as CONFIGS
+from spacy_elmo.configs import CONFIG_DIR as CONFIGS, TASKS, task_config
 from spacy_elmo.pipeline.training_config import fill_config_text, fill_elmo_config
 
 from ..helpers import tiny_bilm
@@ -83,3 +83,19 @@ def test_fill_config_errors_name_the_fix(tmp_path):
     baseline = Config().from_disk(CONFIGS / "ner_baseline.cfg", interpolate=False)
     with pytest.raises(ValueError, match='factory = "elmo"'):
         fill_elmo_config(baseline, tmp_path)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_each_elmo_config_is_its_baseline_plus_the_elmo_part(task):
+    """Fairness of every shipped pair: remove the elmo component, its paths and initialize block,
+    and put spaCy's Tok2Vec back around the same embed and encode, and the baseline remains."""
+    elmo = Config().from_disk(task_config(task), interpolate=False)
+    baseline = Config().from_disk(task_config(task, elmo=False), interpolate=False)
+    del elmo["components"]["elmo"], elmo["initialize"]["components"]["elmo"]
+    del elmo["paths"]["elmo_options"], elmo["paths"]["elmo_weights"]
+    elmo["nlp"]["pipeline"].remove("elmo")
+    tok2vec = elmo["components"][task]["model"]["tok2vec"]
+    assert tok2vec.pop("@architectures") == "spacy-elmo.ElmoTok2Vec.v1"
+    assert tok2vec.pop("elmo")["@architectures"] == "spacy-elmo.ElmoListener.v2"
+    tok2vec["@architectures"] = "spacy.Tok2Vec.v2"
+    assert elmo == baseline
