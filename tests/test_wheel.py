@@ -66,7 +66,7 @@ def test_a_pip_user_pretrains_configures_trains_and_gets_vectors(installed, tmp_
     assert where.startswith(str(installed)), where
     (tmp_path / "text.txt").write_text(TEXT * 5, encoding="utf8")
     run("-m", "spacy_elmo", "pretrain", "cpu", "--output", "bilm", "--paths.train", "text.txt", *TINY_BILM,
-        "--training.max_steps", "3", "--training.max_minutes", "0", "--vocab.min_count", "1", "--softmax.kind", "full")
+        "--training.max_steps", "3", "--training.max_minutes", "0", "--vocab.min_count", "1")
     assert (tmp_path / "bilm" / "model-best" / "weights.hdf5").is_file()
 
     run("-m", "spacy_elmo", "init-config", "ner.cfg", "--pipeline", "ner", "--bilm", "bilm/model-best")

@@ -205,7 +205,13 @@ class Pretrainer:
         if init_softmax is not None and init_vocab is self.vocab:
             self.softmax = init_softmax
         else:
-            self.softmax = SharedSoftmax(bilm.options.projection_dim, len(self.vocab), softmax_cfg["kind"], softmax_cfg["cutoffs"])
+            kind = softmax_cfg["kind"]
+            if kind == "adaptive" and not any(0 < c < len(self.vocab) for c in softmax_cfg["cutoffs"]):
+                # A small corpus: no cluster boundary falls inside the vocabulary.
+                self.log(f"The vocabulary ({len(self.vocab)} words) is smaller than every [softmax] cutoff "
+                         f"{list(softmax_cfg['cutoffs'])}: using the full softmax")
+                kind = "full"
+            self.softmax = SharedSoftmax(bilm.options.projection_dim, len(self.vocab), kind, softmax_cfg["cutoffs"])
         self.bilm = bilm
         if self.settings["compile"]:
             compile_cells(bilm)
