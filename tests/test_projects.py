@@ -15,18 +15,22 @@ REPO = Path(__file__).resolve().parents[1]
 ROWS = ["no pretraining", "ELMo", "spacy pretrain"]
 
 
+def _copy_project(project: str, tmp_path: Path) -> Path:
+    """A copy of the repository's layout, so that the run leaves the checkout as it was."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "spacy_elmo" / "configs", root / "spacy_elmo" / "configs")
+    shutil.copytree(REPO / "projects" / "scripts", root / "projects" / "scripts")
+    shutil.copytree(REPO / "projects" / project, root / "projects" / project,
+                    ignore=shutil.ignore_patterns("assets", "corpus", "training", "metrics", "project.lock"))
+    return root / "projects" / project
+
+
 @pytest.mark.parametrize(
     "project,task,score",
     [("ner_conll03", "ner", "ents_f"), ("textcat_sst5", "textcat", "cats_micro_f")],
 )
 def test_smoke_workflow(project, task, score, shared_data, tmp_path):
-    # A copy of the repository's layout, so that the run leaves the checkout as it was.
-    root = tmp_path / "repo"
-    shutil.copytree(REPO / "spacy_elmo" / "configs", root / "spacy_elmo" / "configs")
-    shutil.copytree(REPO / "projects" / "scripts", root / "projects" / "scripts")
-    (root / "projects" / project).mkdir(parents=True)
-    shutil.copy(REPO / "projects" / project / "project.yml", root / "projects" / project)
-    project_dir = root / "projects" / project
+    project_dir = _copy_project(project, tmp_path)
     cmd = [sys.executable, "-m", "spacy", "project", "run", "smoke", str(project_dir),
            "--vars.data_dir", str(shared_data), "--vars.raw_text", str(shared_data / "raw" / "reuters21578.txt.gz")]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
@@ -58,3 +62,33 @@ def test_smoke_workflow(project, task, score, shared_data, tmp_path):
     # The spacy pretrain row started from the pretrained tok2vec.
     spacy_row = spacy.load(training / f"{task}_spacy_pretrain" / "model-best")
     assert spacy_row.config["paths"]["init_tok2vec"].endswith("spacy_pretrain/model-budget.bin")
+
+
+PROBE_ROWS = ["tagger", "hashed", "layer0", "layer1", "layer2", "mix"]
+
+
+def test_pos_probe_smoke_workflow(shared_data, shared_bilm, tmp_path):
+    project_dir = _copy_project("pos_probe_ewt", tmp_path)
+    cmd = [sys.executable, "-m", "spacy", "project", "run", "smoke", str(project_dir),
+           "--vars.data_dir", str(shared_data), "--vars.bilm", str(shared_bilm)]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+    metrics = project_dir / "metrics" / "smoke"
+    result = srsly.read_json(metrics / "results.json")
+    assert [r["folder"] for r in result["rows"]] == PROBE_ROWS
+    for row in result["rows"]:
+        assert row["score"] == pytest.approx(100 * srsly.read_json(metrics / f"{row['folder']}.json")["tag_acc"])
+        assert row["steps"] == 20
+    # The labels are UPOS (17 tags), and each probe row saw exactly its layer of the shared biLM.
+    training = project_dir / "training" / "smoke"
+    tagger = spacy.load(training / "layer1" / "model-best").get_pipe("tagger")
+    assert set(tagger.labels) <= {"ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART",
+                                  "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X"}
+    for layer in (0, 1, 2):
+        nlp = spacy.load(training / f"layer{layer}" / "model-best")
+        select = next(n for n in nlp.get_pipe("tagger").model.walk() if n.name == "layer_select")
+        assert select.attrs["layer"] == layer
+    mix = spacy.load(training / "mix" / "model-best")
+    assert any(n.name == "scalar_mix" for n in mix.get_pipe("tagger").model.walk())
+    assert spacy.load(training / "hashed" / "model-best").pipe_names == ["tagger"]

@@ -1,4 +1,5 @@
-"""The task-specific mix of the biLM layers: `spacy-elmo.ScalarMix.v1`.
+"""The task-specific mix of the biLM layers: `spacy-elmo.ScalarMix.v1`, and the fixed choice of
+one layer, `spacy-elmo.LayerSelect.v1` (the paper's probes of what each layer encodes).
 
 `ELMo_k = gamma * sum_j softmax(w)_j * h_{k,j}` (Peters et al. 2018, eq. 1), with w = 0 and
 gamma = 1 at the start, optional layer normalisation of each layer first (one mean and one
@@ -46,6 +47,44 @@ def ScalarMix(
     return mix
 
 
+@registry.layers("spacy-elmo.LayerSelect.v1")
+def LayerSelect(
+    layer: int, n_layers: Optional[int] = None, width: Optional[int] = None
+) -> Model[List[Floats3d], List[Floats2d]]:
+    """One biLM layer of each Doc as it is, in place of a mix: the paper's probes (Sec. 5.3), a
+    task model fed only the token layer (0) or only biLSTM layer j.
+
+    layer (int): 0 .. L; negative counts from the top (-1: the top layer).
+    n_layers (Optional[int]): L + 1; None: set by the listener it belongs to.
+    width (Optional[int]): 2P; None: likewise.
+    """
+    return Model("layer_select", _select_forward, init=_select_init, dims={"nL": n_layers, "nO": width}, attrs={"layer": layer})
+
+
+def _select_init(model: Model, X=None, Y=None) -> Model:  # type: ignore[no-untyped-def]
+    n_layers, layer = model.get_dim("nL"), model.attrs["layer"]
+    if not -n_layers <= layer < n_layers:
+        raise ValueError(f"LayerSelect: layer {layer} does not exist in a biLM with {n_layers} layers (0 .. {n_layers - 1})")
+    return model
+
+
+def _select_forward(
+    model: Model[List[Floats3d], List[Floats2d]], docs_layers: List[Floats3d], is_train: bool
+) -> Tuple[List[Floats2d], Callable]:
+    layer = model.attrs["layer"]
+    outputs = [model.ops.xp.ascontiguousarray(x[layer], dtype="float32") for x in docs_layers]
+
+    def backprop(d_outputs: List[Floats2d]) -> List[Floats3d]:
+        grads = []
+        for x, d in zip(docs_layers, d_outputs):
+            dx = model.ops.alloc3f(*x.shape)
+            dx[layer] = d
+            grads.append(dx)
+        return grads
+
+    return outputs, backprop
+
+
 def set_mix_dims(model: Model, n_layers: int, width: int) -> Model:
     """Set the layer count and width of a ScalarMix (or check them, where its config sets them).
 
@@ -55,7 +94,7 @@ def set_mix_dims(model: Model, n_layers: int, width: int) -> Model:
     for dim, value, setting in (("nL", n_layers, "n_layers"), ("nO", width, "width")):
         if mix.has_dim(dim) is True and mix.get_dim(dim) != value:
             raise ValueError(
-                f"The ScalarMix block sets {setting} = {mix.get_dim(dim)}, but the biLM gives {value}: "
+                f"The mix block sets {setting} = {mix.get_dim(dim)}, but the biLM gives {value}: "
                 f"leave {setting} out of the block (the listener sets it)."
             )
         mix.set_dim(dim, value, force=True)

@@ -89,3 +89,30 @@ def test_wrong_shapes_are_explained():
     model = _mix()
     with pytest.raises(ValueError, match="expects \\(3, n_tokens, 4\\)"):
         model.predict([numpy.zeros((3, 2, 5), dtype="float32")])
+
+
+@pytest.mark.parametrize("layer", [0, 1, 2, -1])
+def test_layer_select_passes_one_layer_and_its_gradient(layer):
+    from spacy_elmo.layers import LayerSelect
+    from spacy_elmo.layers.scalar_mix import set_mix_dims
+
+    rng = numpy.random.default_rng(0)
+    docs = [rng.normal(size=(3, n, 4)).astype("float32") for n in (2, 0, 5)]
+    model = set_mix_dims(LayerSelect(layer), 3, 4)
+    model.initialize()
+    out, backprop = model.begin_update(docs)
+    for x, y in zip(docs, out):
+        numpy.testing.assert_array_equal(y, x[layer])
+    d_out = [rng.normal(size=y.shape).astype("float32") for y in out]
+    for x, d, dx in zip(docs, d_out, backprop(d_out)):
+        expected = numpy.zeros_like(x)
+        expected[layer] = d
+        numpy.testing.assert_array_equal(dx, expected)
+
+
+def test_layer_select_refuses_a_missing_layer():
+    from spacy_elmo.layers import LayerSelect
+    from spacy_elmo.layers.scalar_mix import set_mix_dims
+
+    with pytest.raises(ValueError, match="layer 3 does not exist in a biLM with 3 layers"):
+        set_mix_dims(LayerSelect(3), 3, 4).initialize()
