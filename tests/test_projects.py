@@ -92,3 +92,29 @@ def test_pos_probe_smoke_workflow(shared_data, shared_bilm, tmp_path):
     mix = spacy.load(training / "mix" / "model-best")
     assert any(n.name == "scalar_mix" for n in mix.get_pipe("tagger").model.walk())
     assert spacy.load(training / "hashed" / "model-best").pipe_names == ["tagger"]
+
+
+def test_a_ready_biLM_replaces_the_pretraining(tmp_path):
+    """var bilm set: its files are linked as training/bilm/model-best and the pretraining command
+    never runs; empty: the command runs."""
+    from spacy_elmo import save_original
+
+    from .helpers import tiny_bilm
+
+    script = REPO / "projects" / "scripts" / "ready_bilm.py"
+    save_original(tiny_bilm(), tmp_path / "ready" / "options.json", tmp_path / "ready" / "weights.hdf5")
+    marker = tmp_path / "pretrained"
+    pretrain = [sys.executable, "-c", f"open({str(marker)!r}, 'w').write('x')"]
+    (tmp_path / "bilm" / "model-best").mkdir(parents=True)
+    (tmp_path / "bilm" / "log.jsonl").write_text("{}\n")
+    run = subprocess.run([sys.executable, str(script), str(tmp_path / "bilm"), str(tmp_path / "ready"), *pretrain], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert not marker.exists() and not (tmp_path / "bilm" / "log.jsonl").exists()
+    best = tmp_path / "bilm" / "model-best"
+    assert (best / "weights.hdf5").resolve() == (tmp_path / "ready" / "weights.hdf5").resolve()
+    assert load_original(best / "options.json", best / "weights.hdf5").options == tiny_bilm().options
+    assert srsly.read_json(tmp_path / "bilm" / "ready.json")["bilm"] == str((tmp_path / "ready").resolve())
+    run = subprocess.run([sys.executable, str(script), str(tmp_path / "bilm"), "", *pretrain], capture_output=True, text=True)
+    assert run.returncode == 0 and marker.exists() and not (tmp_path / "bilm" / "ready.json").exists()
+    run = subprocess.run([sys.executable, str(script), str(tmp_path / "bilm"), str(tmp_path), *pretrain], capture_output=True, text=True)
+    assert run.returncode != 0 and "options.json + weights.hdf5" in run.stderr

@@ -56,7 +56,10 @@ def main(
 def _pretraining(training: Path) -> Dict[str, Dict]:
     info = {}
     bilm_log = _read_jsonl(training / "bilm" / "log.jsonl")
-    if bilm_log:
+    ready = _read_json(training / "bilm" / "ready.json")
+    if ready:
+        info["elmo"] = {"ready": ready["bilm"]}
+    elif bilm_log:
         evals = [e for e in bilm_log if "dev_ppl" in e]
         info["elmo"] = {
             "minutes": round(bilm_log[-1]["elapsed_s"] / 60, 1),
@@ -88,7 +91,9 @@ def _markdown(result: Dict) -> str:
     pre = result["pretraining"]
     if pre:
         lines.append("")
-    if "elmo" in pre:
+    if "elmo" in pre and "ready" in pre["elmo"]:
+        lines.append(f"ELMo biLM: the ready biLM in {pre['elmo']['ready']} (not pretrained in this run).")
+    elif "elmo" in pre:
         e = pre["elmo"]
         lines.append(
             f"ELMo biLM: {e['minutes']} min of pretraining, {e['steps']} steps, {e['tokens']:,} tokens, "
