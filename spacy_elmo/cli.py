@@ -267,6 +267,7 @@ def pretrain_cli(
     from thinc.api import Config
 
     from .configs import pretrain_config
+    from .training.settings import fill_pretrain_config
     from .training.trainer import pretrain
 
     try:
@@ -274,7 +275,12 @@ def pretrain_cli(
     except FileNotFoundError as error:
         raise typer.BadParameter(str(error), param_hint="CONFIG")
     overrides = parse_config_overrides(ctx.args)
-    filled = Config().from_disk(config_path, overrides=overrides)
+    # Defaults first, so that an override may name a setting the file leaves out.
+    partial = Config().from_disk(config_path, interpolate=False)
+    try:
+        filled = fill_pretrain_config(Config().from_str(fill_pretrain_config(partial).to_str(), overrides=overrides))
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="CONFIG")
     if filled.get("paths", {}).get("train") is None:
         raise typer.BadParameter("set the training corpus: --paths.train FILE_OR_FOLDER", param_hint="CONFIG")
     result = pretrain(filled, output, resume=resume, gpu_id=gpu_id)

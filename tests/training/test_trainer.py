@@ -63,3 +63,22 @@ def test_a_second_run_reuses_the_prepared_corpus(corpus_file, tmp_path):  # noqa
     # A prepared folder can be given as the training text itself.
     pretrain(_config(corpus_file, **{"training.max_steps": 2, "paths.train": str(tmp_path / "o" / "corpus")}), tmp_path / "p", log=lines.append)
     assert sum(line.startswith("Prepared") for line in lines) == 1 and not (tmp_path / "p" / "corpus").exists()
+
+
+def test_cli_takes_a_partial_config_and_overrides_of_what_it_leaves_out(corpus_file, tmp_path):  # noqa: F811
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    partial = tmp_path / "my.cfg"
+    partial.write_text("[bilm]\ncell_dim = 16\nprojection_dim = 8\nfilters = [[1, 4], [2, 8]]\nchar_embed_dim = 4\n")
+    args = ["pretrain", str(partial), "--output", str(tmp_path / "out"), "--paths.train", str(corpus_file),
+            "--training.max_steps", "2", "--training.max_minutes", "0", "--vocab.min_count", "1"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    saved = Config().from_disk(tmp_path / "out" / "config.cfg")
+    assert saved["bilm"]["cell_dim"] == 16 and saved["training"]["max_steps"] == 2 and saved["corpus"]["lang"] == "en"
+    result = CliRunner().invoke(app, [*args[:3], str(tmp_path / "out2"), *args[4:], "--training.learning_rate", "0.1"])
+    assert result.exit_code != 0 and "training.learning_rate" in str(result.exception or result.output)
+    result = CliRunner().invoke(app, ["pretrain", "huge", "--output", str(tmp_path / "o3")])
+    assert result.exit_code != 0 and "cpu, small, original" in " ".join(result.output.replace("│", " ").split())
