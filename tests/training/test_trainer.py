@@ -79,6 +79,6 @@ def test_cli_takes_a_partial_config_and_overrides_of_what_it_leaves_out(corpus_f
     saved = Config().from_disk(tmp_path / "out" / "config.cfg")
     assert saved["bilm"]["cell_dim"] == 16 and saved["training"]["max_steps"] == 2 and saved["corpus"]["lang"] == "en"
     result = CliRunner().invoke(app, [*args[:3], str(tmp_path / "out2"), *args[4:], "--training.learning_rate", "0.1"])
-    assert result.exit_code != 0 and "training.learning_rate" in str(result.exception or result.output)
+    assert result.exit_code != 0 and "Unknown pretraining setting(s): training.learning_rate" in " ".join(result.output.replace("│", " ").split())
     result = CliRunner().invoke(app, ["pretrain", "huge", "--output", str(tmp_path / "o3")])
     assert result.exit_code != 0 and "cpu, small, original" in " ".join(result.output.replace("│", " ").split())
