@@ -17,9 +17,8 @@ from thinc.types import Floats3d
 from ..bilm import DEFAULT_CACHE_SIZE, BiLM, ElmoFormatError, ElmoOptions
 from ..layers.bilm_model import DEFAULT_BATCH_SIZE, bilm_config, get_bilm, load_weights_into, set_replace_listener_hooks
 from ..layers.listener import ElmoListener, no_gradient
-from .elmo_data import DTYPES, ElmoData
+from .elmo_data import DTYPES, ElmoData, register_extensions
 from .layer_cache import LayerCache
-from .extensions import register_extensions
 from .vectors import VectorSetting, layer_weights, set_vector_hooks
 
 # The released small size, windows of 128 tokens where a Doc has no sentences.

@@ -1,7 +1,8 @@
-"""ElmoData: the per-layer ELMo vectors of one Doc, stored as `doc._.elmo`.
+"""ElmoData: the per-layer ELMo vectors of one Doc, stored as `doc._.elmo`; the Doc and Token
+extensions that hold it, and its msgpack hooks.
 
-This module imports neither spaCy nor torch: srsly loads its msgpack hooks through entry
-points whenever anything is (de)serialized, spaCy's own import included.
+This module imports neither spaCy nor torch at import time: srsly loads its msgpack hooks through
+entry points whenever anything is (de)serialized, spaCy's own import included.
 """
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
@@ -63,8 +64,26 @@ def decode_elmo_data(obj: Any, chain: Optional[Callable[[Any], Any]] = None) -> 
     if isinstance(obj, dict) and _MSGPACK_KEY in obj:
         # Docs are being read (a DocBin's user data): their `doc._.elmo` must be readable in a
         # process that never created an elmo component.
-        from .extensions import register_extensions
-
         register_extensions()
         return ElmoData.from_dict(obj[_MSGPACK_KEY])
     return obj if chain is None else chain(obj)
+
+
+def _token_elmo(token: Any) -> Optional[numpy.ndarray]:
+    data = token.doc._.elmo
+    return None if data is None else data.layers[:, token.i]
+
+
+def register_extensions() -> None:
+    """Add `doc._.elmo` (ElmoData) and `token._.elmo` (an (L + 1, 2P) view) unless present,
+    and the msgpack hooks (also registered by entry point, for processes that never import us).
+    """
+    import srsly
+    from spacy.tokens import Doc, Token
+
+    if not Doc.has_extension("elmo"):
+        Doc.set_extension("elmo", default=None)
+    if not Token.has_extension("elmo"):
+        Token.set_extension("elmo", getter=_token_elmo)
+    srsly.msgpack_encoders.register("spacy-elmo.ElmoData", func=encode_elmo_data)
+    srsly.msgpack_decoders.register("spacy-elmo.ElmoData", func=decode_elmo_data)
