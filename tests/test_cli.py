@@ -115,3 +115,16 @@ def test_init_config_writes_a_config_that_builds(task, tmp_path):
     assert base.pipe_names == [task]
     result = runner.invoke(app, ["init-config", str(tmp_path / "x.cfg"), "--pipeline", "lemmatizer"])
     assert result.exit_code != 0 and "tagger" in result.output
+
+
+def test_spacy_init_elmo_config_is_the_same_command(tmp_path):
+    """Registered under spaCy's own CLI through the spacy_cli entry point."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "spacy", "init", "elmo-config", str(tmp_path / "t.cfg"), "--pipeline", "tagger"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    from spacy_elmo.configs import task_config
+
+    assert (tmp_path / "t.cfg").read_text() == task_config("tagger").read_text()

@@ -49,7 +49,7 @@ def test_the_wheel_holds_the_package_its_configs_and_entry_points(wheel):
     assert sorted(n.rsplit("/", 1)[1] for n in names if n.startswith("spacy_elmo/configs/") and n.endswith(".cfg")) == CONFIGS
     assert "spacy_elmo/py.typed" in names and "spacy_elmo/training/logger.py" in names
     assert not [n for n in names if n.startswith(("tests/", "projects/", "benchmarks/"))]
-    for line in ("spacy-elmo = spacy_elmo.cli:app", "elmo = spacy_elmo.pipeline.component:make_elmo",
+    for line in ("spacy-elmo = spacy_elmo.cli:app", "elmo = spacy_elmo.pipeline.component:make_elmo", "elmo-config = spacy_elmo.spacy_init",
                  "spacy-elmo.PretrainLogger.v1 = spacy_elmo.training.logger:pretrain_logger"):
         assert line in entry_points
 
