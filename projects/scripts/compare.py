@@ -130,7 +130,9 @@ def _plot(result: Dict, path: Path) -> None:
     for i, v in enumerate(values):
         bars.text(i, v, f"{v:.1f}", ha="center", va="bottom", fontsize=9)
     bars.set_ylabel(f"dev {result['score_name']} (best model)")
-    bars.tick_params(axis="x", labelsize=8)
+    bars.tick_params(axis="x", labelsize=7, labelrotation=30)
+    for label in bars.get_xticklabels():
+        label.set_horizontalalignment("right")
     fig.suptitle(result["title"])
     fig.tight_layout()
     fig.savefig(path, dpi=120)
