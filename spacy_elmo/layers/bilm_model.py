@@ -136,8 +136,24 @@ def _replace_listener(model: Model, listener: Model, elmo: "ListenedTo") -> Mode
 
 
 def _replace_listener_cfg(bilm_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any], *, frozen: bool) -> Dict[str, Any]:
-    """The config block that takes the listener's place: ElmoMix.v2 for a v2 listener, v1 for v1."""
-    listener_cfg = tok2vec_cfg.get("elmo", tok2vec_cfg)
+    """The config block that takes the listener's place: ElmoMix.v2 for a v2 listener, v1 for v1.
+
+    spaCy passes the whole tok2vec block, not the listener's path: an ElmoTok2Vec.v2 with ELMo at
+    both its input and output can only be told apart when their blocks agree.
+    """
+    listener_cfgs = [
+        tok2vec_cfg[key]
+        for key in ("elmo", "input_elmo", "output_elmo")
+        # a block replaced by an earlier call is an ElmoMix now
+        if str(tok2vec_cfg.get(key, {}).get("@architectures", "")).startswith("spacy-elmo.ElmoListener")
+    ]
+    if any(cfg != listener_cfgs[0] for cfg in listener_cfgs):
+        raise ValueError(
+            "replace_listeners: this ElmoTok2Vec.v2 has ELMo at its input and output with different "
+            "listener blocks, and spaCy does not say which one it replaces. Give both the same mix "
+            "settings, or keep the elmo component in the pipeline."
+        )
+    listener_cfg = listener_cfgs[0] if listener_cfgs else tok2vec_cfg
     architecture = listener_cfg.get("@architectures")
     if architecture == "spacy-elmo.ElmoListener.v2":
         return {"@architectures": "spacy-elmo.ElmoMix.v2", "bilm": bilm_cfg, "frozen": frozen, "mix": listener_cfg["mix"]}
@@ -145,7 +161,7 @@ def _replace_listener_cfg(bilm_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any],
         settings = {k: v for k, v in listener_cfg.items() if k not in ("@architectures", "upstream")}
         return {"@architectures": "spacy-elmo.ElmoMix.v1", "bilm": bilm_cfg, "frozen": frozen, **settings}
     raise ValueError(
-        "replace_listeners: expected a spacy-elmo.ElmoListener block (or an ElmoTok2Vec.v1 with one), "
+        "replace_listeners: expected a spacy-elmo.ElmoListener block (or an ElmoTok2Vec with one), "
         f"got {architecture!r}"
     )
 

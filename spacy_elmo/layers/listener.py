@@ -3,7 +3,7 @@
 `spacy-elmo.ElmoListener.v2` gives the task's mixed ELMo vector (its widths interpolated from
 the biLM block, its `spacy-elmo.ScalarMix.v1` as a sub-block); `spacy-elmo.ElmoTok2Vec.v1`
 concatenates it with the task's own token embedding, [x_k; ELMo_k] as in the paper, and can run
-an encoder over the result. Both know their output width from the config alone.
+an encoder over the result; `spacy-elmo.ElmoTok2Vec.v2` also joins ELMo to the encoder's output. Both know their output width from the config alone.
 """
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -200,19 +200,56 @@ def build_elmo_tok2vec(
     embed (Model): the task's token embedding, e.g. spacy.MultiHashEmbed.v2.
     encode (Optional[Model]): an encoder over List[Floats2d] with a known nO.
     """
+    return build_elmo_tok2vec_v2(embed, encode, input_elmo=elmo)
+
+
+@registry.architectures("spacy-elmo.ElmoTok2Vec.v2")
+def build_elmo_tok2vec_v2(
+    embed: Model[List[Doc], List[Floats2d]],
+    encode: Optional[Model[List[Floats2d], List[Floats2d]]] = None,
+    input_elmo: Optional[Model[List[Doc], List[Floats2d]]] = None,
+    output_elmo: Optional[Model[List[Doc], List[Floats2d]]] = None,
+) -> Model[List[Doc], List[Floats2d]]:
+    """ELMo where the paper puts it, around the task's own embed and encode layers: at the
+    input, [x_k; ELMo_k] reduced to the encoder's width by a Maxout layer; at the encoder's
+    output, [h_k; ELMo'_k]; or both, each with its own mix (the paper's best setting for
+    SNLI and SQuAD). Without an encoder, the "output" is the embedding's.
+
+    embed (Model): the task's token embedding, e.g. spacy.MultiHashEmbed.v2.
+    encode (Optional[Model]): an encoder over List[Floats2d] with a known nO, e.g.
+        spacy.MaxoutWindowEncoder.v2; without input_elmo its width must equal embed's.
+    input_elmo (Optional[Model]): a `spacy-elmo.ElmoListener.v2` joined to the embedding.
+    output_elmo (Optional[Model]): a second `spacy-elmo.ElmoListener.v2` (with its own mix)
+        joined to the encoder's output.
+    """
+    if input_elmo is None and output_elmo is None:
+        raise ValueError("ElmoTok2Vec.v2: give input_elmo, output_elmo or both (without either, use spacy.Tok2Vec.v2)")
     embed_width = _output_width(embed)
     if embed_width is None:
         raise ValueError(f"ElmoTok2Vec: cannot tell the output width of the embed layer '{embed.name}' from its config")
-    joined_width = elmo.get_dim("nO") + embed_width
-    model: Model[List[Doc], List[Floats2d]] = concatenate(elmo, embed)
-    width = joined_width
+    model: Model[List[Doc], List[Floats2d]] = embed
+    width = embed_width
+    if input_elmo is not None:
+        model = concatenate(input_elmo, embed)
+        width += input_elmo.get_dim("nO")
     if encode is not None:
-        width = encode.get_dim("nO")
-        reduce = with_array(Maxout(width, joined_width, nP=3, dropout=0.0, normalize=True))
-        model = chain(model, reduce, encode)
+        encode_width = encode.get_dim("nO")
+        if input_elmo is not None:
+            model = chain(model, with_array(Maxout(encode_width, width, nP=3, dropout=0.0, normalize=True)))
+        elif encode_width != width:
+            raise ValueError(
+                f"ElmoTok2Vec.v2: the encoder's width ({encode_width}) must equal the embedding's ({width}) "
+                "when no ELMo joins the input"
+            )
+        model = chain(model, encode)
+        width = encode_width
+    if output_elmo is not None:
+        model = concatenate(model, output_elmo)
+        width += output_elmo.get_dim("nO")
     model.set_dim("nO", width)
-    if elmo.has_ref("listener"):
-        model.set_ref("listener", elmo.get_ref("listener"))
+    for name, elmo in (("listener", input_elmo), ("output_listener", output_elmo)):
+        if elmo is not None and elmo.has_ref("listener"):
+            model.set_ref(name, elmo.get_ref("listener"))
     return model
 
 

@@ -160,7 +160,8 @@ class Elmo(TrainablePipe):
 
     def remove_listener(self, listener: ElmoListener, component_name: str) -> bool:
         if listener in self.listener_map.get(component_name, []):
-            self.listener_map[component_name].remove(listener)
+            # a new list: spaCy's replace_listeners iterates over the old one while it calls this
+            self.listener_map[component_name] = [m for m in self.listener_map[component_name] if m is not listener]
             if not self.listener_map[component_name]:
                 del self.listener_map[component_name]
             return True

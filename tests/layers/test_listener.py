@@ -167,3 +167,72 @@ def test_doc_digest_tells_tokens_and_sentences_apart():
     assert doc_digest([a, b]) != doc_digest([b, a])
     c[2].is_sent_start = True
     assert doc_digest([a]) == doc_digest([c]) and doc_digest([a], (ORTH, SENT_START)) != doc_digest([c], (ORTH, SENT_START))
+
+
+def _nlp_v2(input_elmo: bool, output_elmo: bool, same_mix: bool = False):
+    """The tiny tagger with ElmoTok2Vec.v2: an encoder of width 12, ELMo at its input, output or both."""
+    config = Config().from_str(CONFIG, interpolate=False)
+    config["components"]["elmo"]["model"] = tiny_model_config()
+    tok2vec = config["components"]["tagger"]["model"]["tok2vec"]
+    listener = tok2vec.pop("elmo")
+    tok2vec["@architectures"] = "spacy-elmo.ElmoTok2Vec.v2"
+    tok2vec["encode"] = {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 12, "depth": 1, "window_size": 1, "maxout_pieces": 2}
+    if input_elmo:
+        tok2vec["input_elmo"] = listener
+    if output_elmo:
+        tok2vec["output_elmo"] = {**listener, "mix": {**listener["mix"], "layer_norm": same_mix}}
+    nlp = spacy.util.load_model_from_config(Config().from_str(config.to_str()), auto_fill=True)
+    get_bilm(nlp.get_pipe("elmo").model).load_state_dict(tiny_bilm(seed=4).state_dict())
+    return nlp
+
+
+@pytest.mark.parametrize("input_elmo,output_elmo", [(True, True), (False, True), (True, False)])
+def test_tok2vec_v2_joins_elmo_at_the_input_the_output_or_both(input_elmo, output_elmo):
+    from spacy_elmo.layers.scalar_mix import mix_weights
+
+    nlp = _nlp_v2(input_elmo, output_elmo)
+    tok2vec = nlp.get_pipe("tagger").model.get_ref("tok2vec")
+    assert tok2vec.get_dim("nO") == 12 + (16 if output_elmo else 0)
+    listeners = nlp.get_pipe("elmo").listeners
+    assert len(listeners) == input_elmo + output_elmo
+    _train(nlp, steps=4)
+    assert all(listener._outputs is None for listener in listeners)
+    docs = list(nlp.pipe(["The bird sat .", "Cats bark !"]))
+    vectors = tok2vec.predict(docs)
+    assert [v.shape for v in vectors] == [(4, tok2vec.get_dim("nO")), (3, tok2vec.get_dim("nO"))]
+    mixes = [mix_weights(node)[0] for node in tok2vec.walk() if node.name == "scalar_mix"]
+    assert len(mixes) == len(listeners)
+    if input_elmo and output_elmo:
+        assert not numpy.allclose(mixes[0], mixes[1]), "the two mixes share their weights"
+        with pytest.raises(ValueError, match="must equal"):
+            # without ELMo at the input, the embedding goes into the encoder as it is
+            config = nlp.config.copy()
+            config["components"]["tagger"]["model"]["tok2vec"].pop("input_elmo")
+            config["components"]["tagger"]["model"]["tok2vec"]["embed"]["width"] = 10
+            spacy.util.load_model_from_config(config, auto_fill=True)
+
+
+def test_tok2vec_v2_replace_listeners_keeps_both_mixes(tmp_path):
+    nlp = _nlp_v2(True, True, same_mix=True)
+    _train(nlp)
+    texts = ["The bird sat .", "Cats bark !"]
+    scores = nlp.get_pipe("tagger").model.predict(list(nlp.pipe(texts)))
+    paths = ["model.tok2vec.input_elmo", "model.tok2vec.output_elmo"]
+    nlp.replace_listeners("elmo", "tagger", paths)
+    nlp.remove_pipe("elmo")
+    docs = [nlp.make_doc(t) for t in texts]
+    numpy.testing.assert_allclose(nlp.get_pipe("tagger").model.predict(docs)[0], scores[0], atol=1e-5)
+    nlp.to_disk(tmp_path)
+    loaded = spacy.load(tmp_path)
+    numpy.testing.assert_allclose(loaded.get_pipe("tagger").model.predict(docs)[0], scores[0], atol=1e-5)
+    different = _nlp_v2(True, True, same_mix=False)
+    _train(different, steps=1)
+    with pytest.raises(ValueError, match="does not say which one"):
+        different.replace_listeners("elmo", "tagger", paths)
+
+
+def test_tok2vec_v2_needs_some_elmo():
+    from spacy_elmo.layers.listener import build_elmo_tok2vec_v2
+
+    with pytest.raises(ValueError, match="spacy.Tok2Vec.v2"):
+        build_elmo_tok2vec_v2(embed=None)  # type: ignore[arg-type]
