@@ -1,4 +1,5 @@
 """The projects' smoke workflows, run as a user runs them: `spacy project run smoke`."""
+import os
 import shutil
 import subprocess
 import sys
@@ -118,3 +119,66 @@ def test_a_ready_biLM_replaces_the_pretraining(tmp_path):
     assert run.returncode == 0 and marker.exists() and not (tmp_path / "bilm" / "ready.json").exists()
     run = subprocess.run([sys.executable, str(script), str(tmp_path / "bilm"), str(tmp_path), *pretrain], capture_output=True, text=True)
     assert run.returncode != 0 and "options.json + weights.hdf5" in run.stderr
+
+
+SCRIPTS = REPO / "projects" / "scripts"
+
+
+def test_seeds_runs_a_command_per_seed_and_names_the_runs(tmp_path):
+    out = tmp_path / "out.txt"
+    write = f"import sys; open({str(out)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')"
+    run = subprocess.run([sys.executable, str(SCRIPTS / "seeds.py"), "0,1,7", sys.executable, "-c", write,
+                          "--output", "training/ner{run}", "--system.seed", "{seed}"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert out.read_text().splitlines() == [
+        "--output training/ner --system.seed 0",
+        "--output training/ner_s1 --system.seed 1",
+        "--output training/ner_s7 --system.seed 7",
+    ]
+    failing = subprocess.run([sys.executable, str(SCRIPTS / "seeds.py"), "0,1", sys.executable, "-c", "raise SystemExit(3)"])
+    assert failing.returncode == 3
+    for bad in ("0,x", "1,1", ""):
+        run = subprocess.run([sys.executable, str(SCRIPTS / "seeds.py"), bad, "true"], capture_output=True, text=True)
+        assert run.returncode != 0 and "seeds" in run.stderr
+
+
+def test_compare_gives_means_and_sd_over_seeds(tmp_path):
+    metrics, training = tmp_path / "metrics", tmp_path / "training"
+    metrics.mkdir()
+    f1 = {"base": [0.80, 0.81, 0.78], "elmo": [0.83, 0.85, 0.84]}
+    best_steps = {"base": [400, 200, 400], "elmo": [200, 200, 400]}
+    for folder, values in f1.items():
+        for seed, value, best in zip((0, 1, 2), values, best_steps[folder]):
+            run = folder + ("" if seed == 0 else f"_s{seed}")
+            srsly.write_json(metrics / f"{run}.json", {"ents_f": value, "speed": 1000.0 + seed})
+            log = [{"step": step, "score": value - (0.0 if step == best else 0.01)} for step in (0, 200, 400)]
+            (training / run).mkdir(parents=True)
+            srsly.write_jsonl(training / run / "log.jsonl", log)
+    cmd = [sys.executable, str(SCRIPTS / "compare.py"), str(metrics), "--training", str(training), "--score", "ents_f",
+           "--score-name", "F1", "--title", "t", "--row", "no ELMo=base", "--row", "ELMo=elmo", "--seeds", "0,1,2"]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    base, elmo = srsly.read_json(metrics / "results.json")["rows"]
+    # by hand: base 80, 81, 78 -> mean 79.667, sd sqrt(((1/3)^2 + (4/3)^2 + (5/3)^2) / 2) = 1.5275
+    assert base["score"] == pytest.approx(79.6667, abs=1e-3) and base["sd"] == pytest.approx(1.5275, abs=1e-3)
+    assert elmo["score"] == pytest.approx(84.0) and elmo["sd"] == pytest.approx(1.0)
+    assert elmo["delta"] == pytest.approx(4.3333, abs=1e-3)
+    assert [r["seed"] for r in base["runs"]] == [0, 1, 2] and [r["folder"] for r in base["runs"]] == ["base", "base_s1", "base_s2"]
+    assert base["best_step"] == 333 and elmo["best_step"] == 267 and base["steps"] == 400
+    table = (metrics / "results.md").read_text()
+    assert "79.67 ± 1.53" in table and "+4.33" in table and "seed 2: 78.00" in table
+    # a seed that was not run is named
+    run = subprocess.run(cmd[:-1] + ["0,1,2,3"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "300"})
+    assert run.returncode != 0 and "base_s3.json is missing" in run.stderr
+
+
+@pytest.mark.parametrize("project,rows", [("ner_conll03", ("ner_baseline", "ner_elmo", "ner_spacy_pretrain")),
+                                          ("textcat_sst5", ("textcat_baseline", "textcat_elmo", "textcat_spacy_pretrain"))])
+def test_the_projects_train_evaluate_and_compare_every_seed(project, rows):
+    """Every row's training, evaluation and table go through the same seeds (var seeds)."""
+    text = (REPO / "projects" / project / "project.yml").read_text()
+    for row in rows:
+        assert f"--output training/{row}{{run}} --system.seed {{seed}}" in text
+        assert f"seeds.py ${{vars.seeds}} python ../scripts/evaluate.py training/{row}{{run}}/model-best" in text
+        assert f"train-{row}{{run}} python -m spacy train" in text
+    assert text.count("compare.py metrics --seeds ${vars.seeds}") == 1

@@ -1,13 +1,17 @@
 """The results table (markdown + JSON) and plot of a project: one row per system.
 
-Reads, for each row NAME=DIR: metrics/DIR.json (scripts/evaluate.py), training/DIR/log.jsonl
-(spaCy's ConsoleLogger.v3) and the step times in metrics/times.json (scripts/timed.py).
+Reads, for each row NAME=DIR and each seed: metrics/DIR{run}.json (scripts/evaluate.py),
+training/DIR{run}/log.jsonl (spaCy's ConsoleLogger.v3) and the step times in metrics/times.json
+(scripts/timed.py), {run} as scripts/seeds.py names the seed's runs. Several seeds: the rows give
+means, the score's standard deviation and each seed's score; the plot shows the first seed's curves.
 """
+import statistics
 from pathlib import Path
 from typing import Dict, List, Optional
 
 import srsly
 import typer
+from seeds import parse_seeds, run_suffix
 
 
 def main(
@@ -17,26 +21,27 @@ def main(
     title: str = typer.Option(..., help="Title of the table and plot"),
     row: List[str] = typer.Option(..., help="NAME=DIR, the first row is the baseline"),
     training: Path = typer.Option(Path("training"), help="The project's training folder"),
+    seeds: str = typer.Option("0", help="Comma-separated seeds of every row (run folders as scripts/seeds.py names them)"),
 ) -> None:
     times = _read_json(metrics / "times.json") or {}
     rows = []
     for spec in row:
         name, _, folder = spec.partition("=")
-        scores = _read_json(metrics / f"{folder}.json")
-        if scores is None:
-            raise typer.BadParameter(f"{metrics / folder}.json is missing: run the evaluate step first")
-        log = _read_jsonl(training / folder / "log.jsonl")
+        runs = [_run(metrics, training, folder + run_suffix(seed), seed, score, times) for seed in parse_seeds(seeds)]
+        values = [r["score"] for r in runs]
         rows.append(
             {
                 "name": name,
                 "folder": folder,
-                "score": 100 * scores[score],
-                "predict_words_per_s": scores.get("speed"),
-                "train_minutes": _minutes(times.get(f"train-{folder}"), "wall_s"),
-                "train_cpu_minutes": _minutes(times.get(f"train-{folder}"), "cpu_s"),
-                "steps": log[-1]["step"] if log else None,
-                "best_step": max(log, key=lambda e: e["score"])["step"] if log else None,
-                "curve": [(e["step"], _logged(e, score)) for e in log],
+                "score": statistics.mean(values),
+                "sd": statistics.stdev(values) if len(values) > 1 else None,
+                "predict_words_per_s": _mean([r["predict_words_per_s"] for r in runs]),
+                "train_minutes": _mean([r["train_minutes"] for r in runs], 1),
+                "train_cpu_minutes": _mean([r["train_cpu_minutes"] for r in runs], 1),
+                "steps": _mean([r["steps"] for r in runs], 0),
+                "best_step": _mean([r["best_step"] for r in runs], 0),
+                "curve": runs[0]["curve"],
+                "runs": runs,
             }
         )
     for r in rows:
@@ -51,6 +56,34 @@ def main(
         _plot(result, metrics / "results.png")
     except ImportError:
         print("matplotlib is not installed: no plot (pip install 'spacy-elmo[plot]')")
+
+
+def _run(metrics: Path, training: Path, folder: str, seed: int, score: str, times: Dict) -> Dict:
+    """One seed's figures: its dev score (scripts/evaluate.py), log and training time."""
+    scores = _read_json(metrics / f"{folder}.json")
+    if scores is None:
+        raise typer.BadParameter(f"{metrics / folder}.json is missing: run the evaluate step first")
+    log = _read_jsonl(training / folder / "log.jsonl")
+    return {
+        "seed": seed,
+        "folder": folder,
+        "score": 100 * scores[score],
+        "predict_words_per_s": scores.get("speed"),
+        "train_minutes": _minutes(times.get(f"train-{folder}"), "wall_s"),
+        "train_cpu_minutes": _minutes(times.get(f"train-{folder}"), "cpu_s"),
+        "steps": log[-1]["step"] if log else None,
+        "best_step": max(log, key=lambda e: e["score"])["step"] if log else None,
+        "curve": [(e["step"], _logged(e, score)) for e in log],
+    }
+
+
+def _mean(values: List[Optional[float]], digits: Optional[int] = None) -> Optional[float]:
+    """The mean of the known values (None if none is known), rounded to `digits`; 0 digits: an int."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return None
+    mean = statistics.mean(known)
+    return mean if digits is None else int(round(mean)) if digits == 0 else round(mean, digits)
 
 
 def _pretraining(training: Path) -> Dict[str, Dict]:
@@ -75,19 +108,29 @@ def _pretraining(training: Path) -> Dict[str, Dict]:
 
 def _markdown(result: Dict) -> str:
     name = result["score_name"]
+    n_seeds = len(result["rows"][0]["runs"])
+    several = n_seeds > 1
+    score_head = f"dev {name}, mean ± sd of {n_seeds} seeds" if several else f"dev {name}"
+    mean = " (means)" if several else ""
     lines = [
         f"### {result['title']}",
         "",
-        f"| system | dev {name} | vs baseline | best step / steps | training min (CPU min) | predict words/s |",
+        f"| system | {score_head} | vs baseline | best step / steps{mean} | training min (CPU min){mean} | predict words/s |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for r in result["rows"]:
         delta = "" if r is result["rows"][0] else f"{r['delta']:+.2f}"
         speed = f"{r['predict_words_per_s']:,.0f}" if r["predict_words_per_s"] else "-"
+        value = f"{r['score']:.2f} ± {r['sd']:.2f}" if several else f"{r['score']:.2f}"
         lines.append(
-            f"| {r['name']} | {r['score']:.2f} | {delta} | {r['best_step']} / {r['steps']} | "
+            f"| {r['name']} | {value} | {delta} | {r['best_step']} / {r['steps']} | "
             f"{_fmt(r['train_minutes'])} ({_fmt(r['train_cpu_minutes'])}) | {speed} |"
         )
+    if several:
+        lines.append("")
+        for r in result["rows"]:
+            each = ", ".join(f"seed {run['seed']}: {run['score']:.2f}" for run in r["runs"])
+            lines.append(f"- {r['name']}: {each}")
     pre = result["pretraining"]
     if pre:
         lines.append("")
@@ -124,7 +167,8 @@ def _plot(result: Dict, path: Path) -> None:
     curves.legend()
     names = [r["name"] for r in result["rows"]]
     values = [r["score"] for r in result["rows"]]
-    bars.bar(names, values, color=[f"C{i}" for i in range(len(names))])
+    errors = [r.get("sd") or 0.0 for r in result["rows"]]
+    bars.bar(names, values, yerr=errors, capsize=3, color=[f"C{i}" for i in range(len(names))])
     low = min(values)
     bars.set_ylim(max(0.0, low - 5), max(values) + 2)
     for i, v in enumerate(values):
