@@ -293,18 +293,24 @@ def init_config_cli(
     pipeline: str = typer.Option("ner", "--pipeline", "-p", help="The task: ner, textcat, tagger or parser"),
     bilm: Path = typer.Option(None, "--bilm", "-b", help="The biLM: a folder with options.json + weights.hdf5", exists=True),
     baseline: bool = typer.Option(False, "--baseline", help="The matching config without ELMo (same features and schedule)"),
+    elmo_at: str = typer.Option("input", "--elmo-at", help="Where ELMo joins the task's encoder: input ([x_k; ELMo_k]), output ([h_k; ELMo_k]) or both"),
 ) -> None:
     """Write a complete, commented training config for a task with ELMo (frozen biLM, learned
     scalar mix beside the task's tok2vec), or its matching baseline, ready for `spacy train
     OUTPUT --paths.train train.spacy --paths.dev dev.spacy`."""
     from .configs import task_config
-    from .pipeline.training_config import fill_config_text
+    from .pipeline.training_config import ELMO_PLACES, fill_config_text, place_elmo_text
+
+    if elmo_at not in ELMO_PLACES:
+        raise typer.BadParameter(f"{elmo_at!r}: use one of {', '.join(ELMO_PLACES)}", param_hint="--elmo-at")
 
     try:
         path = task_config(pipeline, elmo=not baseline)
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--pipeline")
     text = path.read_text(encoding="utf8")
+    if not baseline:
+        text = place_elmo_text(text, elmo_at)
     if bilm is not None and not baseline:
         text = fill_config_text(text, bilm)
     output.parent.mkdir(parents=True, exist_ok=True)

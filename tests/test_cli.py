@@ -117,6 +117,37 @@ def test_init_config_writes_a_config_that_builds(task, tmp_path):
     assert result.exit_code != 0 and "tagger" in result.output
 
 
+@pytest.mark.parametrize("task", ["ner", "textcat"])
+def test_init_config_elmo_at_moves_the_listener_and_changes_nothing_else(task, tmp_path):
+    """--elmo-at output / both: the shipped config with ElmoTok2Vec.v2, the listener block (and
+    its mix) moved or doubled as it was; it builds, and the tok2vec is as wide as the paper's
+    [h_k; ELMo_k]."""
+    folder = tmp_path / "bilm"
+    save_original(tiny_bilm(), folder / "options.json", folder / "weights.hdf5")
+    runner = CliRunner()
+    configs = {}
+    for place in ("input", "output", "both"):
+        out = tmp_path / f"{place}.cfg"
+        result = runner.invoke(app, ["init-config", str(out), "--pipeline", task, "--bilm", str(folder), "--elmo-at", place])
+        assert result.exit_code == 0, result.output
+        configs[place] = Config().from_disk(out, interpolate=False)
+    shipped = configs["input"]["components"][task]["model"].pop("tok2vec")
+    listener = shipped.pop("elmo")
+    for place, keys in (("output", ["output_elmo"]), ("both", ["input_elmo", "output_elmo"])):
+        tok2vec = configs[place]["components"][task]["model"].pop("tok2vec")
+        assert tok2vec.pop("@architectures") == "spacy-elmo.ElmoTok2Vec.v2"
+        assert [k for k in tok2vec if k.endswith("elmo")] == keys
+        assert all(tok2vec.pop(key) == listener for key in keys)
+        assert tok2vec == {k: v for k, v in shipped.items() if k != "@architectures"}
+        assert configs[place] == configs["input"]
+        nlp = spacy.util.load_model_from_config(Config().from_disk(tmp_path / f"{place}.cfg"), auto_fill=True)
+        model = next(n for n in nlp.get_pipe(task).model.walk() if n.has_ref("output_listener"))
+        assert model.get_dim("nO") == 96 + 2 * 8  # the encoder's width + the tiny biLM's 2P
+        assert len(nlp.get_pipe("elmo").listeners) == len(keys)
+    result = runner.invoke(app, ["init-config", str(tmp_path / "x.cfg"), "--elmo-at", "middle"])
+    assert result.exit_code != 0 and "both" in result.output
+
+
 def test_spacy_init_elmo_config_is_the_same_command(tmp_path):
     """Registered under spaCy's own CLI through the spacy_cli entry point."""
     import subprocess
