@@ -235,13 +235,15 @@ def build_elmo_tok2vec_v2(
     if encode is not None:
         encode_width = encode.get_dim("nO")
         if input_elmo is not None:
-            model = chain(model, with_array(Maxout(encode_width, width, nP=3, dropout=0.0, normalize=True)))
+            # one chain of three, the layout of pipelines saved with ElmoTok2Vec.v1
+            model = chain(model, with_array(Maxout(encode_width, width, nP=3, dropout=0.0, normalize=True)), encode)
         elif encode_width != width:
             raise ValueError(
                 f"ElmoTok2Vec.v2: the encoder's width ({encode_width}) must equal the embedding's ({width}) "
                 "when no ELMo joins the input"
             )
-        model = chain(model, encode)
+        else:
+            model = chain(model, encode)
         width = encode_width
     if output_elmo is not None:
         model = concatenate(model, output_elmo)
