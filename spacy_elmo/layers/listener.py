@@ -3,7 +3,8 @@
 `spacy-elmo.ElmoListener.v2` gives the task's mixed ELMo vector (its widths interpolated from
 the biLM block, its `spacy-elmo.ScalarMix.v1` as a sub-block); `spacy-elmo.ElmoTok2Vec.v1`
 concatenates it with the task's own token embedding, [x_k; ELMo_k] as in the paper, and can run
-an encoder over the result; `spacy-elmo.ElmoTok2Vec.v2` also joins ELMo to the encoder's output. Both know their output width from the config alone.
+an encoder over the result; `spacy-elmo.ElmoTok2Vec.v2` can also join ELMo to the encoder's
+output. All know their output width from the config alone.
 """
 from typing import Callable, List, Optional, Sequence, Tuple
 

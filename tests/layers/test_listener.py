@@ -59,10 +59,13 @@ include_static_vectors = false
 """
 
 
-def _nlp(frozen: bool = True):
+def _nlp(frozen: bool = True, configure=None):
+    """The tiny tagger of CONFIG on a tiny biLM; `configure` may edit the config first."""
     config = Config().from_str(CONFIG, interpolate=False)
     config["components"]["elmo"]["model"] = tiny_model_config()
     config["components"]["elmo"]["frozen"] = frozen
+    if configure is not None:
+        configure(config)
     nlp = spacy.util.load_model_from_config(Config().from_str(config.to_str()), auto_fill=True)
     get_bilm(nlp.get_pipe("elmo").model).load_state_dict(tiny_bilm(seed=4).state_dict())
     return nlp
@@ -171,19 +174,18 @@ def test_doc_digest_tells_tokens_and_sentences_apart():
 
 def _nlp_v2(input_elmo: bool, output_elmo: bool, same_mix: bool = False):
     """The tiny tagger with ElmoTok2Vec.v2: an encoder of width 12, ELMo at its input, output or both."""
-    config = Config().from_str(CONFIG, interpolate=False)
-    config["components"]["elmo"]["model"] = tiny_model_config()
-    tok2vec = config["components"]["tagger"]["model"]["tok2vec"]
-    listener = tok2vec.pop("elmo")
-    tok2vec["@architectures"] = "spacy-elmo.ElmoTok2Vec.v2"
-    tok2vec["encode"] = {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 12, "depth": 1, "window_size": 1, "maxout_pieces": 2}
-    if input_elmo:
-        tok2vec["input_elmo"] = listener
-    if output_elmo:
-        tok2vec["output_elmo"] = {**listener, "mix": {**listener["mix"], "layer_norm": same_mix}}
-    nlp = spacy.util.load_model_from_config(Config().from_str(config.to_str()), auto_fill=True)
-    get_bilm(nlp.get_pipe("elmo").model).load_state_dict(tiny_bilm(seed=4).state_dict())
-    return nlp
+
+    def configure(config: Config) -> None:
+        tok2vec = config["components"]["tagger"]["model"]["tok2vec"]
+        listener = tok2vec.pop("elmo")
+        tok2vec["@architectures"] = "spacy-elmo.ElmoTok2Vec.v2"
+        tok2vec["encode"] = {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 12, "depth": 1, "window_size": 1, "maxout_pieces": 2}
+        if input_elmo:
+            tok2vec["input_elmo"] = listener
+        if output_elmo:
+            tok2vec["output_elmo"] = {**listener, "mix": {**listener["mix"], "layer_norm": same_mix}}
+
+    return _nlp(configure=configure)
 
 
 @pytest.mark.parametrize("input_elmo,output_elmo", [(True, True), (False, True), (True, False)])
