@@ -4,7 +4,10 @@ one layer, `spacy-elmo.LayerSelect.v1` (the paper's probes of what each layer en
 `ELMo_k = gamma * sum_j softmax(w)_j * h_{k,j}` (Peters et al. 2018, eq. 1), with w = 0 and
 gamma = 1 at the start, optional layer normalisation of each layer first (one mean and one
 variance per layer over all values of the batch, as in the original), an L2 penalty
-`l2 * ||w||^2` added through the gradient, and dropout on the mixed vector.
+`l2 * ||w||^2` added through the gradient, dropout on the mixed vector, and its own learning
+rate: with `lr_scale = s` the stored parameters are w / s and gamma / s, so Adam, whose steps do
+not depend on the gradient's scale, moves w and gamma s times as far per step as the rest of the
+task model (Thinc's optimizer has one learning rate for all parameters).
 """
 from typing import Callable, List, Optional, Tuple
 
@@ -22,6 +25,7 @@ def ScalarMix(
     layer_norm: bool = False,
     dropout: float = 0.0,
     l2: float = 0.0,
+    lr_scale: float = 1.0,
 ) -> Model[List[Floats3d], List[Floats2d]]:
     """Mix the L + 1 layers of each Doc into one vector per token.
 
@@ -31,14 +35,17 @@ def ScalarMix(
     layer_norm (bool): normalise each layer before mixing.
     dropout (float): dropout rate on the mixed vectors.
     l2 (float): lambda of the penalty `lambda * ||w||^2` on the mix weights.
+    lr_scale (float): the learning rate of w and gamma relative to the optimizer's (Adam).
     """
+    if lr_scale <= 0:
+        raise ValueError(f"ScalarMix: lr_scale must be positive, got {lr_scale}")
     mix: Model[List[Floats3d], List[Floats2d]] = Model(
         "scalar_mix",
         _forward,
         init=_init,
         params={"w": None, "gamma": None},
         dims={"nL": n_layers, "nO": width},
-        attrs={"layer_norm": layer_norm, "l2": l2},
+        attrs={"layer_norm": layer_norm, "l2": l2, "lr_scale": lr_scale},
     )
     if dropout > 0:
         model: Model[List[Floats3d], List[Floats2d]] = chain(mix, Dropout(dropout))
@@ -116,16 +123,21 @@ def _init(model: Model, X=None, Y=None) -> Model:  # type: ignore[no-untyped-def
             )
     model.set_param("w", model.ops.alloc1f(model.get_dim("nL")))
     gamma = model.ops.alloc1f(1)
-    gamma[0] = 1.0
+    gamma[0] = 1.0 / _lr_scale(model)
     model.set_param("gamma", gamma)
     return model
 
 
+def _lr_scale(model: Model) -> float:
+    return float(model.attrs.get("lr_scale", 1.0))  # mixes saved before lr_scale existed
+
+
 def mix_weights(model: Model) -> Tuple[Floats1d, float]:
     """RETURNS (Tuple[Floats1d, float]): softmax(w) and gamma of a ScalarMix layer."""
-    w = model.get_param("w")
+    scale = _lr_scale(model)
+    w = scale * model.get_param("w")
     e = model.ops.xp.exp(w - w.max())
-    return e / e.sum(), float(model.get_param("gamma")[0])
+    return e / e.sum(), scale * float(model.get_param("gamma")[0])
 
 
 def _forward(
@@ -158,10 +170,11 @@ def _forward(
         dout = xp.concatenate(d_outputs, axis=0) if d_outputs else xp.zeros((0, width), dtype="float32")
         d_gamma = float((dout * mixed_unscaled).sum())
         d_weights = gamma * xp.tensordot(Y, dout, axes=((1, 2), (0, 1)))  # (nL,)
-        w = model.get_param("w")
+        scale = _lr_scale(model)
+        w = scale * model.get_param("w")
         d_w = weights * (d_weights - (weights * d_weights).sum()) + 2.0 * model.attrs["l2"] * w
-        model.inc_grad("w", d_w.astype("float32"))
-        model.inc_grad("gamma", xp.asarray([d_gamma], dtype="float32"))
+        model.inc_grad("w", (scale * d_w).astype("float32"))
+        model.inc_grad("gamma", xp.asarray([scale * d_gamma], dtype="float32"))
         dY = (gamma * weights)[:, None, None] * dout[None]
         if layer_norm and X.shape[1] > 0:
             dX = inv_std * (dY - dY.mean(axis=(1, 2), keepdims=True) - Y * (dY * Y).mean(axis=(1, 2), keepdims=True))

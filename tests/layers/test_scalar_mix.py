@@ -82,6 +82,36 @@ def test_gradients_match_finite_differences(layer_norm):
         assert d_docs[doc_index][j, k, c] == pytest.approx(numeric, rel=2e-2, abs=2e-3)
 
 
+@pytest.mark.parametrize("scale", [1.0, 10.0, 0.1])
+def test_lr_scale_multiplies_adams_step_on_the_mix(scale):
+    from thinc.api import Adam
+
+    docs = _docs(seed=4, lengths=(4, 2))
+    target = [numpy.random.default_rng(5).normal(size=(d.shape[1], 4)).astype("float32") for d in docs]
+    model = ScalarMix(3, 4, lr_scale=scale)
+    model.initialize()
+    for o, x in zip(model.predict(docs), docs):  # the same function as an unscaled mix
+        numpy.testing.assert_allclose(o, x.mean(axis=0), atol=1e-6)
+    _, backprop = model.begin_update(docs)
+    backprop(target)
+    lr = 0.01
+    model.finish_update(Adam(lr, grad_clip=0.0, L2=0.0))
+    weights, gamma = mix_weights(model)
+    w = numpy.log(weights) - numpy.log(weights).mean()  # softmax is shift-free; w started at 0
+    # Adam's first step moves each parameter by lr against its gradient's sign
+    d_w = numpy.array([sum(float((t * x[j]).sum()) for t, x in zip(target, docs)) for j in range(3)])
+    d_w = d_w - d_w.mean()
+    d_gamma = sum(float((t * x.mean(axis=0)).sum()) for t, x in zip(target, docs))
+    expected_w = -scale * lr * numpy.sign(d_w)
+    numpy.testing.assert_allclose(w, expected_w - expected_w.mean(), rtol=1e-3, atol=1e-6)
+    assert gamma == pytest.approx(1.0 - scale * lr * numpy.sign(d_gamma), rel=1e-5)
+
+
+def test_lr_scale_must_be_positive():
+    with pytest.raises(ValueError, match="lr_scale must be positive"):
+        ScalarMix(3, 4, lr_scale=0.0)
+
+
 def test_wrong_shapes_are_explained():
     model = ScalarMix(3, 4)
     with pytest.raises(ValueError, match="n_layers = L \\+ 1"):
