@@ -20,7 +20,8 @@ def test_a_v1_pipeline_loads_and_gives_identical_layers_and_tags():
     assert elmo.model.attrs["batch_size"] == 3 and get_bilm(elmo.model).cache_size == 100
     for i, doc in enumerate(nlp.pipe(TEXTS)):
         if len(doc):
-            numpy.testing.assert_array_equal(doc._.elmo.layers, expected[f"layers_{i}"])
+            # equal up to float32 rounding: the order of BLAS sums depends on the thread count
+            numpy.testing.assert_allclose(doc._.elmo.layers, expected[f"layers_{i}"], rtol=0, atol=2e-6)
         assert [t.tag_ for t in doc] == expected[f"tags_{i}"].tolist()
 
 
