@@ -1,9 +1,10 @@
 """The `elmo` pipeline component."""
 import os
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 import warnings
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union, cast
 
 import torch
 from spacy.language import Language
@@ -42,6 +43,7 @@ os.register_at_fork(after_in_child=_one_thread_in_forked_child)
         "model": DEFAULT_MODEL,
         "dtype": "float32",
         "frozen": True,
+        "lr_scale": 1.0,
         "batch_size": DEFAULT_BATCH_SIZE,
         "token_cache_size": DEFAULT_CACHE_SIZE,
         "cache_mb": 2048,
@@ -55,6 +57,7 @@ def make_elmo(
     model: Model[List[Doc], List[Floats3d]],
     dtype: str,
     frozen: bool,
+    lr_scale: float,
     batch_size: int,
     token_cache_size: int,
     cache_mb: float,
@@ -67,6 +70,8 @@ def make_elmo(
     dtype (str): "float32" or "float16", the dtype of the layers stored on the Doc.
     frozen (bool): keep the biLM fixed during training (as in the paper); False fine-tunes it
         with the gradients of every listening component.
+    lr_scale (float): fine-tuned, the biLM's learning rate relative to the optimizer's; a
+        pretrained biLM usually wants a smaller one than the task's (e.g. 0.01).
     batch_size (int): sequences per biLM batch (sorted by length to keep padding low).
     token_cache_size (int): word vectors the token layer keeps at inference; 0 disables.
     cache_mb (float): with a frozen biLM, keep up to this many MB of computed Doc layers once
@@ -78,7 +83,7 @@ def make_elmo(
         weight per layer; null leaves spaCy's vectors alone.
     """
     return Elmo(
-        nlp.vocab, model, name, dtype=dtype, frozen=frozen, batch_size=batch_size,
+        nlp.vocab, model, name, dtype=dtype, frozen=frozen, lr_scale=lr_scale, batch_size=batch_size,
         token_cache_size=token_cache_size, cache_mb=cache_mb, cache_dtype=cache_dtype, vectors=vectors,
     )
 
@@ -95,6 +100,7 @@ class Elmo(TrainablePipe):
         *,
         dtype: str = "float32",
         frozen: bool = True,
+        lr_scale: float = 1.0,
         batch_size: int = DEFAULT_BATCH_SIZE,
         token_cache_size: int = DEFAULT_CACHE_SIZE,
         cache_mb: float = 2048,
@@ -109,10 +115,13 @@ class Elmo(TrainablePipe):
         self.name = name
         if batch_size < 1:
             raise ValueError(f"[{name}] batch_size must be >= 1, got {batch_size}")
+        if lr_scale <= 0:
+            raise ValueError(f"[{name}] lr_scale must be positive, got {lr_scale}; frozen = true keeps the biLM fixed")
         # has_weights: the biLM holds trained weights (loaded, or fine-tuned here), not random ones.
         self.cfg: Dict[str, Any] = {"dtype": dtype, "frozen": frozen, "cache_mb": cache_mb, "cache_dtype": cache_dtype, "has_weights": False}
         # Not in cfg, which is saved and would override the config's values on loading.
         self.batch_size = batch_size
+        self.lr_scale = lr_scale
         self.token_cache_size = token_cache_size
         self.vector_weights = layer_weights(vectors, self.options.n_layers + 1)
         self._warned_random = False
@@ -261,9 +270,11 @@ class Elmo(TrainablePipe):
         return losses
 
     def finish_update(self, sgd: Optimizer) -> None:
-        """Update the biLM, unless it is frozen."""
+        """Update the biLM, unless it is frozen; its steps are `lr_scale` times the optimizer's."""
         if not self.frozen:
-            self.model.finish_update(sgd)
+            # Thinc's optimizers scale a step (and its weight decay) by their `lr_scale` argument;
+            # the moment estimates do not depend on it.
+            self.model.finish_update(sgd if self.lr_scale == 1.0 else cast(Optimizer, partial(sgd, lr_scale=self.lr_scale)))
 
     def initialize(
         self,
@@ -359,7 +370,7 @@ def add_elmo(
     >>> nlp = spacy.blank("en")
     >>> add_elmo(nlp, "options.json", "weights.hdf5", config={"dtype": "float16"})
 
-    config (Optional[Dict[str, Any]]): component settings (dtype, frozen, batch_size,
+    config (Optional[Dict[str, Any]]): component settings (dtype, frozen, lr_scale, batch_size,
         token_cache_size, cache_mb, cache_dtype).
     model_config (Optional[Dict[str, Any]]): how Docs become sequences (window_size,
         punct_sentences); the biLM hyperparameters come from the options file.

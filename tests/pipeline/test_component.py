@@ -299,3 +299,31 @@ def test_docbin_reads_elmo_data_in_a_fresh_process(nlp, tmp_path):
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.strip() == "(3, 16)"
+
+
+@pytest.mark.parametrize("scale", [0.1, 0.01])
+def test_lr_scale_scales_the_fine_tuned_biLMs_steps(elmo_files, scale):
+    from thinc.api import Adam
+
+    def one_step(lr_scale: float) -> dict:
+        nlp = spacy.blank("en")
+        elmo = add_elmo(nlp, *elmo_files, config={"frozen": False, "lr_scale": lr_scale})
+        before = {name: p.detach().clone() for name, p in elmo.bilm.named_parameters()}
+        docs = [nlp.make_doc("The cat sat on the mat ."), nlp.make_doc("A dog !")]
+        layers, backprop = elmo.model.begin_update(docs)
+        backprop([numpy.ones_like(x) for x in layers])
+        elmo.finish_update(Adam(0.001, L2=0.01))
+        return {name: (p.detach() - before[name]).numpy() for name, p in elmo.bilm.named_parameters()}
+
+    full, scaled = one_step(1.0), one_step(scale)
+    moved = [name for name, step in full.items() if numpy.abs(step).max() > 0]
+    assert len(moved) > len(full) // 2, "the gradient reached the biLM's parameters"
+    for name in moved:
+        # Adam's first step is about lr per weight; float32 rounds weights near 1 to 6e-8
+        assert numpy.abs(full[name]).max() > 5e-4
+        numpy.testing.assert_allclose(scaled[name], scale * full[name], rtol=1e-2, atol=2e-7, err_msg=name)
+
+
+def test_lr_scale_must_be_positive():
+    with pytest.raises(ValueError, match="lr_scale must be positive"):
+        spacy.blank("en").add_pipe("elmo", config={"model": tiny_model_config(), "frozen": False, "lr_scale": 0.0})
