@@ -12,6 +12,7 @@ app = typer.Typer(
         "(embed, inspect, convert-sst)."
     ),
     no_args_is_help=True,
+    rich_markup_mode="markdown",
     add_completion=False,
 )
 

@@ -95,6 +95,14 @@ def test_help_names_every_command():
     assert "[paths]" in result.output
 
 
+def test_command_list_reflows_docstrings_to_the_terminal():
+    """Docstrings are wrapped at the source's width; the command list rewraps them, so a wide
+    terminal shows embed's sentence that the source breaks after "or an" on one line."""
+    result = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert any("or an HDF5 file" in line for line in result.output.splitlines())
+
+
 @pytest.mark.parametrize("task", ["ner", "textcat", "tagger", "parser"])
 def test_init_config_writes_a_config_that_builds(task, tmp_path):
     """With --bilm the ELMo config carries the biLM's sizes and files; --baseline is the same
