@@ -1,8 +1,18 @@
-"""The `spacy-elmo` command line."""
-import gzip
+"""The `spacy-elmo` command line.
+
+Commands are listed in the order of the work: pretrain a biLM, write a training config that uses
+it, then use it. Bad input ends a command with one line on stderr naming the file and what to do
+(exit status 1), not a traceback. No command replaces a file or folder it did not make:
+`--overwrite` says that you mean it (folders: see training/folders.py).
+"""
+import errno
+import functools
 from pathlib import Path
+from typing import Any, Callable, TypeVar
 
 import typer
+
+from .bilm.errors import InputError
 
 app = typer.Typer(
     name="spacy-elmo",
@@ -15,6 +25,248 @@ app = typer.Typer(
     rich_markup_mode="markdown",
     add_completion=False,
 )
+
+F = TypeVar("F", bound=Callable[..., Any])
+# A flag shows no value type in the help (typer writes "<bool>" for it otherwise).
+FLAG = {"metavar": ""}
+
+
+def command(name: str, **settings: Any) -> Callable[[F], F]:
+    """`app.command(name)`, with a user's error said in one line: an InputError (a damaged or
+    mismatched file, a folder that is not ours), a missing file, a full disk."""
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return func(*args, **kwargs)
+            except (InputError, FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as err:
+                _fail(err)
+            except OSError as err:
+                if err.errno in (errno.ENOSPC, errno.EDQUOT):
+                    _fail(err)
+                raise
+
+        app.command(name, **settings)(run)
+        return run  # type: ignore[return-value]
+
+    return decorate
+
+
+def _fail(err: BaseException) -> None:
+    message = err.strerror if isinstance(err, OSError) and err.strerror and not err.filename else str(err)
+    if isinstance(err, OSError) and err.filename and str(err.filename) not in message:
+        message = f"{err.filename}: {err.strerror or message}"
+    typer.echo(f"Error: {message}", err=True)
+    raise typer.Exit(1)
+
+
+def check_output_file(path: Path, overwrite: bool) -> None:
+    """Refuse to replace an existing file unless `--overwrite` was given."""
+    if path.is_dir():
+        raise InputError(f"{path} is a folder: give a file name")
+    if path.exists() and not overwrite:
+        raise InputError(f"{path} exists: give --overwrite to replace it, or another file name")
+
+
+@command("prepare-corpus")
+def prepare_corpus_cli(
+    text: Path = typer.Argument(..., help="Raw text: .txt, .txt.gz, .jsonl, .spacy or a folder of them", exists=True),
+    output: Path = typer.Option(..., "--output", "-o", help="The prepared folder to write (new, empty, or prepared before)"),
+    lang: str = typer.Option("en", help="spaCy language of the tokenizer (as [corpus] lang)"),
+    max_length: int = typer.Option(100, help="Longest sentence, in tokens (as [corpus] max_length)"),
+    n_process: int = typer.Option(0, "--n-process", "-n", help="Tokenizing processes (0: one per CPU core)"),
+) -> None:
+    """Tokenize raw text once, in parallel, into memory-mapped arrays that `pretrain` reads
+    (--paths.train OUTPUT). Nothing is redone if OUTPUT already holds this text prepared with
+    these settings. OUTPUT must be new, empty or a folder this command prepared: nothing else
+    is touched."""
+    from .training.prepared import prepare_corpus
+
+    prepare_corpus(text, output, lang, max_length, n_process, log=typer.echo)
+
+
+@command("pretrain", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def pretrain_cli(
+    ctx: typer.Context,
+    config: str = typer.Argument(..., help="A preset (cpu, small, original) or a config file"),
+    output: Path = typer.Option(..., "--output", "-o", help="Folder for checkpoints, models and logs (new, empty, or a run to resume)"),
+    resume: bool = typer.Option(False, "--resume", help="Go on from the checkpoint in --output", **FLAG),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Start over where --output holds a run (removes its checkpoint, models and log)", **FLAG),
+    gpu_id: int = typer.Option(None, "--gpu-id", "-g", help="-1: CPU; N: CUDA device N (default: [system] gpu_id, else CUDA if present)"),
+) -> None:
+    """Train (or fine-tune) a biLM on raw text or a prepared corpus. CONFIG is a preset shipped
+    with the package (cpu: 2-core CPU; small and original: the released sizes, for GPUs) or a
+    config file naming only what it changes. Settings can be overridden like spacy train's:
+    --paths.train corpus.txt.gz --training.max_minutes 30. Raw text is prepared once into
+    OUTPUT/corpus and reused. A run in OUTPUT is never started over without --overwrite, and
+    OUTPUT is locked while it runs. Progress goes to [training.logger] (a console bar by
+    default). Runs distributed under torchrun."""
+    from spacy.cli._util import parse_config_overrides
+    from thinc.api import Config
+
+    from .configs import pretrain_config
+    from .training.settings import fill_pretrain_config
+    from .training.trainer import pretrain
+
+    try:
+        config_path = pretrain_config(config)
+    except FileNotFoundError as error:
+        raise typer.BadParameter(str(error), param_hint="CONFIG")
+    overrides = parse_config_overrides(ctx.args)
+    # Defaults first, so that an override may name a setting the file leaves out.
+    partial = Config().from_disk(config_path, interpolate=False)
+    try:
+        filled = fill_pretrain_config(Config().from_str(fill_pretrain_config(partial).to_str(), overrides=overrides))
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="CONFIG")
+    if filled.get("paths", {}).get("train") is None:
+        raise typer.BadParameter("set the training corpus: --paths.train FILE_OR_FOLDER", param_hint="CONFIG")
+    result = pretrain(filled, output, resume=resume, gpu_id=gpu_id, overwrite=overwrite)
+    typer.echo(f"Done: {result['step']} steps, {result['tokens']} tokens, best dev perplexity {result['best_dev_ppl']:.2f}")
+
+
+@command("perplexity")
+def perplexity_cli(
+    model: Path = typer.Argument(..., help="A model folder written by pretrain (model-best, model-last)", exists=True),
+    text: Path = typer.Argument(..., help="Text to score: .txt, .txt.gz, .jsonl, .spacy or a folder", exists=True),
+    lang: str = typer.Option("en", help="spaCy language of the tokenizer"),
+    max_length: int = typer.Option(100, help="Longest sentence, in tokens"),
+    batch_tokens: int = typer.Option(4096, help="Tokens per batch"),
+    unigram: bool = typer.Option(False, "--unigram", help="Also print a unigram model's perplexity (same vocabulary)", **FLAG),
+) -> None:
+    """Print the forward, backward and average perplexity of a text, its token count and OOV
+    rate (exact: the softmax is always normalised over the whole vocabulary)."""
+    from .bilm.language_model import BiLanguageModel
+    from .training.checkpoint import load_model_dir
+    from .training.corpus import Corpus
+    from .training.evaluate import evaluate
+
+    bilm, vocab, softmax = load_model_dir(model)
+    if vocab is None or softmax is None:
+        raise typer.BadParameter(f"{model} has no vocab.txt / softmax.pt: perplexity needs the softmax", param_hint="MODEL")
+    sentences = list(Corpus(text, lang, max_length))
+    if not sentences:
+        raise typer.BadParameter(f"{text} holds no sentences to score (is it empty?)", param_hint="TEXT")
+    result = evaluate(BiLanguageModel(bilm, softmax), vocab, sentences, batch_tokens)
+    typer.echo(f"forward perplexity   {result['forward']:.2f}")
+    typer.echo(f"backward perplexity  {result['backward']:.2f}")
+    typer.echo(f"average perplexity   {result['average']:.2f}")
+    typer.echo(f"tokens               {result['tokens']}")
+    typer.echo(f"OOV rate             {result['oov_rate']:.2%}")
+    if unigram:
+        from .training.vocab import unigram_perplexity
+
+        typer.echo(f"unigram perplexity   {unigram_perplexity(vocab, sentences):.2f}")
+
+
+@command("init-config")
+def init_config_cli(
+    output: Path = typer.Argument(..., help="Where to write the config"),
+    pipeline: str = typer.Option("ner", "--pipeline", "-p", help="The task: ner, textcat, tagger or parser"),
+    bilm: Path = typer.Option(None, "--bilm", "-b", help="The biLM: a folder with options.json + weights.hdf5", exists=True),
+    baseline: bool = typer.Option(False, "--baseline", help="The matching config without ELMo (same features and schedule)", **FLAG),
+    elmo_at: str = typer.Option("input", "--elmo-at", help="Where ELMo joins the task's encoder: input ([x_k; ELMo_k]), output ([h_k; ELMo_k]) or both"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
+) -> None:
+    """Write a complete, commented training config for a task with ELMo (frozen biLM, learned
+    scalar mix beside the task's tok2vec), or its matching baseline, ready for `spacy train
+    CONFIG --paths.train train.spacy --paths.dev dev.spacy`, where CONFIG is the file written.
+    The biLM's files are named by absolute paths, so the config works from any folder."""
+    from .configs import task_config
+    from .pipeline.training_config import ELMO_PLACES, fill_config_text, place_elmo_text
+
+    if elmo_at not in ELMO_PLACES:
+        raise typer.BadParameter(f"{elmo_at!r}: use one of {', '.join(ELMO_PLACES)}", param_hint="--elmo-at")
+    if baseline and bilm is not None:
+        raise typer.BadParameter("a baseline config has no biLM: give --baseline or --bilm, not both", param_hint="--bilm")
+    if baseline and elmo_at != "input":
+        raise typer.BadParameter("a baseline config has no ELMo to place: leave out --elmo-at", param_hint="--elmo-at")
+    check_output_file(output, overwrite)
+    try:
+        path = task_config(pipeline, elmo=not baseline)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--pipeline")
+    text = path.read_text(encoding="utf8")
+    if not baseline:
+        text = place_elmo_text(text, elmo_at)
+    if bilm is not None:
+        text = fill_config_text(text, bilm.resolve())
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf8")
+    what = "without ELMo" if baseline else ("with ELMo" if bilm else "with ELMo (set --paths.elmo_options and --paths.elmo_weights, or give --bilm)")
+    typer.echo(f"Wrote {output}: {pipeline} {what}")
+
+
+@command("fill-config")
+def fill_config_cli(
+    config_path: Path = typer.Argument(..., help="A training config with an elmo component, or a pretraining config", exists=True),
+    model: Path = typer.Argument(..., help="The biLM: a folder with options.json + weights.hdf5", exists=True),
+    output: Path = typer.Argument(..., help="Where to write the filled config"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
+) -> None:
+    """Write CONFIG set to the biLM in MODEL, its order and comments kept. A training config: the
+    elmo component's model block gets the hyperparameters of options.json (the listeners follow
+    it) and \\[paths] elmo_options / elmo_weights name the files. A pretraining config: \\[bilm]
+    gets the hyperparameters and \\[paths] init_bilm the folder (absolute paths). Then
+    `spacy train OUTPUT ...` (or `spacy-elmo pretrain OUTPUT ...`) needs no biLM overrides."""
+    from .pipeline.training_config import fill_config_text
+
+    check_output_file(output, overwrite)
+    text = fill_config_text(config_path.read_text(encoding="utf8"), model.resolve())
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf8")
+    typer.echo(f"Wrote {output} for the biLM in {model}")
+
+
+@command("embed")
+def embed_cli(
+    model: Path = typer.Argument(..., help="Pipeline folder, or folder with options.json + weights.hdf5", exists=True),
+    input_path: Path = typer.Argument(..., help=".txt/.txt.gz (one document per line), .jsonl or .spacy", exists=True),
+    output: Path = typer.Argument(..., help=".spacy (DocBin with doc._.elmo) or .hdf5 (one dataset per document)"),
+    all_layers: bool = typer.Option(False, "--all", help="HDF5: every layer, (L + 1, n_tokens, 2P) (the default)", **FLAG),
+    top: bool = typer.Option(False, "--top", help="HDF5: the top layer only, (n_tokens, 2P)", **FLAG),
+    average: bool = typer.Option(False, "--average", help="HDF5: the average of the layers, (n_tokens, 2P)", **FLAG),
+    pretokenized: bool = typer.Option(False, "--pretokenized", help="Text input is one sentence a line, tokens split by whitespace (as allennlp elmo reads it)", **FLAG),
+    lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
+    sentences: bool = typer.Option(True, help="Split documents into sentences (original files only)"),
+    dtype: str = typer.Option("float32", help="float32 or float16"),
+    batch_size: int = typer.Option(64, help="Documents per batch"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="-1: CPU; N: run on CUDA device N (needs cupy, as spaCy's --gpu-id)"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
+) -> None:
+    """Write the ELMo layers of every document: a DocBin (`.spacy`, tokens + `doc._.elmo`) or an
+    HDF5 file laid out as `allennlp elmo` writes it (dataset "i" for line i, blank lines
+    included: --all (L + 1, n_tokens, 2P), --top or --average (n_tokens, 2P); "sentence_to_index"
+    a JSON string mapping each line to its dataset). OUTPUT appears only once complete."""
+    from tqdm import tqdm
+
+    from .pipeline.export import OUTPUT_SUFFIXES, embedded_docs, write_layers
+
+    if output.suffix not in OUTPUT_SUFFIXES:
+        raise typer.BadParameter("the output must end in .spacy or .hdf5", param_hint="OUTPUT")
+    if all_layers + top + average > 1:
+        raise typer.BadParameter("give one of --all, --top, --average", param_hint="--all/--top/--average")
+    if (top or average) and output.suffix == ".spacy":
+        raise typer.BadParameter("a DocBin keeps every layer in doc._.elmo: --top and --average are for .hdf5 output", param_hint="OUTPUT")
+    if pretokenized and input_path.suffix in (".spacy", ".jsonl"):
+        raise typer.BadParameter("--pretokenized reads a text file, one sentence a line", param_hint="--pretokenized")
+    check_output_file(output, overwrite)
+    _require_gpu(gpu_id)
+    nlp = _load_pipeline(model, lang, sentences and not pretokenized, dtype)
+    docs = tqdm(embedded_docs(nlp, input_path, pretokenized, batch_size), unit=" docs", disable=None, leave=False)
+    n_docs, n_tokens = write_layers(docs, output, "top" if top else "average" if average else "all")
+    typer.echo(f"Wrote the ELMo layers of {n_docs} documents ({n_tokens} tokens) to {output}")
+
+
+def _require_gpu(gpu_id: int) -> None:
+    if gpu_id >= 0:
+        import spacy
+
+        try:
+            spacy.require_gpu(gpu_id)
+        except ValueError as error:
+            raise typer.BadParameter(f"{error} (CUDA device {gpu_id} through cupy); --gpu-id -1 runs on the CPU", param_hint="--gpu-id")
 
 
 def _load_pipeline(model: Path, lang: str, sentences: bool, dtype: str):  # type: ignore[no-untyped-def]
@@ -43,132 +295,7 @@ def _load_pipeline(model: Path, lang: str, sentences: bool, dtype: str):  # type
     return nlp
 
 
-@app.command("embed")
-def embed_cli(
-    model: Path = typer.Argument(..., help="Pipeline folder, or folder with options.json + weights.hdf5", exists=True),
-    input_path: Path = typer.Argument(..., help=".txt/.txt.gz (one document per line), .jsonl or .spacy", exists=True),
-    output: Path = typer.Argument(..., help=".spacy (DocBin with doc._.elmo) or .hdf5 (one dataset per document)"),
-    all_layers: bool = typer.Option(False, "--all", help="HDF5: every layer, (L + 1, n_tokens, 2P) (the default)"),
-    top: bool = typer.Option(False, "--top", help="HDF5: the top layer only, (n_tokens, 2P)"),
-    average: bool = typer.Option(False, "--average", help="HDF5: the average of the layers, (n_tokens, 2P)"),
-    pretokenized: bool = typer.Option(False, "--pretokenized", help="Text input is one sentence a line, tokens split by whitespace (as allennlp elmo reads it)"),
-    lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
-    sentences: bool = typer.Option(True, help="Split documents into sentences (original files only)"),
-    dtype: str = typer.Option("float32", help="float32 or float16"),
-    batch_size: int = typer.Option(64, help="Documents per batch"),
-    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="-1: CPU; N: run on CUDA device N (needs cupy, as spaCy's --gpu-id)"),
-) -> None:
-    """Write the ELMo layers of every document: a DocBin (`.spacy`, tokens + `doc._.elmo`) or an
-    HDF5 file laid out as `allennlp elmo` writes it (dataset "i" for line i: --all (L + 1,
-    n_tokens, 2P), --top or --average (n_tokens, 2P); "sentence_to_index" a JSON string mapping
-    each line to its dataset)."""
-    from spacy.tokens import DocBin
-    from tqdm import tqdm
-
-    if output.suffix not in (".spacy", ".hdf5"):
-        raise typer.BadParameter("the output must end in .spacy or .hdf5", param_hint="OUTPUT")
-    if all_layers + top + average > 1:
-        raise typer.BadParameter("give one of --all, --top, --average", param_hint="--all/--top/--average")
-    if (top or average) and output.suffix == ".spacy":
-        raise typer.BadParameter("a DocBin keeps every layer in doc._.elmo: --top and --average are for .hdf5 output", param_hint="OUTPUT")
-    if pretokenized and input_path.suffix in (".spacy", ".jsonl"):
-        raise typer.BadParameter("--pretokenized reads a text file, one sentence a line", param_hint="--pretokenized")
-    _require_gpu(gpu_id)
-    nlp = _load_pipeline(model, lang, sentences and not pretokenized, dtype)
-    docs = tqdm(_embedded_docs(nlp, input_path, pretokenized, batch_size), unit=" docs", disable=None, leave=False)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    n_docs = n_tokens = 0
-    if output.suffix == ".spacy":
-        doc_bin = DocBin(store_user_data=True)
-        for doc in docs:
-            doc_bin.add(doc)
-            n_docs, n_tokens = n_docs + 1, n_tokens + len(doc)
-        doc_bin.to_disk(output)
-    else:
-        n_docs, n_tokens = _write_hdf5(docs, output, "top" if top else "average" if average else "all")
-    typer.echo(f"Wrote the ELMo layers of {n_docs} documents ({n_tokens} tokens) to {output}")
-
-
-def _require_gpu(gpu_id: int) -> None:
-    if gpu_id >= 0:
-        import spacy
-
-        try:
-            spacy.require_gpu(gpu_id)
-        except ValueError as error:
-            raise typer.BadParameter(f"{error} (CUDA device {gpu_id} through cupy); --gpu-id -1 runs on the CPU", param_hint="--gpu-id")
-
-
-def _embedded_docs(nlp, input_path: Path, pretokenized: bool, batch_size: int):  # type: ignore[no-untyped-def]
-    """The input's Docs with `doc._.elmo` set. Pretokenized lines become one-sentence Docs of
-    exactly their whitespace-split tokens, run through the elmo component(s) only."""
-    from spacy.tokens import Doc, DocBin
-
-    from .pipeline.component import Elmo
-    from .training.corpus import read_texts
-
-    if pretokenized:
-        def lines():  # type: ignore[no-untyped-def]
-            opener = gzip.open if input_path.suffix == ".gz" else open
-            with opener(input_path, "rt", encoding="utf8") as f:
-                for line in f:
-                    words = line.split()
-                    n = len(words)
-                    yield Doc(nlp.vocab, words=words, spaces=[True] * (n - 1) + [False] * min(n, 1),
-                              sent_starts=([True] + [False] * (n - 1)) if n else None)
-
-        docs = lines()
-        for _, pipe in nlp.pipeline:
-            if isinstance(pipe, Elmo):
-                docs = pipe.pipe(docs, batch_size=batch_size)
-        return docs
-    if input_path.suffix == ".spacy":
-        return nlp.pipe(DocBin().from_disk(input_path).get_docs(nlp.vocab), batch_size=batch_size)
-    return nlp.pipe((text for text, _ in read_texts(input_path, nlp.vocab)), batch_size=batch_size)
-
-
-def _write_hdf5(docs, output: Path, layers: str):  # type: ignore[no-untyped-def]
-    """RETURNS (Tuple[int, int]): documents and tokens written."""
-    import json
-
-    import h5py
-
-    index = {}
-    n_docs = n_tokens = 0
-    with h5py.File(output, "w") as f:
-        for i, doc in enumerate(docs):
-            data = doc._.elmo.layers
-            if layers == "top":
-                data = data[-1]
-            elif layers == "average":
-                data = data.mean(axis=0, dtype="float32").astype(data.dtype)
-            f.create_dataset(str(i), data=data)
-            index[doc.text] = str(i)
-            n_docs, n_tokens = n_docs + 1, n_tokens + len(doc)
-        sentence_to_index = f.create_dataset("sentence_to_index", (1,), dtype=h5py.string_dtype())
-        sentence_to_index[0] = json.dumps(index)
-    return n_docs, n_tokens
-
-
-@app.command("convert-sst")
-def convert_sst_cli(
-    input_path: Path = typer.Argument(..., help="SST trees in PTB format, e.g. train.txt", exists=True),
-    output: Path = typer.Argument(..., help="The .spacy file to write"),
-    binary: bool = typer.Option(False, "--binary", help="SST-2: drop neutral, negative/positive"),
-) -> None:
-    """Convert Stanford Sentiment Treebank trees to a DocBin of sentences with exclusive
-    sentiment categories (SST-5 by default)."""
-    from spacy.vocab import Vocab
-
-    from .convert import sst_to_docbin
-
-    doc_bin = sst_to_docbin(input_path, Vocab(), binary=binary)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    doc_bin.to_disk(output)
-    typer.echo(f"Wrote {len(doc_bin)} sentences to {output}")
-
-
-@app.command("inspect")
+@command("inspect")
 def inspect_cli(
     pipeline: Path = typer.Argument(..., help="A trained spaCy pipeline folder", exists=True),
     plot: Path = typer.Option(None, "--plot", help="Also draw the layer weights as a bar chart (PNG)"),
@@ -228,143 +355,21 @@ def _plot_mixes(rows, path: Path) -> None:  # type: ignore[no-untyped-def]
     plt.close(fig)
 
 
-@app.command("fill-config")
-def fill_config_cli(
-    config_path: Path = typer.Argument(..., help="A training config with an elmo component, or a pretraining config", exists=True),
-    model: Path = typer.Argument(..., help="The biLM: a folder with options.json + weights.hdf5", exists=True),
-    output: Path = typer.Argument(..., help="Where to write the filled config"),
+@command("convert-sst")
+def convert_sst_cli(
+    input_path: Path = typer.Argument(..., help="SST trees in PTB format, e.g. train.txt", exists=True),
+    output: Path = typer.Argument(..., help="The .spacy file to write"),
+    binary: bool = typer.Option(False, "--binary", help="SST-2: drop neutral, negative/positive", **FLAG),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
 ) -> None:
-    """Write CONFIG set to the biLM in MODEL, its order and comments kept. A training config: the
-    elmo component's model block gets the hyperparameters of options.json (the listeners follow
-    it) and \\[paths] elmo_options / elmo_weights name the files. A pretraining config: \\[bilm]
-    gets the hyperparameters and \\[paths] init_bilm the folder. Then `spacy train OUTPUT ...`
-    (or `spacy-elmo pretrain OUTPUT ...`) needs no biLM overrides."""
-    from .pipeline.training_config import fill_config_text
+    """Convert Stanford Sentiment Treebank trees to a DocBin of sentences with exclusive
+    sentiment categories (SST-5 by default)."""
+    from spacy.vocab import Vocab
 
-    text = fill_config_text(config_path.read_text(encoding="utf8"), model)
+    from .convert import sst_to_docbin
+
+    check_output_file(output, overwrite)
+    doc_bin = sst_to_docbin(input_path, Vocab(), binary=binary)
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf8")
-    typer.echo(f"Wrote {output} for the biLM in {model}")
-
-
-@app.command(
-    "pretrain",
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-)
-def pretrain_cli(
-    ctx: typer.Context,
-    config: str = typer.Argument(..., help="A preset (cpu, small, original) or a config file"),
-    output: Path = typer.Option(..., "--output", "-o", help="Folder for checkpoints, models and logs"),
-    resume: bool = typer.Option(False, "--resume", help="Go on from the checkpoint in --output"),
-    gpu_id: int = typer.Option(None, "--gpu-id", "-g", help="-1: CPU; N: CUDA device N (default: [system] gpu_id, else CUDA if present)"),
-) -> None:
-    """Train (or fine-tune) a biLM on raw text or a prepared corpus. CONFIG is a preset shipped
-    with the package (cpu: 2-core CPU; small and original: the released sizes, for GPUs) or a
-    config file naming only what it changes. Settings can be overridden like spacy train's:
-    --paths.train corpus.txt.gz --training.max_minutes 30. Raw text is prepared once into
-    OUTPUT/corpus and reused. Progress goes to [training.logger] (a console bar by default).
-    Runs distributed under torchrun."""
-    from spacy.cli._util import parse_config_overrides
-    from thinc.api import Config
-
-    from .configs import pretrain_config
-    from .training.settings import fill_pretrain_config
-    from .training.trainer import pretrain
-
-    try:
-        config_path = pretrain_config(config)
-    except FileNotFoundError as error:
-        raise typer.BadParameter(str(error), param_hint="CONFIG")
-    overrides = parse_config_overrides(ctx.args)
-    # Defaults first, so that an override may name a setting the file leaves out.
-    partial = Config().from_disk(config_path, interpolate=False)
-    try:
-        filled = fill_pretrain_config(Config().from_str(fill_pretrain_config(partial).to_str(), overrides=overrides))
-    except ValueError as error:
-        raise typer.BadParameter(str(error), param_hint="CONFIG")
-    if filled.get("paths", {}).get("train") is None:
-        raise typer.BadParameter("set the training corpus: --paths.train FILE_OR_FOLDER", param_hint="CONFIG")
-    result = pretrain(filled, output, resume=resume, gpu_id=gpu_id)
-    typer.echo(f"Done: {result['step']} steps, {result['tokens']} tokens, best dev perplexity {result['best_dev_ppl']:.2f}")
-
-
-@app.command("init-config")
-def init_config_cli(
-    output: Path = typer.Argument(..., help="Where to write the config"),
-    pipeline: str = typer.Option("ner", "--pipeline", "-p", help="The task: ner, textcat, tagger or parser"),
-    bilm: Path = typer.Option(None, "--bilm", "-b", help="The biLM: a folder with options.json + weights.hdf5", exists=True),
-    baseline: bool = typer.Option(False, "--baseline", help="The matching config without ELMo (same features and schedule)"),
-    elmo_at: str = typer.Option("input", "--elmo-at", help="Where ELMo joins the task's encoder: input ([x_k; ELMo_k]), output ([h_k; ELMo_k]) or both"),
-) -> None:
-    """Write a complete, commented training config for a task with ELMo (frozen biLM, learned
-    scalar mix beside the task's tok2vec), or its matching baseline, ready for `spacy train
-    OUTPUT --paths.train train.spacy --paths.dev dev.spacy`."""
-    from .configs import task_config
-    from .pipeline.training_config import ELMO_PLACES, fill_config_text, place_elmo_text
-
-    if elmo_at not in ELMO_PLACES:
-        raise typer.BadParameter(f"{elmo_at!r}: use one of {', '.join(ELMO_PLACES)}", param_hint="--elmo-at")
-
-    try:
-        path = task_config(pipeline, elmo=not baseline)
-    except ValueError as error:
-        raise typer.BadParameter(str(error), param_hint="--pipeline")
-    text = path.read_text(encoding="utf8")
-    if not baseline:
-        text = place_elmo_text(text, elmo_at)
-    if bilm is not None and not baseline:
-        text = fill_config_text(text, bilm)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf8")
-    what = "without ELMo" if baseline else ("with ELMo" if bilm else "with ELMo (set --paths.elmo_options and --paths.elmo_weights, or give --bilm)")
-    typer.echo(f"Wrote {output}: {pipeline} {what}")
-
-
-@app.command("prepare-corpus")
-def prepare_corpus_cli(
-    text: Path = typer.Argument(..., help="Raw text: .txt, .txt.gz, .jsonl, .spacy or a folder of them", exists=True),
-    output: Path = typer.Option(..., "--output", "-o", help="The prepared folder to write"),
-    lang: str = typer.Option("en", help="spaCy language of the tokenizer (as [corpus] lang)"),
-    max_length: int = typer.Option(100, help="Longest sentence, in tokens (as [corpus] max_length)"),
-    n_process: int = typer.Option(0, "--n-process", "-n", help="Tokenizing processes (0: one per CPU core)"),
-) -> None:
-    """Tokenize raw text once, in parallel, into memory-mapped arrays that `pretrain` reads
-    (--paths.train OUTPUT). Nothing is redone if OUTPUT already holds this text prepared with
-    these settings."""
-    from .training.prepared import prepare_corpus
-
-    prepare_corpus(text, output, lang, max_length, n_process, log=typer.echo)
-
-
-@app.command("perplexity")
-def perplexity_cli(
-    model: Path = typer.Argument(..., help="A model folder written by pretrain (model-best, model-last)", exists=True),
-    text: Path = typer.Argument(..., help="Text to score: .txt, .txt.gz, .jsonl, .spacy or a folder", exists=True),
-    lang: str = typer.Option("en", help="spaCy language of the tokenizer"),
-    max_length: int = typer.Option(100, help="Longest sentence, in tokens"),
-    batch_tokens: int = typer.Option(4096, help="Tokens per batch"),
-    unigram: bool = typer.Option(False, "--unigram", help="Also print a unigram model's perplexity (same vocabulary)"),
-) -> None:
-    """Print the forward, backward and average perplexity of a text, its token count and OOV
-    rate (exact: the softmax is always normalised over the whole vocabulary)."""
-    from .bilm.language_model import BiLanguageModel
-    from .training.checkpoint import load_model_dir
-    from .training.corpus import Corpus
-    from .training.evaluate import evaluate
-
-    bilm, vocab, softmax = load_model_dir(model)
-    if vocab is None or softmax is None:
-        raise typer.BadParameter(f"{model} has no vocab.txt / softmax.pt: perplexity needs the softmax", param_hint="MODEL")
-    sentences = list(Corpus(text, lang, max_length))
-    if not sentences:
-        raise typer.BadParameter(f"{text} holds no sentences to score (is it empty?)", param_hint="TEXT")
-    result = evaluate(BiLanguageModel(bilm, softmax), vocab, sentences, batch_tokens)
-    typer.echo(f"forward perplexity   {result['forward']:.2f}")
-    typer.echo(f"backward perplexity  {result['backward']:.2f}")
-    typer.echo(f"average perplexity   {result['average']:.2f}")
-    typer.echo(f"tokens               {result['tokens']}")
-    typer.echo(f"OOV rate             {result['oov_rate']:.2%}")
-    if unigram:
-        from .training.vocab import unigram_perplexity
-
-        typer.echo(f"unigram perplexity   {unigram_perplexity(vocab, sentences):.2f}")
+    doc_bin.to_disk(output)
+    typer.echo(f"Wrote {len(doc_bin)} sentences to {output}")

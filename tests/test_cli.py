@@ -14,28 +14,32 @@ from .helpers import tiny_bilm
 
 
 def test_embed_from_original_files_to_hdf5_and_docbin(tmp_path):
+    """Dataset "i" is line i, the blank line included (an empty dataset), as allennlp elmo numbers
+    lines; a "\r" inside a line neither splits it nor shifts the numbering."""
     save_original(tiny_bilm(seed=5), tmp_path / "options.json", tmp_path / "weights.hdf5")
-    (tmp_path / "in.txt").write_text("The cat sat.\n\nZürich 🙂 is nice.\n", encoding="utf8")
+    (tmp_path / "in.txt").write_bytes("The cat sat.\n\nZürich 🙂 is nice.\nA\rB\r\n".encode("utf8"))
     runner = CliRunner()
     result = runner.invoke(app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(tmp_path / "out.hdf5"), "--no-sentences"])
     assert result.exit_code == 0, result.output
-    assert "2 documents" in result.output
+    assert "4 documents" in result.output
     bilm = load_original(tmp_path / "options.json", tmp_path / "weights.hdf5")
     tokenizer = spacy.blank("en").tokenizer
     with h5py.File(tmp_path / "out.hdf5", "r") as f:
         index = json.loads(f["sentence_to_index"][0])
-        assert index == {"The cat sat.": "0", "Zürich 🙂 is nice.": "1"}
+        assert index == {"The cat sat.": "0", "": "1", "Zürich 🙂 is nice.": "2", "A\rB": "3"}
+        assert f["1"].shape == (3, 0, 16)
         for text, key in index.items():
             words = [t.text for t in tokenizer(text)]
-            numpy.testing.assert_allclose(f[key][()], bilm.embed([words])[0], atol=1e-5)
+            if words:
+                numpy.testing.assert_allclose(f[key][()], bilm.embed([words])[0], atol=1e-5)
     result = runner.invoke(app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(tmp_path / "out.spacy"), "--dtype", "float16"])
     assert result.exit_code == 0, result.output
     nlp = spacy.blank("en")
     nlp.add_pipe("elmo")  # registers the extensions
     docs = list(DocBin().from_disk(tmp_path / "out.spacy").get_docs(nlp.vocab))
-    assert [d.text for d in docs] == ["The cat sat.", "Zürich 🙂 is nice."]
-    assert docs[1]._.elmo.layers.dtype == numpy.float16
-    assert docs[1]._.elmo.layers.shape == (3, len(docs[1]), 16)
+    assert [d.text for d in docs] == ["The cat sat.", "", "Zürich 🙂 is nice.", "A\rB"]
+    assert docs[2]._.elmo.layers.dtype == numpy.float16
+    assert docs[2]._.elmo.layers.shape == (3, len(docs[2]), 16)
 
 
 def test_embed_explains_a_wrong_model_folder(tmp_path):
@@ -167,3 +171,72 @@ def test_spacy_init_elmo_config_is_the_same_command(tmp_path):
     from spacy_elmo.configs import task_config
 
     assert (tmp_path / "t.cfg").read_text() == task_config("tagger").read_text()
+
+
+def test_generated_configs_pass_spacy_debug_config(tmp_path):
+    """Every config init-config writes (with ELMo, each placement, and the baseline) passes
+    spaCy's own validation, as `spacy init config`'s do."""
+    from spacy.cli.debug_config import debug_config
+    from spacy.tokens import DocBin
+
+    folder = tmp_path / "bilm"
+    save_original(tiny_bilm(), folder / "options.json", folder / "weights.hdf5")
+    DocBin().to_disk(tmp_path / "empty.spacy")
+    paths = {"paths.train": str(tmp_path / "empty.spacy"), "paths.dev": str(tmp_path / "empty.spacy")}
+    runner = CliRunner()
+    for task in ("ner", "textcat", "tagger", "parser"):
+        for extra in (["--baseline"], ["--bilm", str(folder)], ["--bilm", str(folder), "--elmo-at", "both"]):
+            out = tmp_path / f"{task}{len(extra)}.cfg"
+            assert runner.invoke(app, ["init-config", str(out), "--pipeline", task, *extra]).exit_code == 0
+            try:
+                debug_config(out, overrides=paths)
+            except SystemExit as exit:  # wasabi's msg.fail(exits=1)
+                pytest.fail(f"spacy debug config rejects {out.name} ({' '.join(extra)}): exit {exit.code}")
+
+
+def test_init_config_writes_absolute_paths_and_refuses_bilm_with_baseline(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    save_original(tiny_bilm(), tmp_path / "bilm" / "options.json", tmp_path / "bilm" / "weights.hdf5")
+    runner = CliRunner()
+    assert runner.invoke(app, ["init-config", "ner.cfg", "--bilm", "bilm"]).exit_code == 0
+    cfg = Config().from_disk(tmp_path / "ner.cfg", interpolate=False)
+    assert cfg["paths"]["elmo_weights"] == str(tmp_path.resolve() / "bilm" / "weights.hdf5")
+    assert runner.invoke(app, ["fill-config", "ner.cfg", "bilm", "filled.cfg"]).exit_code == 0
+    assert Config().from_disk(tmp_path / "filled.cfg", interpolate=False)["paths"]["elmo_options"] == str(tmp_path.resolve() / "bilm" / "options.json")
+    result = runner.invoke(app, ["init-config", "b.cfg", "--baseline", "--bilm", "bilm"])
+    assert result.exit_code != 0 and "not both" in result.output and not (tmp_path / "b.cfg").exists()
+
+
+@pytest.mark.parametrize("command", ["init-config", "fill-config", "embed", "convert-sst"])
+def test_an_existing_output_file_is_replaced_only_with_overwrite(command, tmp_path):
+    save_original(tiny_bilm(), tmp_path / "bilm" / "options.json", tmp_path / "bilm" / "weights.hdf5")
+    (tmp_path / "in.txt").write_text("The cat sat .\n", encoding="utf8")
+    (tmp_path / "sst.txt").write_text("(3 (2 The) (4 good))\n", encoding="utf8")
+    from spacy_elmo.configs import task_config
+
+    out, args = {
+        "init-config": (tmp_path / "x.cfg", []),
+        "fill-config": (tmp_path / "x.cfg", [str(task_config("ner")), str(tmp_path / "bilm")]),
+        "embed": (tmp_path / "x.hdf5", [str(tmp_path / "bilm"), str(tmp_path / "in.txt")]),
+        "convert-sst": (tmp_path / "x.spacy", [str(tmp_path / "sst.txt")]),
+    }[command]
+    out.write_text("mine")
+    result = CliRunner().invoke(app, [command, *args, str(out)])
+    assert result.exit_code == 1 and "--overwrite" in result.output
+    assert out.read_text() == "mine"
+    result = CliRunner().invoke(app, [command, *args, str(out), "--overwrite"])
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() != b"mine"
+
+
+def test_help_lists_commands_in_workflow_order_and_flags_without_a_type():
+    result = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"})
+    order = ["prepare-corpus", "pretrain", "perplexity", "init-config", "fill-config", "embed", "inspect", "convert-sst"]
+    listed = [line.split()[1] for line in result.output.splitlines() if line.startswith("│ ") and line.split()[1] in order]
+    assert listed == order
+    result = CliRunner().invoke(app, ["embed", "--help"], env={"COLUMNS": "200"})
+    for flag in ("--top", "--average", "--pretokenized", "--overwrite"):
+        line = next(line for line in result.output.splitlines() if f" {flag} " in line)
+        assert "<bool>" not in line, line
+    result = CliRunner().invoke(app, ["init-config", "--help"], env={"COLUMNS": "200"})
+    assert "spacy train CONFIG" in result.output and "spacy train OUTPUT" not in result.output

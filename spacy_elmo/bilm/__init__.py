@@ -5,7 +5,7 @@
 >>> layers = bilm.embed([["Hello", "world", "!"]])  # [(L + 1, 3, 2P) float32 array]
 """
 from .char_ids import CharBatch, sentences_to_char_ids, word_char_ids
-from .errors import ElmoFormatError
+from .errors import ElmoFormatError, InputError
 from .model import BiLM
 from .char_encoder import DEFAULT_CACHE_SIZE
 from .options import RELEASED_FILTERS, ElmoOptions
@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_CACHE_SIZE",
     "ElmoFormatError",
     "ElmoOptions",
+    "InputError",
     "find_weights_file",
     "RELEASED_FILTERS",
     "load_original",

@@ -1,4 +1,5 @@
 """The biLM's hyperparameters, as stored in the original `options.json`."""
+import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
@@ -55,10 +56,29 @@ class ElmoOptions:
     extra: Dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "filters", tuple((int(w), int(n)) for w, n in self.filters))
         problems = []
+        for name in ("cell_dim", "projection_dim", "n_layers", "char_embed_dim", "n_highway", "n_characters", "max_characters_per_token"):
+            value = getattr(self, name)
+            if not _is_int(value):
+                problems.append(f"{name} must be an integer, got {value!r}")
+                object.__setattr__(self, name, 1)  # checked no further
+            else:
+                object.__setattr__(self, name, int(value))
+        for name in ("cell_clip", "proj_clip"):
+            value = getattr(self, name)
+            if value is not None and (not _is_number(value) or not 0 < float(value) < math.inf):
+                problems.append(f"{name} must be a positive number or null (no clipping), got {value!r}")
+            elif value is not None:
+                object.__setattr__(self, name, float(value))
+        if not isinstance(self.use_skip_connections, bool):
+            problems.append(f"use_skip_connections must be true or false, got {self.use_skip_connections!r}")
+        filters = _filters(self.filters)
+        if filters is None:
+            problems.append(f"filters must be [width, number] pairs of positive integers, got {self.filters!r}")
+            filters = ((1, 1),)
+        object.__setattr__(self, "filters", filters)
         for name in ("cell_dim", "projection_dim", "n_layers", "char_embed_dim"):
-            if int(getattr(self, name)) < 1:
+            if getattr(self, name) < 1:
                 problems.append(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.n_highway < 0:
             problems.append(f"n_highway must be >= 0, got {self.n_highway}")
@@ -170,20 +190,22 @@ class ElmoOptions:
             lstm = data["lstm"]
             cnn = data["char_cnn"]
             return cls(
-                cell_dim=int(lstm["dim"]),
-                projection_dim=int(lstm["projection_dim"]),
-                n_layers=int(lstm["n_layers"]),
-                cell_clip=_optional_float(lstm.get("cell_clip")),
-                proj_clip=_optional_float(lstm.get("proj_clip")),
-                use_skip_connections=bool(lstm.get("use_skip_connections", False)),
-                char_embed_dim=int(cnn["embedding"]["dim"]),
-                filters=tuple((int(w), int(n)) for w, n in cnn["filters"]),
-                n_highway=int(cnn.get("n_highway", 0)),
-                activation=str(cnn.get("activation", "tanh")),
-                n_characters=int(cnn.get("n_characters", 262)),
-                max_characters_per_token=int(cnn.get("max_characters_per_token", 50)),
+                cell_dim=lstm["dim"],
+                projection_dim=lstm["projection_dim"],
+                n_layers=lstm["n_layers"],
+                cell_clip=lstm.get("cell_clip"),
+                proj_clip=lstm.get("proj_clip"),
+                use_skip_connections=lstm.get("use_skip_connections", False),
+                char_embed_dim=cnn["embedding"]["dim"],
+                filters=cnn["filters"],
+                n_highway=cnn.get("n_highway", 0),
+                activation=cnn.get("activation", "tanh"),
+                n_characters=cnn.get("n_characters", 262),
+                max_characters_per_token=cnn.get("max_characters_per_token", 50),
                 extra={k: v for k, v in data.items() if k not in ("lstm", "char_cnn")},
             )
+        except ElmoFormatError:
+            raise
         except (KeyError, TypeError, ValueError) as err:
             raise ElmoFormatError(
                 f"Invalid ELMo options: missing or malformed entry {err!s}. Expected the layout "
@@ -236,6 +258,24 @@ def _config_value(value: Any) -> Any:
     return [list(v) for v in value] if isinstance(value, tuple) else value
 
 
-def _optional_float(value: Any) -> Optional[float]:
-    return None if value is None else float(value)
+def _is_int(value: Any) -> bool:
+    """An integer, or a float that is one (1024.0); not a bool, a string or 1024.7."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _filters(value: Any) -> Optional[Tuple[Tuple[int, int], ...]]:
+    """The (width, number) pairs of a filters setting, None if it is not such a list."""
+    try:
+        pairs = [tuple(pair) for pair in value]
+    except TypeError:
+        return None
+    if not all(len(p) == 2 and all(_is_int(x) and x >= 1 for x in p) for p in pairs):
+        return None
+    return tuple((int(w), int(n)) for w, n in pairs)
 

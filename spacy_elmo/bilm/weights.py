@@ -3,9 +3,10 @@
 Every dataset of the file is described once, in `_datasets`, with how it maps onto the torch
 parameters in both directions, so the loader and the writer cannot drift apart.
 """
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, List, Optional, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Tuple, Union
 
 import h5py
 import numpy
@@ -171,37 +172,46 @@ def load_original(options_file: PathLike, weights_file: PathLike, cache_size: in
     RETURNS (BiLM): the model in eval mode, on the CPU.
     """
     options = ElmoOptions.from_file(options_file)
+    check_weights_fit(options, weights_file)  # before the model's memory is allocated
     bilm = BiLM(options, cache_size=cache_size)
     read_weights(bilm, weights_file)
     return bilm.eval()
 
 
-def read_weights(bilm: BiLM, weights_file: PathLike) -> None:
-    """Copy the weights of an original weights.hdf5 into `bilm`, checking every shape."""
+def check_weights_fit(options: ElmoOptions, weights_file: PathLike) -> None:
+    """Check that every dataset the options call for is in the weights file with its shape,
+    without allocating the model (it is laid out on torch's "meta" device) or reading the data."""
     path = Path(weights_file)
     if not path.is_file():
         raise ElmoFormatError(f"ELMo weights file not found: {path}")
+    with torch.device("meta"):
+        shell = BiLM(options, cache_size=0)
+    with _reading(path) as f:
+        alias = options.n_layers == 1 and "RNN_0/RNN/LSTMCell" in f
+        for ds in _datasets(shell, single_layer_alias=alias):
+            _check_dataset(f, ds, path)
+
+
+def _check_dataset(f: "h5py.File", ds: _Dataset, path: Path) -> None:
+    if ds.path not in f or not isinstance(f[ds.path], h5py.Dataset):
+        raise ElmoFormatError(
+            f"ELMo weights file {path} has no dataset '{ds.path}'. Check that the "
+            "options file belongs to these weights (n_layers, filters, n_highway, "
+            "projection_dim)."
+        )
+    if f[ds.path].shape != ds.shape:
+        raise ElmoFormatError(
+            f"ELMo weights file {path}: dataset '{ds.path}' has shape {f[ds.path].shape}, but "
+            f"the options ask for {ds.shape}. The options file does not match these weights."
+        )
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator["h5py.File"]:
+    """The open HDF5 file; an unreadable one is an ElmoFormatError naming it."""
     try:
         with h5py.File(path, "r") as f:
-            alias = bilm.options.n_layers == 1 and "RNN_0/RNN/LSTMCell" in f
-            for ds in _datasets(bilm, single_layer_alias=alias):
-                if ds.path not in f:
-                    raise ElmoFormatError(
-                        f"ELMo weights file {path} has no dataset '{ds.path}'. Check that the "
-                        "options file belongs to these weights (n_layers, filters, n_highway, "
-                        "projection_dim)."
-                    )
-                array = numpy.asarray(f[ds.path][()], dtype=numpy.float32)
-                if array.shape != ds.shape:
-                    raise ElmoFormatError(
-                        f"ELMo weights file {path}: dataset '{ds.path}' has shape {array.shape}, but "
-                        f"the options ask for {ds.shape}. The options file does not match these weights."
-                    )
-                if not numpy.isfinite(array).all():
-                    raise ElmoFormatError(
-                        f"ELMo weights file {path}: dataset '{ds.path}' holds NaN or infinite values."
-                    )
-                ds.read(array)
+            yield f
     except ElmoFormatError:
         raise
     except (OSError, KeyError, ValueError) as err:
@@ -209,6 +219,23 @@ def read_weights(bilm: BiLM, weights_file: PathLike) -> None:
             f"Could not read ELMo weights file {path}: {err}. The file may be truncated or not an "
             "HDF5 file; download or export it again."
         ) from err
+
+
+def read_weights(bilm: BiLM, weights_file: PathLike) -> None:
+    """Copy the weights of an original weights.hdf5 into `bilm`, checking every shape."""
+    path = Path(weights_file)
+    if not path.is_file():
+        raise ElmoFormatError(f"ELMo weights file not found: {path}")
+    with _reading(path) as f:
+        alias = bilm.options.n_layers == 1 and "RNN_0/RNN/LSTMCell" in f
+        for ds in _datasets(bilm, single_layer_alias=alias):
+            _check_dataset(f, ds, path)
+            array = numpy.asarray(f[ds.path][()], dtype=numpy.float32)
+            if not numpy.isfinite(array).all():
+                raise ElmoFormatError(
+                    f"ELMo weights file {path}: dataset '{ds.path}' holds NaN or infinite values."
+                )
+            ds.read(array)
     bilm.clear_caches()
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import warnings
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union, cast
 
+import srsly
 import torch
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
@@ -20,7 +21,7 @@ from ..layers.bilm_model import DEFAULT_BATCH_SIZE, bilm_config, get_bilm, load_
 from ..layers.listener import ElmoListener, no_gradient
 from .elmo_data import DTYPES, ElmoData, register_extensions
 from .layer_cache import LayerCache
-from .vectors import VectorSetting, layer_weights, set_vector_hooks
+from .vectors import VectorSetting, keep_hooks_across_processes, layer_weights, set_vector_hooks
 
 # The released small size, windows of 128 tokens where a Doc has no sentences.
 DEFAULT_MODEL = bilm_config(ElmoOptions())
@@ -82,10 +83,13 @@ def make_elmo(
         .similarity come from ELMo: "top" (the top layer), "average" (of the L + 1 layers) or one
         weight per layer; null leaves spaCy's vectors alone.
     """
-    return Elmo(
+    elmo = Elmo(
         nlp.vocab, model, name, dtype=dtype, frozen=frozen, lr_scale=lr_scale, batch_size=batch_size,
         token_cache_size=token_cache_size, cache_mb=cache_mb, cache_dtype=cache_dtype, vectors=vectors,
     )
+    if elmo.vector_weights is not None:
+        keep_hooks_across_processes(nlp)
+    return elmo
 
 
 class Elmo(TrainablePipe):
@@ -118,6 +122,7 @@ class Elmo(TrainablePipe):
         if lr_scale <= 0:
             raise ValueError(f"[{name}] lr_scale must be positive, got {lr_scale}; frozen = true keeps the biLM fixed")
         # has_weights: the biLM holds trained weights (loaded, or fine-tuned here), not random ones.
+        # The other keys are the config's: loading keeps them (an override at load takes effect).
         self.cfg: Dict[str, Any] = {"dtype": dtype, "frozen": frozen, "cache_mb": cache_mb, "cache_dtype": cache_dtype, "has_weights": False}
         # Not in cfg, which is saved and would override the config's values on loading.
         self.batch_size = batch_size
@@ -218,7 +223,7 @@ class Elmo(TrainablePipe):
             warnings.warn(_random_weights_message(self.name), UserWarning, stacklevel=3)
         dtype = self.cfg["dtype"]
         for doc, doc_layers in zip(docs, layers):
-            doc._.elmo = ElmoData(self.model.ops.to_numpy(doc_layers).astype(dtype, copy=False))
+            doc._.elmo = ElmoData(self.model.ops.to_numpy(doc_layers).astype(dtype, copy=False), self.vector_weights)
             if self.vector_weights is not None:
                 set_vector_hooks(doc, self.vector_weights)
 
@@ -301,18 +306,43 @@ class Elmo(TrainablePipe):
             warnings.warn(_random_weights_message(self.name), UserWarning, stacklevel=2)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "Elmo":
+        settings = self._config_settings()
         self.cache.clear()
         with _explain_mismatch(self, "its bytes"):
             super().from_bytes(bytes_data, exclude=exclude)
-        self._apply_runtime_settings()
+        self._after_loading(settings, "its bytes")
         return self
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "Elmo":
+        settings = self._config_settings()
         self.cache.clear()
+        cfg_path = Path(path) / "cfg"
+        if cfg_path.is_file() and "cfg" not in exclude:
+            try:
+                srsly.read_json(cfg_path)
+            except ValueError as err:
+                raise ElmoFormatError(f"[{self.name}] {cfg_path} is damaged (not valid JSON: {err}): save or copy the pipeline again") from None
         with _explain_mismatch(self, str(Path(path) / "model")):
             super().from_disk(path, exclude=exclude)
-        self._apply_runtime_settings()
+        self._after_loading(settings, str(Path(path) / "model"))
         return self
+
+    def _config_settings(self) -> Dict[str, Any]:
+        return {key: value for key, value in self.cfg.items() if key != "has_weights"}
+
+    def _after_loading(self, settings: Dict[str, Any], source: str) -> None:
+        """The config's settings win over the saved cfg (the config saved with a pipeline holds
+        the same values, unless overridden at load, where the override must take effect); the
+        loaded weights must be numbers."""
+        self.cfg.update(settings)
+        self._apply_runtime_settings()
+        bad = [name for name, param in self.bilm.named_parameters() if not bool(torch.isfinite(param).all())]
+        if bad:
+            raise ElmoFormatError(
+                f"[{self.name}] The saved biLM in {source} holds NaN or infinite values ({', '.join(bad[:3])}"
+                f"{', ...' if len(bad) > 3 else ''}): the file is damaged, or a fine-tuned biLM diverged. Save or copy the "
+                "pipeline again, or rebuild the component from the original files (spacy_elmo.add_elmo)."
+            )
 
     def load_original(
         self, options_file: Optional[Union[str, Path]], weights_file: Union[str, Path]

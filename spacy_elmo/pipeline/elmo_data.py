@@ -19,9 +19,13 @@ class ElmoData:
 
     layers (numpy.ndarray): (L + 1, n_tokens, 2P): layer 0 is the context-free token layer
         (duplicated to 2P), layer j the j-th biLSTM layer, [forward; backward].
+    vector_weights (Optional[numpy.ndarray]): (L + 1,) the weights of the layers in token.vector
+        when the component sets ELMo vectors (its `vectors` setting), kept with the data so that
+        the vector hooks can be set again on a Doc rebuilt from bytes.
     """
 
     layers: numpy.ndarray
+    vector_weights: Optional[numpy.ndarray] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.layers, numpy.ndarray) or self.layers.ndim != 3:
@@ -45,11 +49,15 @@ class ElmoData:
         return int(self.layers.shape[2])
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"layers": self.layers}
+        data = {"layers": self.layers}
+        if self.vector_weights is not None:
+            data["vector_weights"] = self.vector_weights
+        return data
 
     @classmethod
     def from_dict(cls, data: Dict[str, Any]) -> "ElmoData":
-        return cls(layers=numpy.asarray(data["layers"]))
+        weights = data.get("vector_weights")
+        return cls(layers=numpy.asarray(data["layers"]), vector_weights=None if weights is None else numpy.asarray(weights, dtype="float32"))
 
 
 def encode_elmo_data(obj: Any, chain: Optional[Callable[[Any], Any]] = None) -> Any:

@@ -1,9 +1,11 @@
 """ELMo as `token.vector`, `span.vector`, `doc.vector` and `.similarity`, through spaCy's user
 hooks: a token's vector is a fixed weighting of its biLM layers (the top one, their average, or
 given weights); a span's or Doc's is the mean of its tokens' vectors; similarity is the cosine."""
-from typing import List, Optional, Sequence, Union
+import functools
+from typing import Any, Iterator, List, Optional, Sequence, Union
 
 import numpy
+from spacy.language import Language
 from spacy.tokens import Doc, Span, Token
 
 VectorSetting = Union[None, str, Sequence[float]]
@@ -28,10 +30,35 @@ def layer_weights(setting: VectorSetting, n_layers: int) -> Optional[numpy.ndarr
         else:
             weights[:] = 1.0 / n_layers
         return weights
-    weights = numpy.asarray(list(setting), dtype="float32")
-    if weights.shape != (n_layers,):
-        raise ValueError(f"[elmo] vectors: {len(weights)} weights given for a biLM with {n_layers} layers (L + 1, the token layer included)")
-    return weights
+    given = numpy.asarray(list(setting), dtype="float64")
+    if given.shape != (n_layers,):
+        raise ValueError(f"[elmo] vectors: {len(given)} weights given for a biLM with {n_layers} layers (L + 1, the token layer included)")
+    if not numpy.isfinite(given).all() or numpy.abs(given).max() > MAX_WEIGHT or not given.any():
+        raise ValueError(
+            f"[elmo] vectors: the layer weights {list(setting)} must be finite, at most {MAX_WEIGHT:g} in size and not all 0 "
+            "(larger ones overflow float32 vectors): e.g. [0.2, 0.3, 0.5]"
+        )
+    return given.astype("float32")
+
+
+MAX_WEIGHT = 1e6
+
+
+def keep_hooks_across_processes(nlp: Language) -> None:
+    """Set the vector hooks again on the Docs that `nlp.pipe(..., n_process=N)` brings back from
+    its worker processes: they are rebuilt from bytes, which carry `doc._.elmo` (with its
+    vector weights) but not a Doc's user hooks, and spaCy offers no hook of its own there."""
+    if "_multiprocessing_pipe" in vars(nlp) or not hasattr(nlp, "_multiprocessing_pipe"):
+        return
+    nlp._multiprocessing_pipe = functools.partial(_with_vector_hooks, nlp._multiprocessing_pipe)  # type: ignore[method-assign]
+
+
+def _with_vector_hooks(pipe: Any, *args: Any, **kwargs: Any) -> Iterator[Doc]:
+    for doc in pipe(*args, **kwargs):
+        data = doc._.elmo if Doc.has_extension("elmo") else None
+        if data is not None and data.vector_weights is not None and "vector" not in doc.user_hooks:
+            set_vector_hooks(doc, data.vector_weights)
+        yield doc
 
 
 def set_vector_hooks(doc: Doc, weights: numpy.ndarray) -> None:

@@ -4,16 +4,20 @@ A model folder holds the biLM in the original format (options.json + weights.hdf
 the `elmo` component and by other ELMo tools, plus what training needs to go on: vocab.txt and
 softmax.pt (+ softmax.json). Files are only ever read with `torch.load(weights_only=True)`.
 """
+import errno
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, Optional, Tuple, Union
 
 import srsly
 import torch
 
 from ..bilm import BiLM, find_weights_file, load_original, save_original
+from ..bilm.errors import InputError
 from ..bilm.language_model import SharedSoftmax
+from .folders import read_json_file
 from .vocab import Vocabulary
 
 PathLike = Union[str, Path]
@@ -37,19 +41,81 @@ def save_checkpoint(folder: PathLike, state: Dict[str, Any]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / CHECKPOINT_NAME
     tmp = folder / (CHECKPOINT_NAME + ".tmp")
-    with tmp.open("wb") as f:
-        torch.save(state, f)
-        f.flush()
-        os.fsync(f.fileno())
+    with _writing(tmp):
+        with tmp.open("wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(tmp, path)
     return path
 
 
+@contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """Remove a partly written `path` when writing fails; a full disk is said as such (torch
+    reports it as an internal RuntimeError)."""
+    try:
+        yield
+    except BaseException as err:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        if isinstance(err, (OSError, RuntimeError)) and _disk_full(err, path):
+            raise OSError(errno.ENOSPC, f"No space left on the device while writing {path}: free some space (the last complete "
+                          "checkpoint and models are intact), then go on with --resume") from err
+        raise
+
+
+def _disk_full(err: BaseException, path: Path) -> bool:
+    chain: Optional[BaseException] = err
+    while chain is not None:
+        if isinstance(chain, OSError) and chain.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        chain = chain.__cause__ or chain.__context__
+    if isinstance(err, RuntimeError) and ("file write failed" in str(err) or "inline_container" in str(err)):
+        try:
+            return shutil.disk_usage(path.parent).free < 64 << 20
+        except OSError:
+            return False
+    return False
+
+
+def _torch_load(path: Path, fix: str) -> Any:
+    """torch.load(weights_only=True) of a file this package wrote; a damaged one is an InputError
+    naming it (an empty file would otherwise end the command line on a bare "Aborted.")."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except PermissionError:
+        raise
+    except Exception as err:  # EOFError, unpickling errors, a refused class: never load it
+        first = str(err).splitlines()[0] if str(err) else "empty or truncated"
+        raise InputError(f"{path} is damaged or was not written by spacy-elmo ({type(err).__name__}: {first}): {fix}") from None
+
+
 def load_checkpoint(folder: PathLike) -> Optional[Dict[str, Any]]:
+    """The state saved by `save_checkpoint`, or None where there is none."""
     path = Path(folder) / CHECKPOINT_NAME
     if not path.is_file():
         return None
-    return torch.load(path, map_location="cpu", weights_only=True)
+    state = _torch_load(path, "remove it to start over, or resume from a copy of the run")
+    missing = [k for k in ("model", "optimizer", "scheduler", "rng", "step", "position") if not isinstance(state, dict) or k not in state]
+    if missing:
+        raise InputError(f"{path} is not a checkpoint of spacy-elmo pretrain (no {', '.join(missing)}): remove it, or use --overwrite")
+    if not all(bool(torch.isfinite(t).all()) for t in _tensors([state["model"], state["optimizer"]]) if t.is_floating_point()):
+        raise InputError(f"{path} holds NaN or infinite values: the file is damaged (or training diverged); resume from a copy of the run, or --overwrite")
+    return state
+
+
+def _tensors(tree: Any) -> Iterator[torch.Tensor]:
+    if isinstance(tree, torch.Tensor):
+        yield tree
+    elif isinstance(tree, dict):
+        for value in tree.values():
+            yield from _tensors(value)
+    elif isinstance(tree, (list, tuple)):
+        for value in tree:
+            yield from _tensors(value)
 
 
 def save_model_dir(folder: PathLike, bilm: BiLM, vocab: Vocabulary, softmax: SharedSoftmax) -> None:
@@ -59,10 +125,11 @@ def save_model_dir(folder: PathLike, bilm: BiLM, vocab: Vocabulary, softmax: Sha
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    save_original(bilm, tmp / "options.json", tmp / "weights.hdf5")
-    vocab.to_file(tmp / "vocab.txt")
-    torch.save(softmax.state_dict(), tmp / "softmax.pt")
-    srsly.write_json(tmp / "softmax.json", softmax_config(softmax))
+    with _writing(tmp):
+        save_original(bilm, tmp / "options.json", tmp / "weights.hdf5")
+        vocab.to_file(tmp / "vocab.txt")
+        torch.save(softmax.state_dict(), tmp / "softmax.pt")
+        srsly.write_json(tmp / "softmax.json", {**softmax_config(softmax), "vocab_sha256": vocab.digest()})
     old = folder.with_name(folder.name + ".old")
     if folder.exists():
         if old.exists():
@@ -89,10 +156,30 @@ def load_model_dir(folder: PathLike) -> Tuple[BiLM, Optional[Vocabulary], Option
     bilm = load_original(folder / "options.json", weights)
     if not (folder / "vocab.txt").is_file() or not (folder / "softmax.pt").is_file():
         return bilm, None, None
+    fix = "copy the model folder again, or take model-last / an earlier copy"
     vocab = Vocabulary.from_file(folder / "vocab.txt")
-    config = srsly.read_json(folder / "softmax.json")
-    softmax = SharedSoftmax(
-        bilm.options.projection_dim, config["n_words"], config["kind"], config.get("cutoffs", ()), config.get("div_value", 4.0)
-    )
-    softmax.load_state_dict(torch.load(folder / "softmax.pt", map_location="cpu", weights_only=True))
+    config = read_json_file(folder / "softmax.json", fix)
+    if not isinstance(config, dict) or not isinstance(config.get("n_words"), int) or config.get("kind") not in ("full", "adaptive"):
+        raise InputError(f"{folder / 'softmax.json'} is damaged (needs 'kind' and 'n_words'): {fix}")
+    if len(vocab) != config["n_words"]:
+        raise InputError(
+            f"{folder / 'vocab.txt'} has {len(vocab)} words, but the softmax was trained for {config['n_words']}: the vocabulary "
+            f"does not belong to this softmax (edited, cut or swapped). Put back the vocab.txt written with it; {fix}"
+        )
+    if "vocab_sha256" in config and config["vocab_sha256"] != vocab.digest():
+        raise InputError(
+            f"{folder / 'vocab.txt'} is not the word list the softmax was trained with (its digest differs: a word "
+            f"changed or moved). Put back the vocab.txt written with it; {fix}"
+        )
+    try:
+        softmax = SharedSoftmax(
+            bilm.options.projection_dim, config["n_words"], config["kind"], config.get("cutoffs", ()), config.get("div_value", 4.0)
+        )
+        softmax.load_state_dict(_torch_load(folder / "softmax.pt", fix))
+    except (RuntimeError, ValueError, TypeError) as err:
+        if isinstance(err, InputError):
+            raise
+        raise InputError(f"{folder / 'softmax.pt'} does not fit softmax.json ({str(err).splitlines()[0]}): {fix}") from None
+    if not all(bool(torch.isfinite(p).all()) for p in softmax.parameters()):
+        raise InputError(f"{folder / 'softmax.pt'} holds NaN or infinite values: {fix}")
     return bilm, vocab, softmax

@@ -17,6 +17,8 @@ from typing import Callable, Iterator, List, Optional, Tuple, Union
 
 import numpy
 
+from ..bilm.errors import InputError
+
 Sentence = List[str]
 PathLike = Union[str, Path]
 
@@ -30,9 +32,9 @@ def corpus_files(path: PathLike) -> List[Path]:
     elif path.is_file():
         files = [path]
     else:
-        raise FileNotFoundError(f"Corpus not found: {path}")
+        raise FileNotFoundError(f"Corpus not found: {path} (give a .txt, .txt.gz, .jsonl or .spacy file, or a folder of them)")
     if not files:
-        raise ValueError(f"No .txt, .txt.gz, .jsonl or .spacy files in {path}")
+        raise InputError(f"No .txt, .txt.gz, .jsonl or .spacy files in {path}: give a file or a folder that holds some")
     return files
 
 
@@ -65,10 +67,7 @@ def read_texts(
                 reported = position
             if is_jsonl:
                 if line.strip():
-                    try:
-                        yield json.loads(line)["text"], True
-                    except (ValueError, KeyError) as err:
-                        raise ValueError(f"{path}:{number}: expected a JSON object with a 'text' field") from err
+                    yield _jsonl_text(line, path, number), True
             elif line.strip():
                 yield line.rstrip("\n"), new_doc
                 new_doc = False
@@ -76,6 +75,21 @@ def read_texts(
                 new_doc = True
         if progress is not None:
             progress(path.stat().st_size - reported)
+
+
+def _jsonl_text(line: str, path: Path, number: int) -> str:
+    try:
+        text = json.loads(line)["text"]
+    except (ValueError, KeyError, TypeError):
+        raise InputError(f"{path}:{number}: expected a JSON object with a 'text' field (a string)") from None
+    if not isinstance(text, str):
+        raise InputError(f"{path}:{number}: 'text' must be a string, got {type(text).__name__}")
+    try:
+        text.encode("utf8")
+    except UnicodeEncodeError as err:  # a lone surrogate escape such as "\\ud800"
+        raise InputError(f"{path}:{number}: the text holds {text[err.start]!r}, which is not a Unicode character "
+                         "(a lone surrogate escape): fix or remove that line") from None
+    return text
 
 
 def numbered_texts(

@@ -4,6 +4,15 @@ from pathlib import Path
 import srsly
 
 
+def can_plot() -> bool:
+    """Whether matplotlib can be imported (it comes with the `plot` extra)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def plot_log(log_path: Path, png_path: Path) -> bool:
     """Draw train and dev perplexity against training time from log.jsonl. Returns False (and
     draws nothing) when matplotlib is not installed or there is nothing to draw."""

@@ -11,11 +11,13 @@ A prepared folder holds
 
 The key covers the files (path, size, modification time), the language, `max_length`, the spaCy
 version and this format's version: a prepared folder whose key differs from the one asked for is
-made anew (inside a training output) or refused (when named explicitly).
+made anew (inside a training output) or refused (when named explicitly). The folder is built as
+`OUTPUT.tmp` (marked and locked, see folders.py) and renamed at the end; only a folder marked as
+a prepared corpus is ever replaced.
 """
 import multiprocessing
 import os
-import shutil
+import sys
 import time
 from collections import deque
 from pathlib import Path
@@ -24,11 +26,16 @@ from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple, Union
 import numpy
 import srsly
 
+from ..bilm.errors import InputError
 from .corpus import SentenceSplitter, corpus_files, is_held_out, numbered_texts
+from .folders import PREPARED_CORPUS, FolderLock, check_claimable, check_not_inside, claim_folder, read_json_file, remove_own
 
 PathLike = Union[str, Path]
 FORMAT_VERSION = 1
 META = "meta.json"
+# What a prepared folder holds: a folder with nothing else is one, also without a marker.
+FILES = (META, "tokens.bin", "lengths.npy", "lines.npy", "docs.npy", "words.bin", "word_offsets.npy")
+_AGAIN = "prepare the corpus again (spacy-elmo prepare-corpus TEXT --output DIR, or pass the raw text)"
 _CHUNK_CHARS = 1 << 20  # text sent to a worker at a time
 
 
@@ -61,23 +68,48 @@ class PreparedCorpus:
                 f"{self.folder} is not a prepared corpus (no {META}): make one with "
                 "`spacy-elmo prepare-corpus TEXT --output DIR`, or pass the raw text"
             )
-        self.meta: Dict[str, Any] = srsly.read_json(self.folder / META)
-        if self.meta.get("key", {}).get("format") != FORMAT_VERSION:
-            raise ValueError(f"{self.folder} was prepared in another format: prepare the corpus again")
-        self.lengths: numpy.ndarray = numpy.load(self.folder / "lengths.npy")
-        self.lines: numpy.ndarray = numpy.load(self.folder / "lines.npy")
-        self.docs: numpy.ndarray = numpy.load(self.folder / "docs.npy")
+        meta = read_json_file(self.folder / META, _AGAIN)
+        if not isinstance(meta, dict) or not isinstance(meta.get("key"), dict):
+            raise InputError(f"{self.folder / META} is damaged (no 'key'): {_AGAIN}")
+        self.meta: Dict[str, Any] = meta
+        if self.meta["key"].get("format") != FORMAT_VERSION:
+            raise InputError(f"{self.folder} was prepared in another format: {_AGAIN}")
+        self.lengths: numpy.ndarray = self._array("lengths.npy")
+        self.lines: numpy.ndarray = self._array("lines.npy")
+        self.docs: numpy.ndarray = self._array("docs.npy")
+        if not len(self.lengths) == len(self.lines) == len(self.docs) or (len(self.lengths) and self.lengths.min() < 1):
+            raise InputError(f"{self.folder}: lengths.npy, lines.npy and docs.npy do not agree: {_AGAIN}")
         self.starts = numpy.zeros(len(self.lengths) + 1, dtype=numpy.int64)
         numpy.cumsum(self.lengths, out=self.starts[1:])
         n_tokens = int(self.starts[-1])
+        tokens_file = self.folder / "tokens.bin"
+        size = tokens_file.stat().st_size if tokens_file.is_file() else -1
+        if size != 4 * n_tokens or self.meta.get("tokens", n_tokens) != n_tokens:
+            raise InputError(
+                f"{tokens_file} has {max(size, 0):,} bytes, but the sentence lengths call for {4 * n_tokens:,} "
+                f"({n_tokens:,} tokens): the file is truncated or missing; {_AGAIN}"
+            )
         self.tokens = (
-            numpy.memmap(self.folder / "tokens.bin", dtype=numpy.int32, mode="r", shape=(n_tokens,))
+            numpy.memmap(tokens_file, dtype=numpy.int32, mode="r", shape=(n_tokens,))
             if n_tokens
             else numpy.zeros(0, dtype=numpy.int32)
         )
-        blob = (self.folder / "words.bin").read_bytes()
-        offsets = numpy.load(self.folder / "word_offsets.npy").tolist()
-        self.words: List[str] = [blob[a:b].decode("utf8") for a, b in zip(offsets[:-1], offsets[1:])]
+        offsets = self._array("word_offsets.npy").tolist()
+        try:
+            blob = (self.folder / "words.bin").read_bytes()
+            self.words: List[str] = [blob[a:b].decode("utf8") for a, b in zip(offsets[:-1], offsets[1:])]
+        except (OSError, UnicodeDecodeError) as err:
+            raise InputError(f"{self.folder / 'words.bin'} cannot be read ({err}): {_AGAIN}") from None
+        if not offsets or offsets[-1] != len(blob):
+            raise InputError(f"{self.folder / 'words.bin'} does not fit word_offsets.npy: {_AGAIN}")
+        if n_tokens and not 0 <= int(self.tokens.min()) <= int(self.tokens.max()) < len(self.words):
+            raise InputError(f"{tokens_file} holds word ids outside the word table (words.bin): the file is damaged; {_AGAIN}")
+
+    def _array(self, name: str) -> numpy.ndarray:
+        try:
+            return numpy.load(self.folder / name, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as err:
+            raise InputError(f"{self.folder / name} cannot be read ({err}): {_AGAIN}") from None
 
     @property
     def key(self) -> Dict[str, Any]:
@@ -124,18 +156,38 @@ def prepare_corpus(
     RETURNS (PreparedCorpus): the prepared corpus.
     """
     output = Path(output)
+    files = corpus_files(path)  # a missing or empty corpus fails before anything is written
+    check_not_inside(output, path, "the text")
     key = corpus_key(path, lang, max_length)
+    check_claimable(output, PREPARED_CORPUS, FILES, " for --output")
     if is_prepared(output):
-        existing = srsly.read_json(output / META)
-        if existing.get("key") == key:
-            return PreparedCorpus(output)
-        log(f"{output} was prepared from other text or settings: preparing it again")
-    tmp = output.with_name(output.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    n_process = n_process or os.cpu_count() or 1
-    files = corpus_files(path)
+        try:
+            existing = PreparedCorpus(output)
+        except InputError as err:
+            log(f"{err}: preparing it again")
+        else:
+            if existing.key == key:
+                claim_folder(output, PREPARED_CORPUS, FILES)
+                return existing
+            log(f"{output} was prepared from other text or settings: preparing it again")
+    tmp = claim_folder(output.with_name(output.name + ".tmp"), PREPARED_CORPUS, FILES)
+    with FolderLock(tmp, "spacy-elmo prepare-corpus"):
+        for name in FILES:  # what an interrupted preparation left
+            (tmp / name).unlink(missing_ok=True)
+        _write_prepared(files, tmp, key, lang, max_length, n_process or os.cpu_count() or 1, progress)
+        if output.exists():
+            claim_folder(output, PREPARED_CORPUS, FILES)
+            remove_own(output, PREPARED_CORPUS)
+        tmp.rename(output)
+    meta = srsly.read_json(output / META)
+    n_tokens, seconds = meta["tokens"], meta["seconds"]
+    log(f"Prepared {n_tokens:,} tokens in {meta['sentences']:,} sentences ({meta['words']:,} distinct words) "
+        f"in {seconds:.0f}s ({n_tokens / max(seconds, 1e-9):,.0f} tokens/s, {meta['processes']} processes): {output}")
+    return PreparedCorpus(output)
+
+
+def _write_prepared(files: List[Path], tmp: Path, key: Dict[str, Any], lang: str, max_length: int, n_process: int, progress: bool) -> None:
+    """Tokenize `files` into the folder `tmp`; meta.json last."""
     started = time.perf_counter()
     bar = _progress_bar(sum(f.stat().st_size for f in files), progress)
     table: Dict[str, int] = {}
@@ -167,12 +219,6 @@ def prepare_corpus(
     n_sentences = sum(len(x) for x in lengths)
     srsly.write_json(tmp / META, {"key": key, "sentences": n_sentences, "tokens": n_tokens, "words": len(table),
                                   "seconds": round(seconds, 1), "processes": n_process})
-    if output.exists():
-        shutil.rmtree(output)
-    tmp.rename(output)
-    log(f"Prepared {n_tokens:,} tokens in {n_sentences:,} sentences ({len(table):,} distinct words) "
-        f"in {seconds:.0f}s ({n_tokens / max(seconds, 1e-9):,.0f} tokens/s, {n_process} processes): {output}")
-    return PreparedCorpus(output)
 
 
 def _lang_vocab(lang: str):  # type: ignore[no-untyped-def]
@@ -255,7 +301,8 @@ def _tokenize(texts: List[str]) -> Tokenized:
 
 
 def _progress_bar(total_bytes: int, enabled: bool):  # type: ignore[no-untyped-def]
-    if not enabled:
+    """A bar on a terminal only: redirected output gets the summary line, not frames."""
+    if not enabled or not sys.stderr.isatty():
         return None
     from tqdm import tqdm
 

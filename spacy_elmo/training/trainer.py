@@ -6,10 +6,15 @@ at the same step and data position), model-last/ and model-best/ (by dev perplex
 checkpoint.py), config.cfg, vocab.txt, log.jsonl and perplexity.png. Under torchrun, each process
 reads its own share of the corpus, gradients are averaged by DistributedDataParallel, and only
 rank 0 evaluates and writes files.
+
+The output folder must be new, empty or a run of this command (folders.py): a finished or
+interrupted run is never started over without `overwrite`, and it is locked while a run uses it.
 """
 import contextlib
+import errno
 import math
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
@@ -24,24 +29,101 @@ from ..bilm.language_model import BiLanguageModel, SharedSoftmax
 from ..bilm.lstm import compile_cells
 from .batches import BatchEncoder, BatchStream, CorpusPosition, TrainingBatch, batch_loader, first_sentences
 from .checkpoint import load_checkpoint, load_model_dir, rng_state, save_checkpoint, save_model_dir, set_rng_state
-from .corpus import Corpus
+from ..bilm.errors import InputError
+from .corpus import Corpus, corpus_files
 from .evaluate import evaluate
 from .logger import PretrainRun, make_logger
-from .plot import plot_log
-from .prepared import PreparedCorpus, prepared_for_training
+from .plot import can_plot, plot_log
+from .folders import PRETRAIN_RUN, FolderLock, OutputFolderError, claim_folder, write_atomically
+from .prepared import PreparedCorpus, is_prepared, prepared_for_training
 from .settings import fill_pretrain_config
 from .vocab import Vocabulary
 
 Log = Callable[[str], None]
+# What a run writes into its output folder (a folder holding only these is a run, marker or not).
+RUN_FILES = ("checkpoint.pt", "checkpoint.pt.tmp", "model-best", "model-last", "model-best.tmp", "model-last.tmp",
+             "model-best.old", "model-last.old", "config.cfg", "vocab.txt", "log.jsonl", "perplexity.png", "corpus", "corpus.tmp")
+# What starting over removes; the prepared corpus stays (it is reused when its text is unchanged).
+_RESULTS = tuple(name for name in RUN_FILES if not name.startswith("corpus"))
 
 
-def pretrain(config: Config, output: Path, resume: bool = False, log: Log = print, gpu_id: Optional[int] = None) -> Dict[str, Any]:
+def pretrain(
+    config: Config, output: Path, resume: bool = False, log: Log = print, gpu_id: Optional[int] = None, overwrite: bool = False
+) -> Dict[str, Any]:
     """Train a biLM as configured; see the module docstring for what is written.
 
+    resume (bool): go on from the checkpoint in `output`.
+    overwrite (bool): start over where `output` holds a run (its results are removed).
     gpu_id (Optional[int]): overrides [system] gpu_id (-1: CPU, N: CUDA device N).
     RETURNS (Dict[str, Any]): step, elapsed_s, tokens, best_dev_ppl, last_eval.
     """
-    return Pretrainer(config, output, resume=resume, log=log, gpu_id=gpu_id).run()
+    try:
+        trainer = Pretrainer(config, output, resume=resume, log=log, gpu_id=gpu_id, overwrite=overwrite)
+        try:
+            return trainer.run()
+        finally:
+            trainer.close()
+    except OSError as err:
+        if err.errno not in (errno.ENOSPC, errno.EDQUOT) or "--resume" in str(err):
+            raise
+        raise OSError(err.errno, f"No space left on the device while writing {err.filename or output}: free some space, then go on "
+                      "with --resume (the last complete checkpoint and models are kept)") from err
+
+
+def open_run_folder(output: Path, resume: bool, overwrite: bool) -> FolderLock:
+    """Claim and lock the output folder of a run (see the module docstring).
+
+    RETURNS (FolderLock): the held lock.
+    """
+    if resume and overwrite:
+        raise OutputFolderError("--resume goes on with the run in the output folder and --overwrite starts it over: give one")
+    claim_folder(output, PRETRAIN_RUN, RUN_FILES, ", or --resume a run of spacy-elmo pretrain there")
+    lock = FolderLock(output, "spacy-elmo pretrain").acquire()
+    try:
+        done = [name for name in _RESULTS if (output / name).exists()]
+        if done and not resume and not overwrite:
+            raise OutputFolderError(
+                f"{output} holds a pretraining run{_last_step(output / 'log.jsonl')}: nothing was changed. "
+                "Give --resume to go on with it, --overwrite to start over (its checkpoint, models and log are removed), "
+                "or another --output"
+            )
+        if overwrite:
+            for name in done:
+                path = output / name
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+    except BaseException:
+        lock.release()
+        raise
+    return lock
+
+
+def _last_step(log_path: Path) -> str:
+    steps = [entry.get("step", 0) for entry in _read_log(log_path)]
+    return f" (logged up to step {max(steps)})" if steps else ""
+
+
+def _read_log(log_path: Path) -> List[Dict[str, Any]]:
+    """The entries of log.jsonl; a line cut off by a kill is left out."""
+    if not log_path.is_file():
+        return []
+    entries = []
+    for line in log_path.read_text(encoding="utf8").splitlines():
+        try:
+            entry = srsly.json_loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            entries.append(entry)
+    return entries
+
+
+def truncate_log(log_path: Path, step: int) -> None:
+    """Keep the log entries up to `step` (where a resumed run goes on), so that each step is
+    logged once; written through a temporary file."""
+    if not log_path.is_file():
+        return
+    kept = [entry for entry in _read_log(log_path) if entry.get("step", 0) <= step]
+    write_atomically(log_path, "".join(srsly.json_dumps(entry) + "\n" for entry in kept))
 
 
 def build_bilm(block: Dict[str, Any]) -> BiLM:
@@ -102,9 +184,12 @@ class Pretrainer:
     resume (bool): go on from output/checkpoint.pt if there is one.
     log (Callable[[str], None]): where progress lines go.
     gpu_id (Optional[int]): overrides [system] gpu_id.
+    overwrite (bool): start over where `output` holds a run.
     """
 
-    def __init__(self, config: Config, output: Path, resume: bool = False, log: Log = print, gpu_id: Optional[int] = None) -> None:
+    def __init__(
+        self, config: Config, output: Path, resume: bool = False, log: Log = print, gpu_id: Optional[int] = None, overwrite: bool = False
+    ) -> None:
         self.config = fill_pretrain_config(config)
         self.output = Path(output)
         self.log = log
@@ -117,11 +202,41 @@ class Pretrainer:
         self.device = _device(gpu_id if gpu_id is not None else system["gpu_id"])
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
+        self.lock: Optional[FolderLock] = None
         if self.rank == 0:
-            self.output.mkdir(parents=True, exist_ok=True)
+            self._check_inputs()
+            self.lock = open_run_folder(self.output, resume, overwrite)
+        try:
+            self._set_up(resume)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Release the output folder."""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+    def _check_inputs(self) -> None:
+        """What the paths name exists, before the output folder is touched."""
+        paths = self.config["paths"]
+        if paths["train"] is None:
+            raise InputError("Set the training text: --paths.train FILE_OR_FOLDER")
+        if not is_prepared(paths["train"]):
+            corpus_files(paths["train"])
+        if paths["dev"] is not None:
+            corpus_files(paths["dev"])
+        if paths["init_bilm"] is not None and not (Path(paths["init_bilm"]) / "options.json").is_file():
+            raise InputError(f"[paths] init_bilm: {paths['init_bilm']} holds no options.json: give a model folder (options.json + weights.hdf5)")
+
+    def _set_up(self, resume: bool) -> None:
+        log, system = self.log, self.config["system"]
         self.checkpoint = load_checkpoint(self.output) if resume else None
         if resume and self.checkpoint is None:
             log(f"No checkpoint in {self.output}: starting from scratch")
+        if self.rank == 0 and resume:
+            truncate_log(self.output / "log.jsonl", self.checkpoint["step"] if self.checkpoint is not None else -1)
         self.corpus = self._prepared_corpus()
         corpus_cfg = self.config["corpus"]
         self.hold_out = corpus_cfg["dev_every_nth_doc"] if self.config["paths"]["dev"] is None else 0
@@ -142,6 +257,7 @@ class Pretrainer:
         self.last_eval: Dict[str, float] = {}
         self.last_eval_step = -1
         self.last_loss = 0.0
+        self._said_no_plot = False
         self.log_step, self.finalize_log = (lambda info: None), (lambda: None)
         if self.rank == 0:
             setup = make_logger(self.settings["logger"])
@@ -200,7 +316,7 @@ class Pretrainer:
         self.vocab = self._vocabulary(init_vocab)
         if self.rank == 0:
             self.vocab.to_file(self.output / "vocab.txt")
-            self.config.to_disk(self.output / "config.cfg")
+            write_atomically(self.output / "config.cfg", self.config.to_str())
         softmax_cfg = self.config["softmax"]
         if init_softmax is not None and init_vocab is self.vocab:
             self.softmax = init_softmax
@@ -375,8 +491,10 @@ class Pretrainer:
                 f.write(srsly.json_dumps(entry) + "\n")
 
     def _plot(self) -> None:
-        if self.rank == 0:
-            plot_log(self.log_path, self.output / "perplexity.png")
+        if self.rank == 0 and not plot_log(self.log_path, self.output / "perplexity.png") and not self._said_no_plot:
+            if not can_plot():
+                self._said_no_plot = True
+                self.log("perplexity.png is not drawn: matplotlib is not installed (pip install 'spacy-elmo[plot]'); log.jsonl has the figures")
 
 
 class _Window:

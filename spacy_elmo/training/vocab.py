@@ -1,8 +1,12 @@
 """The softmax vocabulary: `<S>`, `</S>`, `<UNK>` first, then words by decreasing frequency
 (the layout of the original training code's vocabulary file, one word per line)."""
+import hashlib
 from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Sequence, Union
+
+from ..bilm.errors import InputError
+from .folders import write_atomically
 
 SPECIALS = ("<S>", "</S>", "<UNK>")
 
@@ -50,17 +54,30 @@ class Vocabulary:
     def to_file(self, path: Union[str, Path]) -> None:
         """One `word<TAB>count` per line; words are spaCy tokens, which hold no tab or newline."""
         lines = [f"{w}\t{c}" for w, c in zip(self.words, self.counts)]
-        Path(path).write_text("\n".join(lines) + "\n", encoding="utf8")
+        write_atomically(path, "\n".join(lines) + "\n")
+
+    def digest(self) -> str:
+        """RETURNS (str): the SHA-256 of the word list in order (what a softmax's rows mean)."""
+        return hashlib.sha256("\n".join(self.words).encode("utf8")).hexdigest()
 
     @classmethod
     def from_file(cls, path: Union[str, Path]) -> "Vocabulary":
+        path = Path(path)
         words, counts = [], []
-        for line in Path(path).read_text(encoding="utf8").split("\n"):
+        try:
+            text = path.read_text(encoding="utf8")
+        except UnicodeDecodeError as err:
+            raise InputError(f"{path} is not UTF-8 text ({err}): put back the vocab.txt that was written with the model") from None
+        for number, line in enumerate(text.split("\n"), start=1):
             if not line:
                 continue
             word, _, count = line.partition("\t")
+            if count and not count.isdigit():
+                raise InputError(f"{path}:{number}: expected 'word<TAB>count', got {line[:40]!r}: put back the vocab.txt written with the model")
             words.append(word)
             counts.append(int(count) if count else 0)
+        if tuple(words[:3]) != SPECIALS:
+            raise InputError(f"{path} does not start with {', '.join(SPECIALS)}: it is not a spacy-elmo vocabulary (or it was edited)")
         return cls(words, counts)
 
 

@@ -1,4 +1,7 @@
 """Reading and writing the original file format, against the NumPy transcription of the spec."""
+import json
+import re
+
 import h5py
 import numpy
 import pytest
@@ -135,3 +138,56 @@ def test_corrupt_options_json(tmp_path):
     (tmp_path / "options.json").write_text("{not json")
     with pytest.raises(ElmoFormatError, match="options.json is not valid JSON"):
         ElmoOptions.from_file(tmp_path / "options.json")
+
+
+@pytest.mark.parametrize(
+    "change,named",
+    [
+        (("lstm", "use_skip_connections", "false"), "use_skip_connections must be true or false"),
+        (("lstm", "dim", 1024.7), "cell_dim must be an integer"),
+        (("lstm", "cell_clip", -3.0), "cell_clip must be a positive number"),
+        (("lstm", "proj_clip", "3"), "proj_clip must be a positive number"),
+        (("char_cnn", "filters", [[0, 32]]), "filters must be [width, number] pairs"),
+        (("char_cnn", "filters", [[1, "32"]]), "filters must be [width, number] pairs"),
+        (("char_cnn", "n_highway", True), "n_highway must be an integer"),
+    ],
+)
+def test_options_json_is_read_strictly(change, named):
+    """A value of the wrong type or range is an error naming it, not read as something else
+    ("false" as true, 1024.7 as 1024) and not a ZeroDivisionError later."""
+    data = tiny_bilm().options.to_json()
+    section, key, value = change
+    data[section][key] = value
+    with pytest.raises(ElmoFormatError, match=re.escape(named)):
+        ElmoOptions.from_json(data)
+    data[section][key] = ElmoOptions().to_json()[section][key]
+    ElmoOptions.from_json(data)  # the released value is fine
+
+
+def test_integral_floats_are_integers():
+    data = tiny_bilm().options.to_json()
+    data["lstm"]["dim"] = 24.0
+    assert ElmoOptions.from_json(data).cell_dim == 24 and isinstance(ElmoOptions.from_json(data).cell_dim, int)
+
+
+def test_options_that_do_not_fit_the_weights_fail_before_allocating(tmp_path, monkeypatch):
+    """n_layers 200 with a 2-layer file: the shapes are checked on torch's meta device, so no
+    real model (2.2 GB at the released size) is built before the error."""
+    import spacy_elmo.bilm.weights as weights
+
+    save_original(tiny_bilm(), tmp_path / "options.json", tmp_path / "weights.hdf5")
+    data = json.loads((tmp_path / "options.json").read_text())
+    data["lstm"]["n_layers"] = 200
+    (tmp_path / "options.json").write_text(json.dumps(data))
+    built = []
+    real = weights.BiLM
+
+    class Recording(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            built.append(next(self.parameters()).device.type)
+
+    monkeypatch.setattr(weights, "BiLM", Recording)
+    with pytest.raises(ElmoFormatError, match="Cell2"):
+        load_original(tmp_path / "options.json", tmp_path / "weights.hdf5")
+    assert built == ["meta"]

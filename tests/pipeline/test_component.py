@@ -327,3 +327,38 @@ def test_lr_scale_scales_the_fine_tuned_biLMs_steps(elmo_files, scale):
 def test_lr_scale_must_be_positive():
     with pytest.raises(ValueError, match="lr_scale must be positive"):
         spacy.blank("en").add_pipe("elmo", config={"model": tiny_model_config(), "frozen": False, "lr_scale": 0.0})
+
+
+def test_a_saved_pipeline_with_nan_weights_is_refused(nlp, tmp_path):
+    """64 bytes of \\xff in the float data of elmo/model: NaN layers before, with no warning."""
+    nlp.to_disk(tmp_path / "p")
+    model = tmp_path / "p" / "elmo" / "model"
+    data = model.read_bytes()
+    middle = len(data) // 2
+    model.write_bytes(data[:middle] + b"\xff" * 64 + data[middle + 64 :])
+    with pytest.raises(ElmoFormatError, match=r"elmo[/\\]model holds NaN or infinite values"):
+        spacy.load(tmp_path / "p")
+
+
+def test_a_damaged_cfg_is_named_as_the_cfg(nlp, tmp_path):
+    nlp.to_disk(tmp_path / "p")
+    cfg = tmp_path / "p" / "elmo" / "cfg"
+    cfg.write_text(cfg.read_text()[:10])
+    with pytest.raises(ElmoFormatError, match=r"elmo[/\\]cfg is damaged"):
+        spacy.load(tmp_path / "p")
+
+
+def test_settings_overridden_at_load_take_effect_everywhere(elmo_files, tmp_path):
+    """Saved frozen with a 10 MB cache, loaded with frozen = false and cache_mb = 0: the config,
+    cfg, the cache and the training behaviour all say so (cfg used to keep the saved values)."""
+    nlp = spacy.blank("en")
+    add_elmo(nlp, *elmo_files, config={"frozen": True, "cache_mb": 10})
+    nlp.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p", config={"components": {"elmo": {"frozen": False, "cache_mb": 0}}})
+    elmo = loaded.get_pipe("elmo")
+    assert loaded.config["components"]["elmo"]["frozen"] is False
+    assert elmo.frozen is False and elmo.cfg["frozen"] is False
+    assert elmo.cfg["cache_mb"] == 0 and elmo.cache.max_bytes == 0
+    assert elmo.has_weights
+    again = spacy.load(tmp_path / "p")
+    assert again.get_pipe("elmo").frozen is True and again.get_pipe("elmo").cfg["cache_mb"] == 10

@@ -86,3 +86,24 @@ def test_the_same_word_in_two_senses_is_farther_apart(shared_bilm):
                 assert same > other + 0.2, (word, same, other)
             else:
                 assert same == pytest.approx(1.0, abs=1e-5) and other == pytest.approx(1.0, abs=1e-5)
+
+
+def test_vectors_come_back_from_worker_processes(tiny_files):
+    """nlp.pipe(n_process=2) rebuilds Docs from bytes, which carry doc._.elmo but not the user
+    hooks: doc.vector was (0,) and similarity 0.0 there."""
+    nlp = _nlp(tiny_files, "top")
+    texts = ["He wore a suit to the wedding .", "She bought a new suit .", "Suit yourself ."]
+    alone = [nlp(t) for t in texts]
+    together = list(nlp.pipe(texts, n_process=2, batch_size=1))
+    for a, b in zip(alone, together):
+        assert b.vector.shape == (16,)
+        numpy.testing.assert_allclose(b.vector, a.vector, atol=1e-5)
+        numpy.testing.assert_allclose(b[1].vector, a[1].vector, atol=1e-5)
+    assert together[0].similarity(together[1]) == pytest.approx(alone[0].similarity(alone[1]), abs=1e-5)
+    assert together[0][3].similarity(together[1][4]) == pytest.approx(alone[0][3].similarity(alone[1][4]), abs=1e-5)
+
+
+@pytest.mark.parametrize("weights", [[1e39, 0.0, 0.0], [float("nan"), 0.0, 1.0], [0.0, 0.0, 0.0], [1e7, 0.0, 0.0]])
+def test_layer_weights_that_overflow_are_refused(weights):
+    with pytest.raises(ValueError, match="finite"):
+        layer_weights(weights, 3)

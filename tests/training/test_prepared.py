@@ -118,3 +118,11 @@ def test_workers_hand_out_batches_in_plan_order(text_dir, tmp_path):
         batch = next(loaded)
         assert batch.position == position
         assert torch.equal(batch.targets, encoder(indices, position).targets)
+
+
+def test_progress_bar_only_on_a_terminal(text_dir, tmp_path, capfd):
+    """Redirected output gets the summary line, not the bar's "\\r" frames."""
+    prepare_corpus(text_dir, tmp_path / "p", n_process=1, progress=True, log=print)
+    out, err = capfd.readouterr()
+    assert "\r" not in out + err and "Preparing corpus" not in err
+    assert "Prepared" in out

@@ -82,3 +82,15 @@ def test_cli_takes_a_partial_config_and_overrides_of_what_it_leaves_out(corpus_f
     assert result.exit_code != 0 and "Unknown pretraining setting(s): training.learning_rate" in " ".join(result.output.replace("│", " ").split())
     result = CliRunner().invoke(app, ["pretrain", "huge", "--output", str(tmp_path / "o3")])
     assert result.exit_code != 0 and "cpu, small, original" in " ".join(result.output.replace("│", " ").split())
+
+
+def test_a_missing_matplotlib_is_said_once(corpus_file, tmp_path, monkeypatch):  # noqa: F811
+    """perplexity.png needs the plot extra; without it the run says so once, not never."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    lines = []
+    pretrain(_config(corpus_file, **{"training.max_steps": 10, "training.eval_every": 3}), tmp_path / "o", log=lines.append)
+    said = [line for line in lines if "perplexity.png" in line]
+    assert len(said) == 1 and "spacy-elmo[plot]" in said[0]
+    assert not (tmp_path / "o" / "perplexity.png").exists()

@@ -1,0 +1,177 @@
+"""The folders spacy-elmo writes: marked as its own, locked while in use, never emptied unless marked.
+
+A folder that a command creates (a prepared corpus, a pretraining run) gets a marker file,
+`.spacy-elmo.json`, naming what it holds. Only a folder with that marker is ever removed or
+written over; a folder that is not empty and has no marker is refused with an error that
+names it, and nothing in it is touched. While a command writes a folder it holds an OS file
+lock on `.lock` there (released when the process ends, also on kill -9), with its process id
+in the file, so that a second command on the same folder is refused instead of interleaving.
+"""
+import os
+import shutil
+from pathlib import Path
+from typing import IO, Iterable, Optional, Union
+
+import srsly
+
+from ..bilm.errors import InputError
+
+try:  # POSIX; elsewhere folders are not locked
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+PathLike = Union[str, Path]
+MARKER = ".spacy-elmo.json"
+LOCK = ".lock"
+PREPARED_CORPUS = "prepared-corpus"
+PRETRAIN_RUN = "pretrain-run"
+
+
+class OutputFolderError(InputError):
+    """An output folder that is not this tool's to write, or is in use."""
+
+
+def kind_of(folder: PathLike) -> Optional[str]:
+    """RETURNS (Optional[str]): what the marker of `folder` says it holds, None without one."""
+    marker = Path(folder) / MARKER
+    if not marker.is_file():
+        return None
+    try:
+        data = srsly.read_json(marker)
+    except ValueError:
+        return None
+    return data.get("kind") if isinstance(data, dict) else None
+
+
+def is_own(folder: PathLike, kind: str) -> bool:
+    """Whether `folder` carries the marker of a `kind` folder made by spacy-elmo."""
+    return kind_of(folder) == kind
+
+
+def _mark(folder: Path, kind: str) -> None:
+    srsly.write_json(folder / MARKER, {"kind": kind, "made_by": "spacy-elmo"})
+
+
+def claim_folder(folder: PathLike, kind: str, known_names: Iterable[str] = (), hint: str = "") -> Path:
+    """Make `folder` a `kind` folder of ours: create it, or take it when it is empty, already
+    ours, or holds nothing but `known_names` (a folder written before markers existed).
+
+    hint (str): what else the user can do, added to the error.
+    RETURNS (Path): the folder.
+    """
+    folder = check_claimable(folder, kind, known_names, hint)
+    folder.mkdir(parents=True, exist_ok=True)
+    if not is_own(folder, kind):
+        _mark(folder, kind)
+    return folder
+
+
+def check_claimable(folder: PathLike, kind: str, known_names: Iterable[str] = (), hint: str = "") -> Path:
+    """Raise an OutputFolderError unless `claim_folder` may take `folder`; changes nothing."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise OutputFolderError(f"{folder} is a file, not a folder: choose another output folder")
+    if is_own(folder, kind):
+        return folder
+    entries = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    other = kind_of(folder)
+    if other is not None:
+        raise OutputFolderError(f"{folder} holds a spacy-elmo {other}, not a {kind}: nothing was changed; choose another output folder")
+    known = set(known_names) | {MARKER, LOCK}
+    if entries and not set(entries) <= known:
+        shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
+        raise OutputFolderError(
+            f"{folder} is not empty ({shown}) and was not made by spacy-elmo: nothing was changed. "
+            f"Choose a new or empty output folder{hint}"
+        )
+    return folder
+
+
+def remove_own(folder: PathLike, kind: str) -> None:
+    """Remove `folder` if it is a `kind` folder of ours; refuse anything else."""
+    folder = Path(folder)
+    if not folder.exists():
+        return
+    if not is_own(folder, kind):
+        raise OutputFolderError(f"{folder} was not made by spacy-elmo: it was left as it is; remove or rename it yourself")
+    shutil.rmtree(folder)
+
+
+def check_not_inside(output: PathLike, source: PathLike, what: str) -> None:
+    """Refuse an output folder that is the input or holds it: writing it could replace the input."""
+    out, src = Path(output).resolve(), Path(source).resolve()
+    if out == src or out in src.parents:
+        raise OutputFolderError(f"{output} would hold {what} {source} itself: choose an output folder outside it")
+
+
+def write_atomically(path: PathLike, text: str) -> None:
+    """Write a text file through a temporary file and a rename: a failure (a full disk) leaves
+    the former file as it was."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def read_json_file(path: PathLike, fix: str) -> object:
+    """Read a JSON file this package wrote; a damaged one is an InputError naming it.
+
+    fix (str): what to do about a damaged file.
+    """
+    try:
+        return srsly.read_json(path)
+    except ValueError as err:
+        raise InputError(f"{path} is damaged (not valid JSON: {err}): {fix}") from None
+
+
+class FolderLock:
+    """An exclusive lock on a folder while one process writes it (a context manager).
+
+    folder (PathLike): the locked folder (its `.lock` file holds the owner's process id).
+    command (str): what holds it, for the message a second process gets.
+    """
+
+    def __init__(self, folder: PathLike, command: str) -> None:
+        self.path = Path(folder) / LOCK
+        self.command = command
+        self._file: Optional[IO[str]] = None
+
+    def acquire(self) -> "FolderLock":
+        if fcntl is None or self._file is not None:
+            return self
+        handle = open(self.path, "a+", encoding="utf8")
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise OutputFolderError(
+                f"{self.path.parent} is in use by {holder}: wait for it to finish (or stop it), or choose another output folder"
+            ) from None
+        try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"process {os.getpid()} ({self.command})\n")
+            handle.flush()
+        except OSError:
+            handle.close()
+            raise
+        self._file = handle
+        return self
+
+    def release(self) -> None:
+        # The file stays: removing it would let a process that opened it just before lock an orphan.
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> "FolderLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
