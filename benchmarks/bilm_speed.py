@@ -8,11 +8,15 @@ one direction after the other), and the largest difference between the two outpu
 
 Methods: "naive" (the baseline), "plain" (our algorithm with torch's default matmul), "ours" (with
 weights prepacked for oneDNN at inference), "ours+cache" (plus the token-layer cache, warm).
+`--precision fp32 bf16` runs "ours" and "ours+cache" at each precision (`BiLM.precision`); a bf16
+row gives its largest absolute difference and smallest per-token cosine against fp32 on all the
+measured sentences.
 
 Each measurement runs in its own process so that peak memory is its own.
 
     python benchmarks/bilm_speed.py                      # small, medium, original
     python benchmarks/bilm_speed.py --sizes small --sentences 64
+    python benchmarks/bilm_speed.py --methods ours --precision fp32 bf16 --sentences 512
 """
 import argparse
 import json
@@ -97,7 +101,7 @@ def naive_forward(bilm, char_ids):  # type: ignore[no-untyped-def]
     return torch.stack(outputs)
 
 
-def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: int, data: Path) -> Dict:
+def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: int, data: Path, precision: str = "fp32") -> Dict:
     import numpy
     import torch
 
@@ -110,6 +114,7 @@ def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: 
     cell, proj, highway = SIZES[size]
     cache_size = 50_000 if method == "ours+cache" else 0
     bilm = BiLM(ElmoOptions(cell_dim=cell, projection_dim=proj, n_highway=highway), cache_size=cache_size).eval()
+    bilm.precision = precision
     sentences, source = read_sentences(data, n_sentences)
     batches = [sentences[i : i + batch_size] for i in range(0, len(sentences), batch_size)]
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -133,9 +138,17 @@ def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: 
         elapsed = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     params = sum(p.numel() for p in bilm.parameters())
+    error = {}
+    if bilm.precision != "fp32":
+        low = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in bilm.embed(sentences)])
+        exact = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in bilm.embed(sentences, precision="fp32")])
+        cos = (low * exact).sum(-1) / numpy.maximum(numpy.linalg.norm(low, axis=-1) * numpy.linalg.norm(exact, axis=-1), 1e-12)
+        error = {"max_abs_diff_vs_fp32": float(numpy.abs(low - exact).max()), "min_cosine_vs_fp32": float(cos.min())}
     return {
         "size": size,
         "method": method,
+        "precision": bilm.precision,
+        **error,
         "params_m": round(params / 1e6, 1),
         "tokens": n_tokens,
         "tokens_per_s": round(n_tokens / elapsed, 1),
@@ -158,28 +171,38 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--precision", nargs="+", default=["fp32"], help="fp32 and/or bf16, for ours and ours+cache")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
-    parser.add_argument("--one", nargs=2, metavar=("SIZE", "METHOD"), help=argparse.SUPPRESS)
+    parser.add_argument("--one", nargs=3, metavar=("SIZE", "METHOD", "PRECISION"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        row = measure(args.one[0], args.one[1], args.sentences, args.batch_size, args.threads, args.data)
+        row = measure(args.one[0], args.one[1], args.sentences, args.batch_size, args.threads, args.data, args.one[2])
         print(json.dumps(row))
         return
     rows = []
-    header = f"{'size':<9}{'method':<12}{'params':>8}{'tokens/s':>10}{'x naive':>9}{'peak MB':>9}{'diff':>10}"
+    header = (f"{'size':<9}{'method':<12}{'prec':<6}{'params':>8}{'tokens/s':>10}{'x naive':>9}{'x fp32':>8}{'peak MB':>9}"
+              f"{'diff':>10}{'vs fp32':>10}{'min cos':>9}")
     print(header)
     for size in args.sizes.split(","):
         baseline = None
+        fp32: Dict[str, float] = {}
         for method in args.methods.split(","):
-            cmd = [sys.executable, __file__, "--one", size, method, "--sentences", str(args.sentences),
-                   "--batch-size", str(args.batch_size), "--threads", str(args.threads), "--data", str(args.data)]
-            row = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
-            rows.append(row)
-            if method == "naive":
-                baseline = row["tokens_per_s"]
-            ratio = f"{row['tokens_per_s'] / baseline:.2f}" if baseline else "-"
-            diff = f"{row['max_abs_diff_vs_naive']:.1e}" if row["max_abs_diff_vs_naive"] is not None else "-"
-            print(f"{size:<9}{method:<12}{row['params_m']:>7}M{row['tokens_per_s']:>10}{ratio:>9}{row['peak_rss_mb']:>9}{diff:>10}", flush=True)
+            for precision in (args.precision if method.startswith("ours") else ["fp32"]):
+                cmd = [sys.executable, __file__, "--one", size, method, precision, "--sentences", str(args.sentences),
+                       "--batch-size", str(args.batch_size), "--threads", str(args.threads), "--data", str(args.data)]
+                row = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
+                rows.append(row)
+                if method == "naive":
+                    baseline = row["tokens_per_s"]
+                if row["precision"] == "fp32":
+                    fp32[method] = row["tokens_per_s"]
+                ratio = f"{row['tokens_per_s'] / baseline:.2f}" if baseline else "-"
+                vs_fp32 = f"{row['tokens_per_s'] / fp32[method]:.2f}" if method in fp32 else "-"
+                diff = f"{row['max_abs_diff_vs_naive']:.1e}" if row["max_abs_diff_vs_naive"] is not None else "-"
+                err = f"{row['max_abs_diff_vs_fp32']:.1e}" if "max_abs_diff_vs_fp32" in row else "-"
+                cos = f"{row['min_cosine_vs_fp32']:.5f}" if "min_cosine_vs_fp32" in row else "-"
+                print(f"{size:<9}{method:<12}{row['precision']:<6}{row['params_m']:>7}M{row['tokens_per_s']:>10}{ratio:>9}{vs_fp32:>8}"
+                      f"{row['peak_rss_mb']:>9}{diff:>10}{err:>10}{cos:>9}", flush=True)
     print(f"data: {rows[0]['data']}; {rows[0]['tokens']} tokens per run; batch {args.batch_size}; "
           f"{args.threads} threads; torch {rows[0]['torch']}")
     if args.json:

@@ -40,18 +40,39 @@ class SharedSoftmax(nn.Module):
 
     def nll(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """RETURNS (torch.Tensor): the summed negative log-likelihood of targets (N,) given
-        hidden (N, P)."""
+        hidden (N, P). Under autocast the logits' matrix products run in its dtype, and the
+        log-softmax and the loss in float32 (bfloat16 log-probabilities lose too much)."""
         if hidden.shape[0] == 0:
-            return hidden.sum() * 0
+            return hidden.float().sum() * 0
         if self.kind == "full":
-            return nn.functional.cross_entropy(self.linear(hidden), targets, reduction="sum")
-        return -self.adaptive(hidden, targets).output.sum()
+            return nn.functional.cross_entropy(self.linear(hidden).float(), targets, reduction="sum")
+        return -_adaptive_log_likelihood(self.adaptive, hidden, targets).sum()
 
     def log_prob(self, hidden: torch.Tensor) -> torch.Tensor:
         """RETURNS (torch.Tensor): (N, V) log-probabilities, exactly normalised."""
         if self.kind == "full":
             return torch.log_softmax(self.linear(hidden), dim=-1)
         return self.adaptive.log_prob(hidden)
+
+
+def _adaptive_log_likelihood(module: nn.AdaptiveLogSoftmaxWithLoss, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """log p(target | hidden) of each row, as `AdaptiveLogSoftmaxWithLoss(hidden, targets).output`
+    computes it (same parameters and sums), with float32 log-softmaxes also under autocast (where
+    PyTorch's own forward fails on mixed dtypes)."""
+    out = torch.zeros(hidden.shape[0], dtype=torch.float32, device=hidden.device)
+    gather = targets.clone()
+    bounds = [0, *module.cutoffs]
+    for i in range(1, len(bounds) - 1):
+        low, high = bounds[i], bounds[i + 1]
+        rows = ((targets >= low) & (targets < high)).nonzero().squeeze(1)
+        if rows.numel() == 0:
+            continue
+        gather.index_fill_(0, rows, module.shortlist_size + i - 1)
+        logits = module.tail[i - 1](hidden.index_select(0, rows)).float()
+        local = torch.log_softmax(logits, dim=1).gather(1, (targets.index_select(0, rows) - low).unsqueeze(1)).squeeze(1)
+        out = out.index_copy(0, rows, local)
+    head = torch.log_softmax(module.head(hidden).float(), dim=1)
+    return out + head.gather(1, gather.unsqueeze(1)).squeeze(1)
 
 
 class BiLanguageModel(nn.Module):
@@ -91,14 +112,11 @@ class BiLanguageModel(nn.Module):
         fwd_t = targets[:, 1:][fwd_mask[:, :-1]]
         bwd_h = top[:, 1:, P:][bwd_mask[:, 1:]]
         bwd_t = targets[:, :-1][bwd_mask[:, 1:]]
-        # The softmax and its loss in float32 also under autocast (bfloat16 log-probabilities
-        # over a large vocabulary lose too much).
-        with torch.autocast(top.device.type, enabled=False):
-            return {
-                "forward": self.softmax.nll(fwd_h.float(), fwd_t),
-                "backward": self.softmax.nll(bwd_h.float(), bwd_t),
-                "n_tokens": fwd_mask.sum(),
-            }
+        return {
+            "forward": self.softmax.nll(fwd_h, fwd_t),
+            "backward": self.softmax.nll(bwd_h, bwd_t),
+            "n_tokens": fwd_mask.sum(),
+        }
 
 
 def batch_targets(sentences: Sequence[Sequence[str]], word_ids: Dict[str, int], unk_id: int, bos_id: int, eos_id: int) -> torch.Tensor:

@@ -9,7 +9,7 @@ Gate columns are kept in the order [i, f, o, j] (the original files use [i, j, f
 sigmoid gates are one contiguous block. `bias` holds the file's values; the constant forget bias
 of +1 that TF adds at run time lives in a buffer, so saving gives back the file bit for bit.
 """
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 from torch import nn
@@ -91,9 +91,23 @@ class BiLstmLayer(nn.Module):
         out = torch.cat([r[0] for r in runs])
         return out, (torch.cat([r[1][0] for r in runs]), torch.cat([r[1][1] for r in runs]))
 
-    def _matmul(self, dirs: slice, x: torch.Tensor, name: str, add: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def _weights(self, dirs: slice) -> Dict[str, torch.Tensor]:
+        """The weights of the directions `dirs`, taken once per run: sliced (and, under autocast,
+        cast to its dtype) once rather than at every step, where autograd would allocate a
+        full-size zero gradient for each slice and autocast would cast a view again each time."""
+        names = ["input_weight", "hidden_weight"] + (["proj_weight"] if self.proj_weight is not None else [])
+        weights = {name: getattr(self, name) if dirs == slice(0, 2) else getattr(self, name)[dirs] for name in names}
+        device = self.input_weight.device.type
+        if torch.is_autocast_enabled(device) and torch.is_grad_enabled():
+            dtype = torch.get_autocast_dtype(device)
+            weights = {name: w.to(dtype) for name, w in weights.items()}
+        return weights
+
+    def _matmul(
+        self, dirs: slice, x: torch.Tensor, name: str, weights: Dict[str, torch.Tensor], add: Optional[torch.Tensor] = None
+    ) -> torch.Tensor:
         """`add + x @ weight` for the directions `dirs`; x (D, M, K)."""
-        weight = getattr(self, name)[dirs]
+        weight = weights[name]
         if x.shape[0] == 1 and self.packs.usable(x, weight[0]):
             out = self.packs.matmul(x[0], weight[0], (name, dirs.start)).unsqueeze(0)
             return out if add is None else out.add_(add)
@@ -104,13 +118,14 @@ class BiLstmLayer(nn.Module):
     ) -> Tuple[torch.Tensor, LstmState]:
         n_dirs, n_steps, batch = x.shape[0], x.shape[1], x.shape[2]
         C = self.cell_dim
+        weights = self._weights(dirs)
         bias = (self.bias[dirs] + self.forget_bias).unsqueeze(1)
         # The input half of every gate for all steps in one matmul.
-        xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", add=bias)
+        xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", weights, add=bias)
         # One tensor per step: indexing the whole (D, T, B, 4C) tensor at each step would make
         # autograd write a full-size zero gradient per step (quadratic in T).
-        xw_steps = xw.view(n_dirs, n_steps, batch, 4 * C).unbind(1)
         c, h = state
+        xw_steps = xw.view(n_dirs, n_steps, batch, 4 * C).unbind(1)
         # Rows are sorted by decreasing length, so finished rows are a suffix: their final
         # state is set aside once, rather than carried along at every step.
         finished: List[LstmState] = []
@@ -124,10 +139,10 @@ class BiLstmLayer(nn.Module):
             if b == 0:
                 break
             # (a slice of all rows would still cost autograd a full-size zero gradient)
-            z = self._matmul(dirs, h, "hidden_weight", add=xw_steps[t] if b == batch else xw_steps[t][:, :b])
+            z = self._matmul(dirs, h, "hidden_weight", weights, add=xw_steps[t] if b == batch else xw_steps[t][:, :b])
             c, h = self.cell(z, c, C, self.cell_clip)
             if self.proj_weight is not None:
-                h = self._matmul(dirs, h, "proj_weight")
+                h = self._matmul(dirs, h, "proj_weight", weights)
                 if self.proj_clip is not None:
                     h = h.clamp(-self.proj_clip, self.proj_clip)
             outputs.append(h if b == batch else nn.functional.pad(h, (0, 0, 0, batch - b)))

@@ -5,6 +5,11 @@ a 512 x 16384 weight, once per LSTM step), oneDNN with a prepacked weight runs 2
 computes the same sums in another order, so results differ only by float32 rounding. It is used
 only where it can be and pays off: no autograd, CPU, float32, a weight of at least 2^18 elements,
 and a PyTorch build that has the operators; everywhere else this is a plain matmul.
+
+With `dtype = torch.bfloat16` (the biLM's "bf16" precision) the weights are packed in bfloat16
+and the products run on the CPU's bfloat16 units (AVX-512 BF16, AMX), about twice the float32
+products' speed here; inputs are rounded to bfloat16, sums accumulate in float32 and the result
+comes back as float32, so everything around the products stays float32.
 """
 from typing import Any, Dict, Hashable, Optional
 
@@ -14,6 +19,7 @@ _ROWS_HINT = 32  # oneDNN picks its blocking for about this many rows; any count
 # Below this many weight elements a oneDNN call costs more than it saves (tiny test models).
 _MIN_WEIGHT_ELEMENTS = 1 << 18
 _available: Optional[bool] = None
+_bf16_available: Optional[bool] = None
 
 
 def onednn_available() -> bool:
@@ -29,6 +35,22 @@ def onednn_available() -> bool:
     return _available
 
 
+def onednn_bf16_available() -> bool:
+    """RETURNS (bool): whether prepacked bfloat16 products run on this CPU's bfloat16 units."""
+    global _bf16_available
+    if _bf16_available is None:
+        try:
+            supported = onednn_available() and bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+            if supported:
+                w = torch.ops.mkldnn._reorder_linear_weight(torch.ones(3, 2, dtype=torch.bfloat16), _ROWS_HINT)
+                y = torch.ops.mkldnn._linear_pointwise(torch.ones(1, 2, dtype=torch.bfloat16), w, None, "none", [], "")
+                supported = float(y.float().sum()) == 6.0
+            _bf16_available = supported
+        except (AttributeError, RuntimeError):
+            _bf16_available = False
+    return _bf16_available
+
+
 class PackedWeights:
     """The prepacked copies of a module's weights, keyed by the caller. Call `clear` whenever
     the weights may have changed. Never pickled: a copy of the module starts empty."""
@@ -37,6 +59,12 @@ class PackedWeights:
 
     def __init__(self) -> None:
         self._packs: Dict[Hashable, torch.Tensor] = {}
+        self.dtype = torch.float32  # of the packed weights and the products
+
+    def set_dtype(self, dtype: torch.dtype) -> None:
+        if dtype != self.dtype:
+            self.dtype = dtype
+            self.clear()
 
     def clear(self) -> None:
         self._packs.clear()
@@ -49,6 +77,7 @@ class PackedWeights:
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self._packs = {}
+        self.dtype = torch.float32
 
     def usable(self, x: torch.Tensor, weight: torch.Tensor) -> bool:
         return (
@@ -66,8 +95,8 @@ class PackedWeights:
             return x @ weight
         packed = self._packs.get(key)
         if packed is None:
-            packed = torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous(), _ROWS_HINT)
+            packed = torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous().to(self.dtype), _ROWS_HINT)
             self._packs[key] = packed
-        rows = x.reshape(-1, x.shape[-1])
-        out = torch.ops.mkldnn._linear_pointwise(rows, packed, None, "none", [], "")
+        rows = x.reshape(-1, x.shape[-1]).to(self.dtype)
+        out = torch.ops.mkldnn._linear_pointwise(rows, packed, None, "none", [], "").to(x.dtype)
         return out.view(*x.shape[:-1], weight.shape[1])

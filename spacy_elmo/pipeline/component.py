@@ -17,6 +17,7 @@ from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats3d
 
 from ..bilm import DEFAULT_CACHE_SIZE, BiLM, ElmoFormatError, ElmoOptions
+from ..bilm.model import PRECISIONS
 from ..layers.bilm_model import DEFAULT_BATCH_SIZE, bilm_config, get_bilm, load_weights_into, set_replace_listener_hooks
 from ..layers.listener import ElmoListener, no_gradient
 from .elmo_data import DTYPES, ElmoData, register_extensions
@@ -50,6 +51,7 @@ os.register_at_fork(after_in_child=_one_thread_in_forked_child)
         "cache_mb": 2048,
         "cache_dtype": "float16",
         "vectors": None,
+        "precision": "fp32",
     },
 )
 def make_elmo(
@@ -64,6 +66,7 @@ def make_elmo(
     cache_mb: float,
     cache_dtype: str,
     vectors: Optional[Union[str, List[float]]],
+    precision: str,
 ) -> "Elmo":
     """Create an `elmo` component: runs the biLM and sets `doc._.elmo`.
 
@@ -82,10 +85,14 @@ def make_elmo(
     vectors (Optional[Union[str, List[float]]]): make token.vector, span.vector, doc.vector and
         .similarity come from ELMo: "top" (the top layer), "average" (of the L + 1 layers) or one
         weight per layer; null leaves spaCy's vectors alone.
+    precision (str): "fp32", or "bf16": the biLM's matrix products in bfloat16 at inference on
+        CPUs with bfloat16 units (float32 sums and layers; see `BiLM.precision`). Training
+        updates are unaffected.
     """
     elmo = Elmo(
         nlp.vocab, model, name, dtype=dtype, frozen=frozen, lr_scale=lr_scale, batch_size=batch_size,
         token_cache_size=token_cache_size, cache_mb=cache_mb, cache_dtype=cache_dtype, vectors=vectors,
+        precision=precision,
     )
     if elmo.vector_weights is not None:
         keep_hooks_across_processes(nlp)
@@ -110,6 +117,7 @@ class Elmo(TrainablePipe):
         cache_mb: float = 2048,
         cache_dtype: str = "float16",
         vectors: VectorSetting = None,
+        precision: str = "fp32",
     ) -> None:
         if dtype not in DTYPES:
             raise ValueError(f"[{name}] dtype must be one of {DTYPES}, got {dtype!r}")
@@ -128,6 +136,9 @@ class Elmo(TrainablePipe):
         self.batch_size = batch_size
         self.lr_scale = lr_scale
         self.token_cache_size = token_cache_size
+        if precision not in PRECISIONS:
+            raise ValueError(f"[{name}] precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        self.precision = precision
         self.vector_weights = layer_weights(vectors, self.options.n_layers + 1)
         self._warned_random = False
         self.cache = LayerCache(cache_mb if frozen else 0, cache_dtype)
@@ -144,6 +155,7 @@ class Elmo(TrainablePipe):
         if not self.model.attrs.get("own_batching"):
             self.model.attrs["batch_size"] = self.batch_size
             self.bilm.cache_size = self.token_cache_size
+        self.bilm.precision = self.precision
 
     @property
     def frozen(self) -> bool:

@@ -1,0 +1,72 @@
+"""bfloat16 products at inference: close to float32 at the released sizes, validated, and a
+clear fall-back where the CPU has no bfloat16 units."""
+import numpy
+import pytest
+import torch
+
+from spacy_elmo.bilm import BiLM, ElmoOptions
+from spacy_elmo.bilm.packed_matmul import onednn_bf16_available
+
+from ..helpers import tiny_bilm
+
+SENTENCES = [["The", "cat", "sat", "on", "the", "mat", "."], ["Zürich", "'s", "stocks", "rose", "5", "%"], ["Hi"]]
+SIZES = {"small": (1024, 128, 1), "medium": (2048, 256, 1), "original": (4096, 512, 2)}
+needs_bf16 = pytest.mark.skipif(not onednn_bf16_available(), reason="this CPU has no bfloat16 matrix units (or PyTorch no oneDNN)")
+
+
+@needs_bf16
+@pytest.mark.parametrize("size", list(SIZES))
+def test_bf16_is_close_to_fp32_at_the_released_sizes(size):
+    """Random weights at each released size: every token's vector within 0.05 (values are
+    about 0.25 on average) and a cosine of at least 0.9995 to float32's; float32 arrays out."""
+    cell, proj, highway = SIZES[size]
+    torch.manual_seed(0)
+    bilm = BiLM(ElmoOptions(cell_dim=cell, projection_dim=proj, n_highway=highway), cache_size=0).eval()
+    fp32 = bilm.embed(SENTENCES)
+    bf16 = bilm.embed(SENTENCES, precision="bf16")
+    assert bilm.precision == "fp32"  # for the call only
+    for a, b in zip(fp32, bf16):
+        assert b.dtype == numpy.float32 and b.shape == a.shape
+        assert numpy.abs(a - b).max() < 0.05
+        cos = (a * b).sum(-1) / (numpy.linalg.norm(a, axis=-1) * numpy.linalg.norm(b, axis=-1))
+        assert cos.min() > 0.9995
+        assert numpy.abs(a - b).max() > 0  # bf16 products did run
+    numpy.testing.assert_array_equal(bilm.embed(SENTENCES)[0], fp32[0])  # fp32 as it was
+
+
+def test_precision_is_validated():
+    bilm = tiny_bilm()
+    with pytest.raises(ValueError, match="fp32, bf16"):
+        bilm.precision = "fp16"
+
+
+def test_no_bf16_units_falls_back_to_fp32_with_a_message(monkeypatch):
+    import spacy_elmo.bilm.model as model
+
+    monkeypatch.setattr(model, "onednn_bf16_available", lambda: False)
+    bilm = tiny_bilm()
+    with pytest.warns(UserWarning, match="runs in float32"):
+        bilm.precision = "bf16"
+    assert bilm.precision == "fp32"
+
+
+@needs_bf16
+def test_the_component_takes_precision_from_its_config(tmp_path):
+    import spacy
+
+    from spacy_elmo import add_elmo, save_original
+
+    cell, proj, highway = SIZES["small"]
+    torch.manual_seed(0)
+    save_original(BiLM(ElmoOptions(cell_dim=cell, projection_dim=proj, n_highway=highway)), tmp_path / "options.json", tmp_path / "weights.hdf5")
+    nlp = spacy.blank("en")
+    add_elmo(nlp, tmp_path / "options.json", tmp_path / "weights.hdf5")
+    nlp.to_disk(tmp_path / "p")
+    fp32 = nlp("The cat sat on the mat .")._.elmo.layers
+    loaded = spacy.load(tmp_path / "p", config={"components": {"elmo": {"precision": "bf16"}}})
+    assert loaded.get_pipe("elmo").bilm.precision == "bf16"
+    bf16 = loaded("The cat sat on the mat .")._.elmo.layers
+    assert bf16.dtype == numpy.float32
+    assert 0 < numpy.abs(bf16 - fp32).max() < 0.05
+    with pytest.raises(ValueError, match="precision must be one of"):
+        spacy.load(tmp_path / "p", config={"components": {"elmo": {"precision": "int8"}}})
