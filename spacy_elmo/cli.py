@@ -123,7 +123,8 @@ def pretrain_cli(
     if filled.get("paths", {}).get("train") is None:
         raise typer.BadParameter("set the training corpus: --paths.train FILE_OR_FOLDER", param_hint="CONFIG")
     result = pretrain(filled, output, resume=resume, gpu_id=gpu_id, overwrite=overwrite)
-    typer.echo(f"Done: {result['step']} steps, {result['tokens']} tokens, best dev perplexity {result['best_dev_ppl']:.2f}")
+    warmup = f" ({result['warmup_dev_ppl']:.2f} after the softmax warm-up, with the biLM as given)" if "warmup_dev_ppl" in result else ""
+    typer.echo(f"Done: {result['step']} steps, {result['tokens']} tokens, best dev perplexity {result['best_dev_ppl']:.2f}{warmup}")
 
 
 @command("perplexity")

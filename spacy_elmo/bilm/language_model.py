@@ -89,6 +89,7 @@ class BiLanguageModel(nn.Module):
         self.softmax = softmax
         self.dropout = dropout
         bilm.dropout = dropout
+        self.freeze_bilm = False  # run the biLM without gradients (only the softmax learns)
 
     def forward(self, batch: CharBatch, target_ids: torch.Tensor) -> Dict[str, torch.Tensor]:
         """Summed NLLs of a batch.
@@ -99,7 +100,8 @@ class BiLanguageModel(nn.Module):
             the number of predictions per direction.
         """
         P = self.bilm.options.projection_dim
-        top = self.bilm(batch)[-1]  # (B, T, 2P)
+        with torch.set_grad_enabled(torch.is_grad_enabled() and not self.freeze_bilm):
+            top = self.bilm(batch)[-1]  # (B, T, 2P)
         if self.training and self.dropout > 0:
             top = nn.functional.dropout(top, self.dropout, training=True)
         targets = target_ids.to(top.device)

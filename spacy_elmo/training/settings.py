@@ -53,6 +53,11 @@ log_every = 20
 eval_every = 200
 checkpoint_every = 100
 dev_max_sentences = 2000
+# fine-tuning a biLM that comes without its softmax (e.g. a released ELMo, [paths] init_bilm):
+# train the new softmax alone for this many steps first (the biLM frozen; 0 = off), and the
+# biLM's learning rate as a fraction of learn_rate
+softmax_warmup_steps = 0
+bilm_lr_scale = 1.0
 # "no" or "bf16": autocast the forward pass to bfloat16 (weights and optimizer stay float32)
 mixed_precision = "no"
 # compile the LSTM cell's elementwise work with torch.compile (fewer kernels on CUDA)

@@ -131,12 +131,21 @@ def build_bilm(block: Dict[str, Any]) -> BiLM:
     return BiLM(ElmoOptions.from_config(block))
 
 
-def _optimizer(params: List[nn.Parameter], settings: Dict[str, Any], device: torch.device) -> torch.optim.Optimizer:
+def _optimizer(lm: BiLanguageModel, settings: Dict[str, Any], device: torch.device) -> torch.optim.Optimizer:
+    """One parameter group, or with `bilm_lr_scale` != 1 two: the biLM's (at that fraction of
+    the learning rate) and the softmax's."""
     name = settings["optimizer"].lower()
+    scale = settings["bilm_lr_scale"]
+    if not scale > 0:
+        raise ValueError(f"[training] bilm_lr_scale must be positive, got {scale}")
+    lr = settings["learn_rate"]
+    params: Any = list(lm.parameters())
+    if scale != 1.0:
+        params = [{"params": list(lm.bilm.parameters()), "lr": lr * scale}, {"params": list(lm.softmax.parameters())}]
     if name == "adam":
-        return torch.optim.Adam(params, lr=settings["learn_rate"], fused=device.type == "cuda" or None)
+        return torch.optim.Adam(params, lr=lr, fused=device.type == "cuda" or None)
     if name == "adagrad":  # as in the original training code
-        return torch.optim.Adagrad(params, lr=settings["learn_rate"], initial_accumulator_value=1.0)
+        return torch.optim.Adagrad(params, lr=lr, initial_accumulator_value=1.0)
     raise ValueError(f"[training] optimizer must be 'adam' or 'adagrad', got {settings['optimizer']!r}")
 
 
@@ -242,7 +251,10 @@ class Pretrainer:
         self.hold_out = corpus_cfg["dev_every_nth_doc"] if self.config["paths"]["dev"] is None else 0
         self.train_sentences = self.corpus.select(self.hold_out, rank=self.rank, world_size=self.world)
         self.lm = self._build_model()
-        self.optimizer = _optimizer(list(self.lm.parameters()), self.settings, self.device)
+        self.optimizer = _optimizer(self.lm, self.settings, self.device)
+        self.softmax_warmup = int(self.settings["softmax_warmup_steps"])
+        if self.softmax_warmup < 0:
+            raise ValueError(f"[training] softmax_warmup_steps must be >= 0, got {self.softmax_warmup}")
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(self.settings))
         self.autocast = _autocast(self.device, self.settings["mixed_precision"])
         self.step, self.elapsed, self.tokens_seen, self.best = 0, 0.0, 0, math.inf
@@ -251,12 +263,13 @@ class Pretrainer:
             self._restore(self.checkpoint)
         self.model: nn.Module = self.lm
         if self.world > 1:
-            self.model = nn.parallel.DistributedDataParallel(self.lm, find_unused_parameters=self.softmax.kind == "adaptive")
+            self.model = nn.parallel.DistributedDataParallel(self.lm, find_unused_parameters=self.softmax.kind == "adaptive" or self.softmax_warmup > 0)
         self.dev_sentences = self._dev_sentences() if self.rank == 0 else []
         self.log_path = self.output / "log.jsonl"
         self.last_eval: Dict[str, float] = {}
         self.last_eval_step = -1
         self.last_loss = 0.0
+        self.warmup_eval: Optional[Dict[str, float]] = None
         self._said_no_plot = False
         self.log_step, self.finalize_log = (lambda info: None), (lambda: None)
         if self.rank == 0:
@@ -335,6 +348,11 @@ class Pretrainer:
 
     def _restore(self, checkpoint: Dict[str, Any]) -> None:
         self.lm.load_state_dict(checkpoint["model"])
+        if len(checkpoint["optimizer"]["param_groups"]) != len(self.optimizer.param_groups):
+            raise InputError(
+                f"{self.output / 'checkpoint.pt'} was written with [training] bilm_lr_scale "
+                f"{'= 1' if len(checkpoint['optimizer']['param_groups']) == 1 else '!= 1'}: resume with the setting of that run"
+            )
         self.optimizer.load_state_dict(checkpoint["optimizer"])
         self.scheduler.load_state_dict(checkpoint["scheduler"])
         set_rng_state(checkpoint["rng"])
@@ -382,7 +400,10 @@ class Pretrainer:
             self.finalize_log()
         if self.world > 1:
             torch.distributed.barrier()
-        return {"step": self.step, "elapsed_s": self.elapsed, "tokens": self.tokens_seen, "best_dev_ppl": self.best, "last_eval": self.last_eval}
+        result = {"step": self.step, "elapsed_s": self.elapsed, "tokens": self.tokens_seen, "best_dev_ppl": self.best, "last_eval": self.last_eval}
+        if self.warmup_eval is not None:
+            result["warmup_dev_ppl"] = self.warmup_eval["average"]
+        return result
 
     def _train(self, batches: Iterator[TrainingBatch], started: float) -> None:
         settings = self.settings
@@ -398,9 +419,13 @@ class Pretrainer:
             if self.step % settings["log_every"] == 0:
                 self._log_progress(window)
                 window = _Window(self.device)
-            if self.step % settings["eval_every"] == 0:
+            if self.step % settings["eval_every"] == 0 or self.step == self.softmax_warmup:
                 self.evaluate()
                 self._plot()
+            if self.step == self.softmax_warmup and self.last_eval_step == self.step and self.rank == 0 and self.dev_sentences:
+                self.warmup_eval = dict(self.last_eval)
+                self.log(f"step {self.step:>7}  softmax warm-up done: dev perplexity {self.last_eval['average']:.2f} with the biLM as it "
+                         "was given (from here on the biLM trains too)")
             if self.step % settings["checkpoint_every"] == 0:
                 self.save()
         if self.last_eval_step != self.step:
@@ -409,8 +434,10 @@ class Pretrainer:
         self._plot()
 
     def train_step(self, batch: TrainingBatch) -> torch.Tensor:
-        """One update on `batch`. RETURNS (torch.Tensor): the mean loss, on the device (reading it
-        would wait for the device)."""
+        """One update on `batch`: of the softmax alone during the first `softmax_warmup_steps`
+        (the biLM runs without gradients), of everything after. RETURNS (torch.Tensor): the mean
+        loss, on the device (reading it would wait for the device)."""
+        self.lm.freeze_bilm = self.step < self.softmax_warmup
         with self.autocast():
             out = self.model(batch.chars, batch.targets)
         loss = (out["forward"] + out["backward"]).float() / (2 * max(1, batch.n_tokens))
@@ -439,8 +466,10 @@ class Pretrainer:
         self.last_eval_step = self.step
         result = evaluate(self.lm, self.vocab, self.dev_sentences, self.settings["batch_tokens"])
         self.last_eval = result
+        warmup_end = {"softmax_warmup_end": True} if 0 < self.softmax_warmup == self.step else {}
         self._write_log({"step": self.step, "elapsed_s": round(self.elapsed, 1), "tokens": self.tokens_seen,
-                         "dev_ppl": result["average"], "dev_ppl_forward": result["forward"], "dev_ppl_backward": result["backward"]})
+                         "dev_ppl": result["average"], "dev_ppl_forward": result["forward"], "dev_ppl_backward": result["backward"],
+                         **warmup_end})
         if result["average"] < self.best:
             self.best = result["average"]
             save_model_dir(self.output / "model-best", self.bilm, self.vocab, self.softmax)

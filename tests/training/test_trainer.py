@@ -112,3 +112,41 @@ def test_the_softmax_loss_stays_float32_under_bf16_autocast(kind):
     assert float(low) == pytest.approx(float(exact), rel=1e-2)
     if kind == "adaptive":  # the same sums as PyTorch's own module in float32
         assert float(exact) == pytest.approx(float(-softmax.adaptive(hidden, targets).output.sum()), rel=1e-6)
+
+
+def test_softmax_warmup_trains_the_softmax_alone_then_everything(corpus_file, tmp_path):  # noqa: F811
+    """Fine-tuning a biLM without its softmax: the first steps leave the biLM as it was and
+    train the new softmax; the dev perplexity at that point is logged and returned."""
+    config = _config(corpus_file, **{"training.max_steps": 6, "training.softmax_warmup_steps": 3, "training.eval_every": 100})
+    trainer = Pretrainer(config, tmp_path / "o", log=lambda s: None)
+    bilm_before = {k: v.clone() for k, v in trainer.bilm.state_dict().items()}
+    softmax_before = {k: v.clone() for k, v in trainer.softmax.state_dict().items()}
+    snapshots = {}
+    original_step = trainer.train_step
+
+    def step_and_record(batch):
+        loss = original_step(batch)
+        snapshots[trainer.step + 1] = {k: v.clone() for k, v in trainer.bilm.state_dict().items()}
+        return loss
+
+    trainer.train_step = step_and_record
+    result = trainer.run()
+    trainer.close()
+    for name, value in snapshots[3].items():
+        assert torch.equal(value, bilm_before[name]), name  # frozen through step 3
+    assert any(not torch.equal(v, bilm_before[k]) for k, v in snapshots[4].items())  # trains from step 4
+    assert any(not torch.equal(v, softmax_before[k]) for k, v in trainer.softmax.state_dict().items())
+    log = [json.loads(line) for line in (tmp_path / "o" / "log.jsonl").read_text().splitlines()]
+    marked = [entry for entry in log if entry.get("softmax_warmup_end")]
+    assert len(marked) == 1 and marked[0]["step"] == 3
+    assert result["warmup_dev_ppl"] == pytest.approx(marked[0]["dev_ppl"]) and math.isfinite(result["warmup_dev_ppl"])
+
+
+def test_bilm_lr_scale_gives_the_biLM_its_own_rate(corpus_file, tmp_path):  # noqa: F811
+    trainer = Pretrainer(_config(corpus_file, **{"training.bilm_lr_scale": 0.1, "training.learn_rate": 0.01}), tmp_path / "o", log=lambda s: None)
+    groups = trainer.optimizer.param_groups
+    assert [g["lr"] for g in groups] == pytest.approx([0.001, 0.01])
+    assert {id(p) for p in groups[0]["params"]} == {id(p) for p in trainer.bilm.parameters()}
+    trainer.close()
+    with pytest.raises(ValueError, match="bilm_lr_scale must be positive"):
+        Pretrainer(_config(corpus_file, **{"training.bilm_lr_scale": 0.0}), tmp_path / "p", log=lambda s: None)
