@@ -13,7 +13,7 @@ import srsly
 from spacy_elmo import load_original
 
 REPO = Path(__file__).resolve().parents[1]
-ROWS = ["no pretraining", "ELMo", "spacy pretrain"]
+ROWS = ["no pretraining", "ELMo", "ELMo, biLM adapted to the task text", "spacy pretrain"]
 
 
 def _copy_project(project: str, tmp_path: Path) -> Path:
@@ -49,7 +49,10 @@ def test_smoke_workflow(project, task, score, shared_data, tmp_path):
         assert row["train_minutes"] is not None and row["train_cpu_minutes"] is not None
     assert result["pretraining"]["elmo"]["steps"] == 8
     assert result["pretraining"]["spacy_pretrain"]["words"] > 0
-    assert (metrics / "results.md").read_text().count("\n| ") == 4
+    assert (metrics / "results.md").read_text().count("\n| ") == 5
+    adapted = result["pretraining"]["adapted"]  # the biLM fine-tuned on the slice's training text
+    assert adapted["steps"] > 2 and adapted["dev_perplexity_as_given"] > 0 and adapted["dev_perplexity"] > 0
+    assert "Adapted biLM" in (metrics / "results.md").read_text()
     assert (metrics / "results.png").stat().st_size > 0
 
     # The ELMo row ran on the biLM pretrained in the workflow, unchanged (frozen).

@@ -100,6 +100,16 @@ def _pretraining(training: Path) -> Dict[str, Dict]:
             "steps": bilm_log[-1]["step"],
             "dev_perplexity": round(min(e["dev_ppl"] for e in evals), 2) if evals else None,
         }
+    adapt_log = _read_jsonl(training / "bilm_adapted" / "log.jsonl")
+    if adapt_log:
+        evals = [e for e in adapt_log if "dev_ppl" in e]
+        warmup = [e["dev_ppl"] for e in evals if e.get("softmax_warmup_end")]
+        info["adapted"] = {
+            "minutes": round(adapt_log[-1]["elapsed_s"] / 60, 1),
+            "steps": adapt_log[-1]["step"],
+            "dev_perplexity_as_given": round(warmup[0], 2) if warmup else None,
+            "dev_perplexity": round(min(e["dev_ppl"] for e in evals), 2) if evals else None,
+        }
     budget = _read_json(training / "spacy_pretrain" / "budget.json")
     if budget:
         info["spacy_pretrain"] = {"minutes": budget["minutes"], "words": budget["words"]}
@@ -141,6 +151,12 @@ def _markdown(result: Dict) -> str:
         lines.append(
             f"ELMo biLM: {e['minutes']} min of pretraining, {e['steps']} steps, {e['tokens']:,} tokens, "
             f"best dev perplexity {e['dev_perplexity']}."
+        )
+    if "adapted" in pre:
+        a = pre["adapted"]
+        lines.append(
+            f"Adapted biLM: {a['minutes']} min, {a['steps']} steps on the training split's text; dev perplexity on the task's "
+            f"dev text {a['dev_perplexity_as_given']} with the biLM as given (after the softmax warm-up), {a['dev_perplexity']} adapted."
         )
     if "spacy_pretrain" in pre:
         s = pre["spacy_pretrain"]

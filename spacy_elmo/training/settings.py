@@ -49,6 +49,9 @@ dropout = 0.1
 batch_tokens = 2048
 max_steps = 0
 max_minutes = 60
+# passes over the training text after the softmax warm-up (fractions allowed; 0 = no limit);
+# training stops at whichever of max_steps, max_minutes and max_epochs comes first
+max_epochs = 0
 log_every = 20
 eval_every = 200
 checkpoint_every = 100

@@ -258,6 +258,11 @@ class Pretrainer:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(self.settings))
         self.autocast = _autocast(self.device, self.settings["mixed_precision"])
         self.step, self.elapsed, self.tokens_seen, self.best = 0, 0.0, 0, math.inf
+        self.warmup_tokens = 0  # tokens_seen when the softmax warm-up ended
+        # predictions per direction in one pass over the training text (all processes')
+        self.epoch_tokens = int((self.corpus.lengths[self.train_sentences].astype("int64") + 1).sum()) * self.world
+        if self.settings["max_epochs"] < 0:
+            raise ValueError(f"[training] max_epochs must be >= 0, got {self.settings['max_epochs']}")
         self.position = CorpusPosition()
         if self.checkpoint is not None:
             self._restore(self.checkpoint)
@@ -358,6 +363,7 @@ class Pretrainer:
         set_rng_state(checkpoint["rng"])
         self.step, self.elapsed, self.tokens_seen = checkpoint["step"], checkpoint["elapsed"], checkpoint["tokens"]
         self.best = checkpoint["best_dev_ppl"]
+        self.warmup_tokens = checkpoint.get("warmup_tokens", 0)
         self.position = CorpusPosition(**checkpoint["position"])
         p = self.position
         self.log(f"Resumed at step {self.step} (epoch {p.epoch}, pool {p.pool}, batch {p.batch})")
@@ -416,6 +422,8 @@ class Pretrainer:
             self.tokens_seen += batch.n_tokens * self.world
             self.elapsed = time.perf_counter() - started
             self.log_step(None)
+            if self.step == self.softmax_warmup:
+                self.warmup_tokens = self.tokens_seen
             if self.step % settings["log_every"] == 0:
                 self._log_progress(window)
                 window = _Window(self.device)
@@ -452,6 +460,9 @@ class Pretrainer:
     def _should_stop(self) -> bool:
         max_steps, max_seconds = self.settings["max_steps"], self.settings["max_minutes"] * 60
         stop = (max_steps > 0 and self.step >= max_steps) or (max_seconds > 0 and self.elapsed >= max_seconds)
+        max_epochs = self.settings["max_epochs"]
+        if max_epochs > 0 and self.step >= self.softmax_warmup:
+            stop = stop or self.tokens_seen - self.warmup_tokens >= max_epochs * self.epoch_tokens
         if self.world > 1 and max_seconds > 0:
             # Clocks differ between processes: rank 0 decides, so that all stop at the same step.
             flag = torch.tensor([float(stop)], device=self.device if self.device.type == "cuda" else "cpu")
@@ -488,6 +499,7 @@ class Pretrainer:
             "elapsed": self.elapsed,
             "tokens": self.tokens_seen,
             "best_dev_ppl": self.best,
+            "warmup_tokens": self.warmup_tokens,
             "position": self.position.to_dict(),
         }
         save_checkpoint(self.output, state)

@@ -150,3 +150,15 @@ def test_bilm_lr_scale_gives_the_biLM_its_own_rate(corpus_file, tmp_path):  # no
     trainer.close()
     with pytest.raises(ValueError, match="bilm_lr_scale must be positive"):
         Pretrainer(_config(corpus_file, **{"training.bilm_lr_scale": 0.0}), tmp_path / "p", log=lambda s: None)
+
+
+def test_max_epochs_counts_passes_after_the_softmax_warmup(corpus_file, tmp_path):  # noqa: F811
+    settings = {"training.max_steps": 0, "training.max_minutes": 0, "training.max_epochs": 1, "training.softmax_warmup_steps": 2}
+    trainer = Pretrainer(_config(corpus_file, **settings), tmp_path / "o", log=lambda s: None)
+    # hand count: one prediction per word and one for </S>, per direction, over the training text
+    sentences = [trainer.corpus.sentence(i) for i in trainer.train_sentences]
+    assert trainer.epoch_tokens == sum(len(s) + 1 for s in sentences)
+    result = trainer.run()
+    trainer.close()
+    after_warmup = result["tokens"] - trainer.warmup_tokens
+    assert trainer.warmup_tokens > 0 and trainer.epoch_tokens <= after_warmup < trainer.epoch_tokens + 64
