@@ -1,5 +1,4 @@
-"""The biLM as a Thinc model over Docs: `spacy-elmo.BiLM.v2` (and v1, which still loads)."""
-import functools
+"""The biLM as a Thinc model over Docs: `spacy-elmo.BiLM.v2` (v1, which still loads: legacy.py)."""
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
@@ -11,7 +10,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3
 from thinc.types import Floats3d, Floats4d
 
-from ..bilm import BiLM, CharBatch, ElmoFormatError, ElmoOptions, read_weights
+from ..bilm import BiLM, CharBatch, ElmoOptions, read_weights
 from .segments import Segment, SequenceGetter, batches_by_length, configure_sentences
 
 ElmoModelT = Model[List[Doc], List[Floats3d]]
@@ -36,27 +35,7 @@ def build_bilm_model_v2(sequences: SequenceGetter, **hyperparameters: Any) -> El
     return wrap_bilm(BiLM(ElmoOptions.from_config(hyperparameters)), sequences)
 
 
-def build_bilm_model_v1(
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    window_size: int = 128,
-    cache_size: int = 50_000,
-    punct_sentences: bool = False,
-    **hyperparameters: Any,
-) -> ElmoModelT:
-    """`spacy-elmo.BiLM.v1`: the hyperparameters and the runtime settings in one block (v2 moves
-    the segmentation into a `sequences` block, batch_size and cache_size to the component). Kept so
-    that v1 configs and pipelines load; such a model keeps its own batch_size and cache_size.
-    """
-    model = wrap_bilm(
-        BiLM(ElmoOptions.from_config(hyperparameters), cache_size=cache_size),
-        configure_sentences(window_size, punct_sentences),
-        batch_size=batch_size,
-    )
-    model.attrs["own_batching"] = True
-    return model
-
-
-def _with_hyperparameters(func: Callable) -> Callable:
+def with_hyperparameters(func: Callable) -> Callable:
     """Give `func` (which takes **hyperparameters) the explicit signature that spaCy's config
     system validates against: its own arguments plus every field of ElmoOptions, typed, with the
     defaults of ElmoOptions."""
@@ -74,8 +53,7 @@ def _with_hyperparameters(func: Callable) -> Callable:
     return func
 
 
-build_bilm_model = registry.architectures("spacy-elmo.BiLM.v2")(_with_hyperparameters(build_bilm_model_v2))
-registry.architectures("spacy-elmo.BiLM.v1")(_with_hyperparameters(build_bilm_model_v1))
+registry.architectures("spacy-elmo.BiLM.v2")(with_hyperparameters(build_bilm_model_v2))
 
 
 def bilm_config(options: ElmoOptions, window_size: int = 128, punct_sentences: bool = False) -> Dict[str, Any]:
@@ -109,7 +87,6 @@ def wrap_bilm(bilm: BiLM, sequences: Optional[SequenceGetter] = None, batch_size
         attrs={"batch_size": batch_size, "sequences": sequences or configure_sentences()},
         dims={"nO": bilm.options.output_dim},
     )
-    set_replace_listener_hooks(model, frozen=True)
     return model
 
 
@@ -120,50 +97,6 @@ def frozen_layer(model: ElmoModelT) -> ElmoModelT:
 
 def _frozen_forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple[List[Floats3d], Callable]:
     return model.layers[0].predict(docs), lambda d_outputs: []
-
-
-def set_replace_listener_hooks(bilm_model: Model, frozen: bool) -> None:
-    """Tell `nlp.replace_listeners` how to put a copy of `bilm_model` in a listener's place: a
-    frozen copy if the elmo component is frozen. spaCy passes the config hook no component, so
-    the component sets `frozen` here again when it is built (hooks are plain functions in the
-    model's attrs, which spaCy copies)."""
-    bilm_model.attrs["replace_listener"] = _replace_listener
-    bilm_model.attrs["replace_listener_cfg"] = functools.partial(_replace_listener_cfg, frozen=frozen)
-
-
-def _replace_listener(model: Model, listener: Model, elmo: "ListenedTo") -> Model:
-    return frozen_layer(model) if elmo.frozen else model
-
-
-def _replace_listener_cfg(bilm_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any], *, frozen: bool) -> Dict[str, Any]:
-    """The config block that takes the listener's place: ElmoMix.v2 for a v2 listener, v1 for v1.
-
-    spaCy passes the whole tok2vec block, not the listener's path: an ElmoTok2Vec.v2 with ELMo at
-    both its input and output can only be told apart when their blocks agree.
-    """
-    listener_cfgs = [
-        tok2vec_cfg[key]
-        for key in ("elmo", "input_elmo", "output_elmo")
-        # a block replaced by an earlier call is an ElmoMix now
-        if str(tok2vec_cfg.get(key, {}).get("@architectures", "")).startswith("spacy-elmo.ElmoListener")
-    ]
-    if any(cfg != listener_cfgs[0] for cfg in listener_cfgs):
-        raise ValueError(
-            "replace_listeners: this ElmoTok2Vec.v2 has ELMo at its input and output with different "
-            "listener blocks, and spaCy does not say which one it replaces. Give both the same mix "
-            "settings, or keep the elmo component in the pipeline."
-        )
-    listener_cfg = listener_cfgs[0] if listener_cfgs else tok2vec_cfg
-    architecture = listener_cfg.get("@architectures")
-    if architecture == "spacy-elmo.ElmoListener.v2":
-        return {"@architectures": "spacy-elmo.ElmoMix.v2", "bilm": bilm_cfg, "frozen": frozen, "mix": listener_cfg["mix"]}
-    if architecture == "spacy-elmo.ElmoListener.v1":
-        settings = {k: v for k, v in listener_cfg.items() if k not in ("@architectures", "upstream")}
-        return {"@architectures": "spacy-elmo.ElmoMix.v1", "bilm": bilm_cfg, "frozen": frozen, **settings}
-    raise ValueError(
-        "replace_listeners: expected a spacy-elmo.ElmoListener block (or an ElmoTok2Vec with one), "
-        f"got {architecture!r}"
-    )
 
 
 def get_bilm(model: Model) -> BiLM:

@@ -13,9 +13,9 @@ from spacy.util import registry
 from thinc.api import Maxout, Model, chain, concatenate, with_array
 from thinc.types import Floats2d, Floats3d
 
-from .bilm_model import frozen_layer, get_bilm
+from .bilm_model import get_bilm
 from .doc_digest import doc_digest
-from .scalar_mix import ScalarMix, set_mix_dims
+from .scalar_mix import set_mix_dims
 
 BackpropT = Callable[[List[Floats3d]], List[Doc]]
 
@@ -103,28 +103,6 @@ def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> T
     return outputs, no_gradient
 
 
-@registry.architectures("spacy-elmo.ElmoListener.v1")
-def build_elmo_listener(
-    width: int,
-    n_layers: int = 3,
-    upstream: str = "*",
-    layer_norm: bool = False,
-    dropout: float = 0.0,
-    l2: float = 0.0,
-) -> Model[List[Doc], List[Floats2d]]:
-    """The task's own mix of the ELMo layers, one `width`-dimensional vector per token.
-
-    width (int): 2 * projection_dim of the upstream biLM (256 for the released small model).
-    n_layers (int): L + 1 (3 for every released model).
-    upstream (str): the name of the elmo component, or "*" for any.
-    layer_norm, dropout, l2: see `spacy-elmo.ScalarMix.v1`.
-    """
-    listener = ElmoListener(upstream, n_layers, width)
-    model = _then(listener, ScalarMix(n_layers, width, layer_norm, dropout, l2))
-    model.set_ref("listener", listener)
-    return model
-
-
 @registry.architectures("spacy-elmo.ElmoListener.v2")
 def build_elmo_listener_v2(
     mix: Model[List[Floats3d], List[Floats2d]], projection_dim: int, n_layers: int, upstream: str = "*"
@@ -138,45 +116,12 @@ def build_elmo_listener_v2(
     upstream (str): the name of the elmo component, or "*" for any.
     """
     listener = ElmoListener(upstream, n_layers + 1, 2 * projection_dim)
-    model = _then(listener, mix)
+    model = with_mix(listener, mix)
     model.set_ref("listener", listener)
     return model
 
 
-@registry.architectures("spacy-elmo.ElmoMix.v2")
-def build_elmo_mix_v2(
-    bilm: Model[List[Doc], List[Floats3d]], mix: Model[List[Floats3d], List[Floats2d]], frozen: bool = True
-) -> Model[List[Doc], List[Floats2d]]:
-    """A component's own copy of the biLM followed by its mix: what `nlp.replace_listeners`
-    puts in place of an `ElmoListener.v2`, so the component no longer needs the elmo component.
-
-    bilm (Model): a `spacy-elmo.BiLM.v2` block.
-    mix (Model): the listener's `spacy-elmo.ScalarMix.v1` block.
-    frozen (bool): run the biLM without gradients, as the elmo component's frozen setting does.
-    """
-    return _then(frozen_layer(bilm) if frozen else bilm, mix)
-
-
-@registry.architectures("spacy-elmo.ElmoMix.v1")
-def build_elmo_mix(
-    bilm: Model[List[Doc], List[Floats3d]],
-    width: int,
-    n_layers: int = 3,
-    frozen: bool = True,
-    layer_norm: bool = False,
-    dropout: float = 0.0,
-    l2: float = 0.0,
-) -> Model[List[Doc], List[Floats2d]]:
-    """A component's own copy of the biLM followed by its mix: what `nlp.replace_listeners`
-    puts in place of an `ElmoListener.v1`, so the component no longer needs the elmo component.
-
-    bilm (Model): a `spacy-elmo.BiLM.v1`.
-    frozen (bool): run the biLM without gradients, as the elmo component's frozen setting does.
-    """
-    return _then(frozen_layer(bilm) if frozen else bilm, ScalarMix(n_layers, width, layer_norm, dropout, l2))
-
-
-def _then(source: Model[List[Doc], List[Floats3d]], mix: Model[List[Floats3d], List[Floats2d]]) -> Model[List[Doc], List[Floats2d]]:
+def with_mix(source: Model[List[Doc], List[Floats3d]], mix: Model[List[Floats3d], List[Floats2d]]) -> Model[List[Doc], List[Floats2d]]:
     """`source` then `mix`, the mix's widths set from the source's (L + 1 layers of width 2P)."""
     if isinstance(source, ElmoListener):
         n_layers, width = source.get_dim("nL"), source.get_dim("nO")
@@ -189,7 +134,7 @@ def _then(source: Model[List[Doc], List[Floats3d]], mix: Model[List[Floats3d], L
 
 
 @registry.architectures("spacy-elmo.ElmoTok2Vec.v1")
-def build_elmo_tok2vec(
+def build_elmo_tok2vec_v1(
     elmo: Model[List[Doc], List[Floats2d]],
     embed: Model[List[Doc], List[Floats2d]],
     encode: Optional[Model[List[Floats2d], List[Floats2d]]] = None,

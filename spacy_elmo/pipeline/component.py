@@ -18,7 +18,8 @@ from thinc.types import Floats3d
 
 from ..bilm import DEFAULT_CACHE_SIZE, BiLM, ElmoFormatError, ElmoOptions
 from ..bilm.model import PRECISIONS
-from ..layers.bilm_model import DEFAULT_BATCH_SIZE, bilm_config, get_bilm, load_weights_into, set_replace_listener_hooks
+from ..layers.bilm_model import DEFAULT_BATCH_SIZE, bilm_config, get_bilm, load_weights_into
+from ..layers.replace_listener import set_replace_listener_hooks
 from ..layers.listener import ElmoListener, no_gradient
 from .elmo_data import DTYPES, ElmoData, register_extensions
 from .layer_cache import LayerCache
