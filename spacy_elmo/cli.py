@@ -307,12 +307,16 @@ def _load_pipeline(model: Path, lang: str, sentences: bool, dtype: str, precisio
 def inspect_cli(
     pipeline: Path = typer.Argument(..., help="A trained spaCy pipeline folder", exists=True),
     plot: Path = typer.Option(None, "--plot", help="Also draw the layer weights as a bar chart (PNG)"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --plot file if it exists", **FLAG),
 ) -> None:
     """Print, for each component that listens to ELMo, its learned layer weights softmax(w)
     and scale gamma (the paper's analysis of which biLM layers each task uses)."""
     import spacy
 
     from .layers.scalar_mix import mix_weights
+
+    if plot is not None:
+        check_output_file(plot, overwrite)
 
     nlp = spacy.load(pipeline)
     rows = []

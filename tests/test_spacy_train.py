@@ -177,6 +177,10 @@ def test_inspect_prints_layer_weights_and_plots(trained_ner, tmp_path):
     assert values[:3] == pytest.approx([float(w) for w in weights], abs=1e-4)
     assert values[3] == pytest.approx(gamma, abs=1e-4)
     assert (tmp_path / "mix.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    drawn = (tmp_path / "mix.png").read_bytes()
+    again = CliRunner().invoke(app, ["inspect", str(trained_ner), "--plot", str(tmp_path / "mix.png")])
+    assert again.exit_code == 1 and "--overwrite" in again.output and (tmp_path / "mix.png").read_bytes() == drawn
+    assert CliRunner().invoke(app, ["inspect", str(trained_ner), "--plot", str(tmp_path / "mix.png"), "--overwrite"]).exit_code == 0
 
 
 def test_spacy_package_declares_spacy_elmo_and_carries_the_biLM(trained_ner, tmp_path):
