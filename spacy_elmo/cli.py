@@ -243,23 +243,25 @@ def embed_cli(
     a JSON string mapping each line to its dataset). OUTPUT appears only once complete."""
     from tqdm import tqdm
 
-    from .pipeline.export import OUTPUT_SUFFIXES, embedded_docs, write_layers
+    from .bilm.model import PRECISIONS
+    from .pipeline.export import check_output, embedded_docs, write_layers
 
-    if output.suffix not in OUTPUT_SUFFIXES:
-        raise typer.BadParameter("the output must end in .spacy or .hdf5", param_hint="OUTPUT")
     if all_layers + top + average > 1:
         raise typer.BadParameter("give one of --all, --top, --average", param_hint="--all/--top/--average")
-    if (top or average) and output.suffix == ".spacy":
-        raise typer.BadParameter("a DocBin keeps every layer in doc._.elmo: --top and --average are for .hdf5 output", param_hint="OUTPUT")
+    layers = "top" if top else "average" if average else "all"
+    try:
+        check_output(output, layers)
+    except InputError as error:
+        raise typer.BadParameter(str(error), param_hint="OUTPUT")
     if pretokenized and input_path.suffix in (".spacy", ".jsonl"):
         raise typer.BadParameter("--pretokenized reads a text file, one sentence a line", param_hint="--pretokenized")
-    if precision not in ("fp32", "bf16"):
-        raise typer.BadParameter(f"{precision!r}: use fp32 or bf16", param_hint="--precision")
+    if precision not in PRECISIONS:
+        raise typer.BadParameter(f"{precision!r}: use one of {', '.join(PRECISIONS)}", param_hint="--precision")
     check_output_file(output, overwrite)
     _require_gpu(gpu_id)
     nlp = _load_pipeline(model, lang, sentences and not pretokenized, dtype, precision)
     docs = tqdm(embedded_docs(nlp, input_path, pretokenized, batch_size), unit=" docs", disable=None, leave=False)
-    n_docs, n_tokens = write_layers(docs, output, "top" if top else "average" if average else "all")
+    n_docs, n_tokens = write_layers(docs, output, layers)
     typer.echo(f"Wrote the ELMo layers of {n_docs} documents ({n_tokens} tokens) to {output}")
 
 
@@ -279,17 +281,14 @@ def _load_pipeline(model: Path, lang: str, sentences: bool, dtype: str, precisio
     import spacy
 
     from .bilm import find_weights_file
-    from .pipeline.component import Elmo, add_elmo
+    from .pipeline.component import add_elmo
 
     if (model / "config.cfg").is_file():
-        nlp = spacy.load(model)
-        elmos = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, Elmo)]
-        if not elmos:
+        components = spacy.util.load_config(model / "config.cfg", interpolate=False).get("components", {})
+        names = [name for name, block in components.items() if block.get("factory") == "elmo"]
+        if not names:
             raise typer.BadParameter(f"{model} is a spaCy pipeline without an 'elmo' component", param_hint="MODEL")
-        for elmo in elmos:
-            elmo.precision = precision
-            elmo.bilm.precision = precision
-        return nlp
+        return spacy.load(model, config={"components": {name: {"precision": precision} for name in names}})
     weights = find_weights_file(model)
     if not (model / "options.json").is_file() or weights is None:
         raise typer.BadParameter(

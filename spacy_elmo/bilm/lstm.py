@@ -124,8 +124,8 @@ class BiLstmLayer(nn.Module):
         xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", weights, add=bias)
         # One tensor per step: indexing the whole (D, T, B, 4C) tensor at each step would make
         # autograd write a full-size zero gradient per step (quadratic in T).
-        c, h = state
         xw_steps = xw.view(n_dirs, n_steps, batch, 4 * C).unbind(1)
+        c, h = state
         # Rows are sorted by decreasing length, so finished rows are a suffix: their final
         # state is set aside once, rather than carried along at every step.
         finished: List[LstmState] = []

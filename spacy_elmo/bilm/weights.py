@@ -3,7 +3,6 @@
 Every dataset of the file is described once, in `_datasets`, with how it maps onto the torch
 parameters in both directions, so the loader and the writer cannot drift apart.
 """
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, List, Optional, Tuple, Union
@@ -181,37 +180,38 @@ def load_original(options_file: PathLike, weights_file: PathLike, cache_size: in
 def check_weights_fit(options: ElmoOptions, weights_file: PathLike) -> None:
     """Check that every dataset the options call for is in the weights file with its shape,
     without allocating the model (it is laid out on torch's "meta" device) or reading the data."""
+    with torch.device("meta"):
+        shell = BiLM(options, cache_size=0)
+    for _ in _file_datasets(shell, weights_file, read=False):
+        pass
+
+
+def _file_datasets(bilm: BiLM, weights_file: PathLike, read: bool) -> Iterator[Tuple[_Dataset, Optional[numpy.ndarray]]]:
+    """Every dataset the biLM's options call for, checked for presence and shape, with its
+    float32 values if `read` (checked to be finite); a missing, unreadable or mismatched file is
+    an ElmoFormatError naming it."""
     path = Path(weights_file)
     if not path.is_file():
         raise ElmoFormatError(f"ELMo weights file not found: {path}")
-    with torch.device("meta"):
-        shell = BiLM(options, cache_size=0)
-    with _reading(path) as f:
-        alias = options.n_layers == 1 and "RNN_0/RNN/LSTMCell" in f
-        for ds in _datasets(shell, single_layer_alias=alias):
-            _check_dataset(f, ds, path)
-
-
-def _check_dataset(f: "h5py.File", ds: _Dataset, path: Path) -> None:
-    if ds.path not in f or not isinstance(f[ds.path], h5py.Dataset):
-        raise ElmoFormatError(
-            f"ELMo weights file {path} has no dataset '{ds.path}'. Check that the "
-            "options file belongs to these weights (n_layers, filters, n_highway, "
-            "projection_dim)."
-        )
-    if f[ds.path].shape != ds.shape:
-        raise ElmoFormatError(
-            f"ELMo weights file {path}: dataset '{ds.path}' has shape {f[ds.path].shape}, but "
-            f"the options ask for {ds.shape}. The options file does not match these weights."
-        )
-
-
-@contextmanager
-def _reading(path: Path) -> Iterator["h5py.File"]:
-    """The open HDF5 file; an unreadable one is an ElmoFormatError naming it."""
     try:
         with h5py.File(path, "r") as f:
-            yield f
+            alias = bilm.options.n_layers == 1 and "RNN_0/RNN/LSTMCell" in f
+            for ds in _datasets(bilm, single_layer_alias=alias):
+                if ds.path not in f or not isinstance(f[ds.path], h5py.Dataset):
+                    raise ElmoFormatError(
+                        f"ELMo weights file {path} has no dataset '{ds.path}'. Check that the "
+                        "options file belongs to these weights (n_layers, filters, n_highway, "
+                        "projection_dim)."
+                    )
+                if f[ds.path].shape != ds.shape:
+                    raise ElmoFormatError(
+                        f"ELMo weights file {path}: dataset '{ds.path}' has shape {f[ds.path].shape}, but "
+                        f"the options ask for {ds.shape}. The options file does not match these weights."
+                    )
+                array = numpy.asarray(f[ds.path][()], dtype=numpy.float32) if read else None
+                if array is not None and not numpy.isfinite(array).all():
+                    raise ElmoFormatError(f"ELMo weights file {path}: dataset '{ds.path}' holds NaN or infinite values.")
+                yield ds, array
     except ElmoFormatError:
         raise
     except (OSError, KeyError, ValueError) as err:
@@ -223,19 +223,8 @@ def _reading(path: Path) -> Iterator["h5py.File"]:
 
 def read_weights(bilm: BiLM, weights_file: PathLike) -> None:
     """Copy the weights of an original weights.hdf5 into `bilm`, checking every shape."""
-    path = Path(weights_file)
-    if not path.is_file():
-        raise ElmoFormatError(f"ELMo weights file not found: {path}")
-    with _reading(path) as f:
-        alias = bilm.options.n_layers == 1 and "RNN_0/RNN/LSTMCell" in f
-        for ds in _datasets(bilm, single_layer_alias=alias):
-            _check_dataset(f, ds, path)
-            array = numpy.asarray(f[ds.path][()], dtype=numpy.float32)
-            if not numpy.isfinite(array).all():
-                raise ElmoFormatError(
-                    f"ELMo weights file {path}: dataset '{ds.path}' holds NaN or infinite values."
-                )
-            ds.read(array)
+    for ds, array in _file_datasets(bilm, weights_file, read=True):
+        ds.read(array)
     bilm.clear_caches()
 
 

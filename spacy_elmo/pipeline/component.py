@@ -17,7 +17,6 @@ from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats3d
 
 from ..bilm import DEFAULT_CACHE_SIZE, BiLM, ElmoFormatError, ElmoOptions
-from ..bilm.model import PRECISIONS
 from ..layers.bilm_model import DEFAULT_BATCH_SIZE, bilm_config, get_bilm, load_weights_into
 from ..layers.replace_listener import set_replace_listener_hooks
 from ..layers.listener import ElmoListener, no_gradient
@@ -137,9 +136,7 @@ class Elmo(TrainablePipe):
         self.batch_size = batch_size
         self.lr_scale = lr_scale
         self.token_cache_size = token_cache_size
-        if precision not in PRECISIONS:
-            raise ValueError(f"[{name}] precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-        self.precision = precision
+        self.precision = precision  # validated by BiLM.precision, below
         self.vector_weights = layer_weights(vectors, self.options.n_layers + 1)
         self._warned_random = False
         self.cache = LayerCache(cache_mb if frozen else 0, cache_dtype)

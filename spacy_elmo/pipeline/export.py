@@ -60,6 +60,16 @@ def _pretokenized_doc(nlp: Language, line: str) -> Doc:
                sent_starts=([True] + [False] * (n - 1)) if n else None)
 
 
+def check_output(output: Path, layers: str) -> None:
+    """Raise an InputError unless `write_layers` can write `layers` to `output`."""
+    if output.suffix not in OUTPUT_SUFFIXES:
+        raise InputError(f"{output}: the output must end in .spacy or .hdf5")
+    if layers not in LAYER_CHOICES:
+        raise InputError(f"layers must be one of {', '.join(LAYER_CHOICES)}, got {layers!r}")
+    if layers != "all" and output.suffix == ".spacy":
+        raise InputError("a DocBin keeps every layer in doc._.elmo: --top and --average (layers 'top', 'average') are for .hdf5 output")
+
+
 def write_layers(docs: Iterable[Doc], output: Union[str, Path], layers: str = "all") -> Tuple[int, int]:
     """Write the Docs' layers to `output`: a DocBin (`.spacy`, tokens + `doc._.elmo`) or HDF5 as
     `allennlp elmo` writes it (dataset "i" per Doc: "all" (L + 1, n_tokens, 2P), "top" or
@@ -69,12 +79,7 @@ def write_layers(docs: Iterable[Doc], output: Union[str, Path], layers: str = "a
     RETURNS (Tuple[int, int]): documents and tokens written.
     """
     output = Path(output)
-    if output.suffix not in OUTPUT_SUFFIXES:
-        raise InputError(f"{output}: the output must end in .spacy or .hdf5")
-    if layers not in LAYER_CHOICES:
-        raise InputError(f"layers must be one of {', '.join(LAYER_CHOICES)}, got {layers!r}")
-    if layers != "all" and output.suffix == ".spacy":
-        raise InputError("a DocBin keeps every layer in doc._.elmo: 'top' and 'average' are for .hdf5 output")
+    check_output(output, layers)
     output.parent.mkdir(parents=True, exist_ok=True)
     handle, name = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp")
     os.close(handle)

@@ -10,6 +10,7 @@ from spacy.tokens import Doc, Span, Token
 
 VectorSetting = Union[None, str, Sequence[float]]
 CHOICES = ("top", "average")
+MAX_WEIGHT = 1e6  # of a layer weight; larger ones overflow float32 vectors
 
 
 def layer_weights(setting: VectorSetting, n_layers: int) -> Optional[numpy.ndarray]:
@@ -39,9 +40,6 @@ def layer_weights(setting: VectorSetting, n_layers: int) -> Optional[numpy.ndarr
             "(larger ones overflow float32 vectors): e.g. [0.2, 0.3, 0.5]"
         )
     return given.astype("float32")
-
-
-MAX_WEIGHT = 1e6
 
 
 def keep_hooks_across_processes(nlp: Language) -> None:

@@ -52,8 +52,8 @@ def save_checkpoint(folder: PathLike, state: Dict[str, Any]) -> Path:
 
 @contextmanager
 def _writing(path: Path) -> Iterator[None]:
-    """Remove a partly written `path` when writing fails; a full disk is said as such (torch
-    reports it as an internal RuntimeError)."""
+    """Remove a partly written `path` when writing fails; a full disk comes out as an OSError
+    ENOSPC naming `path` (torch reports it as an internal RuntimeError)."""
     try:
         yield
     except BaseException as err:
@@ -62,8 +62,7 @@ def _writing(path: Path) -> Iterator[None]:
         else:
             path.unlink(missing_ok=True)
         if isinstance(err, (OSError, RuntimeError)) and _disk_full(err, path):
-            raise OSError(errno.ENOSPC, f"No space left on the device while writing {path}: free some space (the last complete "
-                          "checkpoint and models are intact), then go on with --resume") from err
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from err
         raise
 
 
@@ -171,14 +170,13 @@ def load_model_dir(folder: PathLike) -> Tuple[BiLM, Optional[Vocabulary], Option
             f"{folder / 'vocab.txt'} is not the word list the softmax was trained with (its digest differs: a word "
             f"changed or moved). Put back the vocab.txt written with it; {fix}"
         )
+    state = _torch_load(folder / "softmax.pt", fix)
     try:
         softmax = SharedSoftmax(
             bilm.options.projection_dim, config["n_words"], config["kind"], config.get("cutoffs", ()), config.get("div_value", 4.0)
         )
-        softmax.load_state_dict(_torch_load(folder / "softmax.pt", fix))
+        softmax.load_state_dict(state)
     except (RuntimeError, ValueError, TypeError) as err:
-        if isinstance(err, InputError):
-            raise
         raise InputError(f"{folder / 'softmax.pt'} does not fit softmax.json ({str(err).splitlines()[0]}): {fix}") from None
     if not all(bool(torch.isfinite(p).all()) for p in softmax.parameters()):
         raise InputError(f"{folder / 'softmax.pt'} holds NaN or infinite values: {fix}")

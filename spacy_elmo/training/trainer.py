@@ -64,7 +64,7 @@ def pretrain(
         finally:
             trainer.close()
     except OSError as err:
-        if err.errno not in (errno.ENOSPC, errno.EDQUOT) or "--resume" in str(err):
+        if err.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         raise OSError(err.errno, f"No space left on the device while writing {err.filename or output}: free some space, then go on "
                       "with --resume (the last complete checkpoint and models are kept)") from err
@@ -240,7 +240,7 @@ class Pretrainer:
             raise InputError(f"[paths] init_bilm: {paths['init_bilm']} holds no options.json: give a model folder (options.json + weights.hdf5)")
 
     def _set_up(self, resume: bool) -> None:
-        log, system = self.log, self.config["system"]
+        log = self.log
         self.checkpoint = load_checkpoint(self.output) if resume else None
         if resume and self.checkpoint is None:
             log(f"No checkpoint in {self.output}: starting from scratch")
@@ -430,7 +430,7 @@ class Pretrainer:
             if self.step % settings["eval_every"] == 0 or self.step == self.softmax_warmup:
                 self.evaluate()
                 self._plot()
-            if self.step == self.softmax_warmup and self.last_eval_step == self.step and self.rank == 0 and self.dev_sentences:
+            if self.step == self.softmax_warmup and self.last_eval_step == self.step:  # evaluated (rank 0, with dev text)
                 self.warmup_eval = dict(self.last_eval)
                 self.log(f"step {self.step:>7}  softmax warm-up done: dev perplexity {self.last_eval['average']:.2f} with the biLM as it "
                          "was given (from here on the biLM trains too)")
