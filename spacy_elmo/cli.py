@@ -168,6 +168,7 @@ def init_config_cli(
     bilm: Path = typer.Option(None, "--bilm", "-b", help="The biLM: a folder with options.json + weights.hdf5", exists=True),
     baseline: bool = typer.Option(False, "--baseline", help="The matching config without ELMo (same features and schedule)", **FLAG),
     elmo_at: str = typer.Option("input", "--elmo-at", help="Where ELMo joins the task's encoder: input ([x_k; ELMo_k]), output ([h_k; ELMo_k]) or both"),
+    vectors: Path = typer.Option(None, "--vectors", help="Static vectors beside the token features: a folder written by `spacy init vectors`", exists=True, file_okay=False),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
 ) -> None:
     """Write a complete, commented training config for a task with ELMo (frozen biLM, learned
@@ -175,7 +176,7 @@ def init_config_cli(
     CONFIG --paths.train train.spacy --paths.dev dev.spacy`, where CONFIG is the file written.
     The biLM's files are named by absolute paths, so the config works from any folder."""
     from .configs import task_config
-    from .pipeline.training_config import ELMO_PLACES, fill_config_text, place_elmo_text
+    from .pipeline.training_config import ELMO_PLACES, fill_config_text, place_elmo_text, use_static_vectors
 
     if elmo_at not in ELMO_PLACES:
         raise typer.BadParameter(f"{elmo_at!r}: use one of {', '.join(ELMO_PLACES)}", param_hint="--elmo-at")
@@ -193,10 +194,12 @@ def init_config_cli(
         text = place_elmo_text(text, elmo_at)
     if bilm is not None:
         text = fill_config_text(text, bilm.resolve())
+    if vectors is not None:
+        text = use_static_vectors(text, vectors.resolve())
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf8")
     what = "without ELMo" if baseline else ("with ELMo" if bilm else "with ELMo (set --paths.elmo_options and --paths.elmo_weights, or give --bilm)")
-    typer.echo(f"Wrote {output}: {pipeline} {what}")
+    typer.echo(f"Wrote {output}: {pipeline} {what}" + (f", static vectors from {vectors}" if vectors else ""))
 
 
 @command("fill-config")
@@ -233,7 +236,7 @@ def embed_cli(
     sentences: bool = typer.Option(True, help="Split documents into sentences (original files only)"),
     dtype: str = typer.Option("float32", help="float32 or float16"),
     precision: str = typer.Option("fp32", help="fp32, or bf16: the biLM's matrix products in bfloat16 (CPUs with bfloat16 units; about 3e-3 relative error)"),
-    batch_size: int = typer.Option(64, help="Documents per batch"),
+    docs_per_batch: int = typer.Option(64, "--docs-per-batch", help="Documents per nlp.pipe batch (the elmo component's batch_size counts biLM sequences)"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="-1: CPU; N: run on CUDA device N (needs cupy, as spaCy's --gpu-id)"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
 ) -> None:
@@ -260,7 +263,7 @@ def embed_cli(
     check_output_file(output, overwrite)
     _require_gpu(gpu_id)
     nlp = _load_pipeline(model, lang, sentences and not pretokenized, dtype, precision)
-    docs = tqdm(embedded_docs(nlp, input_path, pretokenized, batch_size), unit=" docs", disable=None, leave=False)
+    docs = tqdm(embedded_docs(nlp, input_path, pretokenized, docs_per_batch), unit=" docs", disable=None, leave=False)
     n_docs, n_tokens = write_layers(docs, output, layers)
     typer.echo(f"Wrote the ELMo layers of {n_docs} documents ({n_tokens} tokens) to {output}")
 
@@ -330,8 +333,8 @@ def inspect_cli(
     if not rows:
         typer.echo(f"No component of {pipeline} listens to ELMo.")
         raise typer.Exit(1)
-    n_layers = len(rows[0][1])
-    header = "component".ljust(16) + "".join(f"layer {j}".rjust(10) for j in range(n_layers)) + "gamma".rjust(10)
+    n_output_layers = len(rows[0][1])
+    header = "component".ljust(16) + "".join(f"layer {j}".rjust(10) for j in range(n_output_layers)) + "gamma".rjust(10)
     typer.echo(header)
     for label, weights, gamma in rows:
         typer.echo(label.ljust(16) + "".join(f"{w:10.4f}" for w in weights) + f"{gamma:10.4f}")
@@ -348,15 +351,15 @@ def _plot_mixes(rows, path: Path) -> None:  # type: ignore[no-untyped-def]
         import matplotlib.pyplot as plt
     except ImportError as err:
         raise typer.BadParameter("--plot needs matplotlib: pip install 'spacy-elmo[plot]'") from err
-    n_layers = len(rows[0][1])
+    n_output_layers = len(rows[0][1])
     width = 0.8 / len(rows)
-    fig, ax = plt.subplots(figsize=(1.5 + 1.2 * n_layers, 3.2))
+    fig, ax = plt.subplots(figsize=(1.5 + 1.2 * n_output_layers, 3.2))
     for k, (label, weights, gamma) in enumerate(rows):
-        xs = [j + (k - (len(rows) - 1) / 2) * width for j in range(n_layers)]
+        xs = [j + (k - (len(rows) - 1) / 2) * width for j in range(n_output_layers)]
         ax.bar(xs, weights, width=width, label=f"{label} (gamma {gamma:.2f})")
-    ax.axhline(1 / n_layers, color="grey", linewidth=0.8, linestyle="--")
-    ax.set_xticks(range(n_layers))
-    ax.set_xticklabels(["token"] + [f"biLSTM {j}" for j in range(1, n_layers)])
+    ax.axhline(1 / n_output_layers, color="grey", linewidth=0.8, linestyle="--")
+    ax.set_xticks(range(n_output_layers))
+    ax.set_xticklabels(["token"] + [f"biLSTM {j}" for j in range(1, n_output_layers)])
     ax.set_ylabel("softmax(w)")
     ax.set_title("Learned ELMo layer weights")
     ax.legend(fontsize=8)

@@ -77,7 +77,7 @@ def test_embed_top_average_and_pretokenized_like_allennlp(tmp_path):
     runner = CliRunner()
     for flag, reduce in [("--all", lambda x: x), ("--top", lambda x: x[-1]), ("--average", lambda x: x.mean(0))]:
         out = tmp_path / f"{flag[2:]}.hdf5"
-        result = runner.invoke(app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(out), flag, "--pretokenized", "--batch-size", "1"])
+        result = runner.invoke(app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(out), flag, "--pretokenized", "--docs-per-batch", "1"])
         assert result.exit_code == 0, result.output
         with h5py.File(out, "r") as f:
             assert set(f.keys()) == {"0", "1", "sentence_to_index"}

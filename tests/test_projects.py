@@ -26,6 +26,7 @@ def _copy_project(project: str, tmp_path: Path) -> Path:
     return root / "projects" / project
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "project,task,score",
     [("ner_conll03", "ner", "ents_f"), ("textcat_sst5", "textcat", "cats_micro_f")],
@@ -71,6 +72,7 @@ def test_smoke_workflow(project, task, score, shared_data, tmp_path):
 PROBE_ROWS = ["tagger", "hashed", "layer0", "layer1", "layer2", "mix"]
 
 
+@pytest.mark.slow
 def test_pos_probe_smoke_workflow(shared_data, shared_bilm, tmp_path):
     project_dir = _copy_project("pos_probe_ewt", tmp_path)
     cmd = [sys.executable, "-m", "spacy", "project", "run", "smoke", str(project_dir),

@@ -205,7 +205,7 @@ class BiLM(nn.Module):
         stateful (bool): see `forward`; the sentences are then run as ONE batch, row by row,
             exactly like the original tools. Stateless (default) runs them in batches of similar
             length, and a sentence's vectors do not depend on the others.
-        batch_size (int): sentences per batch in stateless mode.
+        batch_size (int): sequences (here: sentences) per batch in stateless mode.
         precision (Optional[str]): "fp32" or "bf16" for this call (see `precision`); None keeps
             the model's.
         RETURNS (List[numpy.ndarray]): one float32 array (L + 1, n_tokens, 2P) per sentence.

@@ -6,10 +6,15 @@ the same. New configs use the current ones: `spacy-elmo.BiLM.v2` (bilm_model.py)
   cache_size, punct_sentences) in one block; v2 moves the segmentation into a `sequences` block
   and batch_size and cache_size to the component.
 - `spacy-elmo.ElmoListener.v1`: the mix's settings inline, with `n_layers` = L + 1 and `width` = 2P
-  given by hand; v2 takes a `spacy-elmo.ScalarMix.v1` block and the biLM's own P and L.
+  given by hand; v2 takes a mix block and the biLM's own P and L.
 - `spacy-elmo.ElmoMix.v1`: what `nlp.replace_listeners` puts in place of a v1 listener.
+- `spacy-elmo.ScalarMix.v1` and `spacy-elmo.LayerSelect.v1`: v2 names the layer count
+  `n_output_layers`.
+
+The v1 settings keep their names (saved configs use them): here, and only here, `n_layers` is
+L + 1, the biLM's output layers.
 """
-from typing import Any, List
+from typing import Any, List, Optional
 
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -19,7 +24,7 @@ from thinc.types import Floats2d, Floats3d
 from ..bilm import BiLM, ElmoOptions
 from .bilm_model import DEFAULT_BATCH_SIZE, ElmoModelT, frozen_layer, with_hyperparameters, wrap_bilm
 from .listener import ElmoListener, with_mix
-from .scalar_mix import ScalarMix
+from .scalar_mix import LayerSelect, ScalarMix
 from .segments import configure_sentences
 
 
@@ -60,7 +65,7 @@ def build_elmo_listener_v1(
     width (int): 2 * projection_dim of the upstream biLM (256 for the released small model).
     n_layers (int): L + 1 (3 for every released model).
     upstream (str): the name of the elmo component, or "*" for any.
-    layer_norm, dropout, l2: see `spacy-elmo.ScalarMix.v1`.
+    layer_norm, dropout, l2: see `spacy-elmo.ScalarMix.v2`.
     """
     listener = ElmoListener(upstream, n_layers, width)
     model = with_mix(listener, ScalarMix(n_layers, width, layer_norm, dropout, l2))
@@ -85,3 +90,22 @@ def build_elmo_mix_v1(
     frozen (bool): run the biLM without gradients, as the elmo component's frozen setting does.
     """
     return with_mix(frozen_layer(bilm) if frozen else bilm, ScalarMix(n_layers, width, layer_norm, dropout, l2))
+
+
+@registry.layers("spacy-elmo.ScalarMix.v1")
+def build_scalar_mix_v1(
+    n_layers: Optional[int] = None,
+    width: Optional[int] = None,
+    layer_norm: bool = False,
+    dropout: float = 0.0,
+    l2: float = 0.0,
+    lr_scale: float = 1.0,
+) -> Model[List[Floats3d], List[Floats2d]]:
+    """`spacy-elmo.ScalarMix.v2` with its layer count named `n_layers` (L + 1)."""
+    return ScalarMix(n_layers, width, layer_norm, dropout, l2, lr_scale)
+
+
+@registry.layers("spacy-elmo.LayerSelect.v1")
+def build_layer_select_v1(layer: int, n_layers: Optional[int] = None, width: Optional[int] = None) -> Model[List[Floats3d], List[Floats2d]]:
+    """`spacy-elmo.LayerSelect.v2` with its layer count named `n_layers` (L + 1)."""
+    return LayerSelect(layer, n_layers, width)

@@ -1,7 +1,7 @@
 """Listeners: how downstream components (ner, textcat, tagger, parser) get the ELMo layers.
 
 `spacy-elmo.ElmoListener.v2` gives the task's mixed ELMo vector (its widths interpolated from
-the biLM block, its `spacy-elmo.ScalarMix.v1` as a sub-block); `spacy-elmo.ElmoTok2Vec.v1`
+the biLM block, its `spacy-elmo.ScalarMix.v2` as a sub-block); `spacy-elmo.ElmoTok2Vec.v1`
 concatenates it with the task's own token embedding, [x_k; ELMo_k] as in the paper, and can run
 an encoder over the result; `spacy-elmo.ElmoTok2Vec.v2` can also join ELMo to the encoder's
 output. All know their output width from the config alone.
@@ -28,9 +28,9 @@ class ElmoListener(Model):
 
     name = "elmo-listener"
 
-    def __init__(self, upstream_name: str, n_layers: int, width: int) -> None:
+    def __init__(self, upstream_name: str, n_output_layers: int, width: int) -> None:
         Model.__init__(
-            self, name=self.name, forward=_listener_forward, init=_listener_init, dims={"nO": width, "nL": n_layers}
+            self, name=self.name, forward=_listener_forward, init=_listener_init, dims={"nO": width, "nL": n_output_layers}
         )
         self.upstream_name = upstream_name
         self._init_batch_id: Optional[str] = None
@@ -93,11 +93,12 @@ def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> T
                 "not list it in [training] frozen_components unless it is also in annotating_components "
                 "(the elmo component's own frozen = true setting is the simpler way to freeze it)."
             )
-        if data.n_layers != model.get_dim("nL") or data.width != model.get_dim("nO"):
+        if data.n_output_layers != model.get_dim("nL") or data.width != model.get_dim("nO"):
             raise ValueError(
                 f"[{model.name}] expects {model.get_dim('nL')} ELMo layers of width {model.get_dim('nO')}, "
-                f"but doc._.elmo has {data.n_layers} of width {data.width}: set n_layers and width of the "
-                "listener to L + 1 and 2 * projection_dim of the elmo component's model."
+                f"but doc._.elmo has {data.n_output_layers} of width {data.width}: the listener's "
+                "projection_dim and n_layers must be those of the elmo component's model (interpolate them: "
+                "${components.elmo.model.projection_dim}, ${components.elmo.model.n_layers})."
             )
         outputs.append(model.ops.asarray(data.layers, dtype="float32"))
     return outputs, no_gradient
@@ -109,9 +110,9 @@ def build_elmo_listener_v2(
 ) -> Model[List[Doc], List[Floats2d]]:
     """The task's own mix of the ELMo layers, one 2P-dimensional vector per token.
 
-    mix (Model): a `spacy-elmo.ScalarMix.v1` block (layer_norm, dropout, l2; its widths follow).
+    mix (Model): a `spacy-elmo.ScalarMix.v2` block (layer_norm, dropout, l2; its widths follow).
     projection_dim (int): P of the upstream biLM, e.g. `${components.elmo.model.projection_dim}`.
-    n_layers (int): L of the upstream biLM (the listener gets L + 1 layers), e.g.
+    n_layers (int): L, the upstream biLM's biLSTM layers (the listener gets its L + 1 output layers), e.g.
         `${components.elmo.model.n_layers}`.
     upstream (str): the name of the elmo component, or "*" for any.
     """
@@ -124,11 +125,11 @@ def build_elmo_listener_v2(
 def with_mix(source: Model[List[Doc], List[Floats3d]], mix: Model[List[Floats3d], List[Floats2d]]) -> Model[List[Doc], List[Floats2d]]:
     """`source` then `mix`, the mix's widths set from the source's (L + 1 layers of width 2P)."""
     if isinstance(source, ElmoListener):
-        n_layers, width = source.get_dim("nL"), source.get_dim("nO")
+        n_output_layers, width = source.get_dim("nL"), source.get_dim("nO")
     else:
         options = get_bilm(source).options
-        n_layers, width = options.n_output_layers, options.output_dim
-    model: Model[List[Doc], List[Floats2d]] = chain(source, set_mix_dims(mix, n_layers, width))
+        n_output_layers, width = options.n_output_layers, options.output_dim
+    model: Model[List[Doc], List[Floats2d]] = chain(source, set_mix_dims(mix, n_output_layers, width))
     model.set_dim("nO", width)
     return model
 

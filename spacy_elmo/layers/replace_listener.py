@@ -72,7 +72,7 @@ def build_elmo_mix_v2(
     puts in place of an `ElmoListener.v2`, so the component no longer needs the elmo component.
 
     bilm (Model): a `spacy-elmo.BiLM.v2` block.
-    mix (Model): the listener's `spacy-elmo.ScalarMix.v1` block.
+    mix (Model): the listener's `spacy-elmo.ScalarMix.v2` block.
     frozen (bool): run the biLM without gradients, as the elmo component's frozen setting does.
     """
     return with_mix(frozen_layer(bilm) if frozen else bilm, mix)

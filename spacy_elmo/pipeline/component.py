@@ -16,13 +16,14 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats3d
 
-from ..bilm import DEFAULT_CACHE_SIZE, BiLM, ElmoFormatError, ElmoOptions
-from ..layers.bilm_model import DEFAULT_BATCH_SIZE, bilm_config, get_bilm, load_weights_into
+from ..bilm import BiLM, ElmoFormatError, ElmoOptions
+from ..layers.bilm_model import bilm_config, get_bilm, load_weights_into
 from ..layers.replace_listener import set_replace_listener_hooks
 from ..layers.listener import ElmoListener, no_gradient
-from .elmo_data import DTYPES, ElmoData, register_extensions
+from .component_settings import ElmoSettings
+from .elmo_data import ElmoData, register_extensions
 from .layer_cache import LayerCache
-from .vectors import VectorSetting, keep_hooks_across_processes, layer_weights, set_vector_hooks
+from .vectors import keep_hooks_across_processes, layer_weights, set_vector_hooks
 
 # The released small size, windows of 128 tokens where a Doc has no sentences.
 DEFAULT_MODEL = bilm_config(ElmoOptions())
@@ -38,22 +39,7 @@ def _one_thread_in_forked_child() -> None:
 os.register_at_fork(after_in_child=_one_thread_in_forked_child)
 
 
-@Language.factory(
-    "elmo",
-    assigns=["doc._.elmo"],
-    default_config={
-        "model": DEFAULT_MODEL,
-        "dtype": "float32",
-        "frozen": True,
-        "lr_scale": 1.0,
-        "batch_size": DEFAULT_BATCH_SIZE,
-        "token_cache_size": DEFAULT_CACHE_SIZE,
-        "cache_mb": 2048,
-        "cache_dtype": "float16",
-        "vectors": None,
-        "precision": "fp32",
-    },
-)
+@Language.factory("elmo", assigns=["doc._.elmo"], default_config={"model": DEFAULT_MODEL, **ElmoSettings().to_config()})
 def make_elmo(
     nlp: Language,
     name: str,
@@ -71,29 +57,13 @@ def make_elmo(
     """Create an `elmo` component: runs the biLM and sets `doc._.elmo`.
 
     model (Model[List[Doc], List[Floats3d]]): a `spacy-elmo.BiLM.v2` model.
-    dtype (str): "float32" or "float16", the dtype of the layers stored on the Doc.
-    frozen (bool): keep the biLM fixed during training (as in the paper); False fine-tunes it
-        with the gradients of every listening component.
-    lr_scale (float): fine-tuned, the biLM's learning rate relative to the optimizer's; a
-        pretrained biLM usually wants a smaller one than the task's (e.g. 0.01).
-    batch_size (int): sequences per biLM batch (sorted by length to keep padding low).
-    token_cache_size (int): word vectors the token layer keeps at inference; 0 disables.
-    cache_mb (float): with a frozen biLM, keep up to this many MB of computed Doc layers once
-        training has started, so that later epochs and evaluations do not run the biLM again;
-        0 disables. A pipeline that only predicts never fills it.
-    cache_dtype (str): "float16" halves the cache's memory (values rounded to float16).
-    vectors (Optional[Union[str, List[float]]]): make token.vector, span.vector, doc.vector and
-        .similarity come from ELMo: "top" (the top layer), "average" (of the L + 1 layers) or one
-        weight per layer; null leaves spaCy's vectors alone.
-    precision (str): "fp32", or "bf16": the biLM's matrix products in bfloat16 at inference on
-        CPUs with bfloat16 units (float32 sums and layers; see `BiLM.precision`). Training
-        updates are unaffected.
+    The other settings: see `ElmoSettings`.
     """
-    elmo = Elmo(
-        nlp.vocab, model, name, dtype=dtype, frozen=frozen, lr_scale=lr_scale, batch_size=batch_size,
-        token_cache_size=token_cache_size, cache_mb=cache_mb, cache_dtype=cache_dtype, vectors=vectors,
-        precision=precision,
+    settings = ElmoSettings(
+        dtype=dtype, frozen=frozen, lr_scale=lr_scale, batch_size=batch_size, token_cache_size=token_cache_size,
+        cache_mb=cache_mb, cache_dtype=cache_dtype, vectors=vectors, precision=precision,
     )
+    elmo = Elmo(nlp.vocab, model, name, settings=settings)
     if elmo.vector_weights is not None:
         keep_hooks_across_processes(nlp)
     return elmo
@@ -109,55 +79,49 @@ class Elmo(TrainablePipe):
         model: Model[List[Doc], List[Floats3d]],
         name: str = "elmo",
         *,
-        dtype: str = "float32",
-        frozen: bool = True,
-        lr_scale: float = 1.0,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        token_cache_size: int = DEFAULT_CACHE_SIZE,
-        cache_mb: float = 2048,
-        cache_dtype: str = "float16",
-        vectors: VectorSetting = None,
-        precision: str = "fp32",
+        settings: Optional[ElmoSettings] = None,
+        **setting_values: Any,
     ) -> None:
-        if dtype not in DTYPES:
-            raise ValueError(f"[{name}] dtype must be one of {DTYPES}, got {dtype!r}")
+        """vocab (Vocab): the pipeline's vocab.
+        model (Model[List[Doc], List[Floats3d]]): a `spacy-elmo.BiLM.v2` model.
+        settings (Optional[ElmoSettings]): the component's settings; or give them one by one
+            as keyword arguments (dtype=..., frozen=..., ...), the rest keeping their defaults.
+        """
+        if settings is None:
+            settings = ElmoSettings(**setting_values)
+        elif setting_values:
+            raise TypeError("give settings or the settings one by one, not both")
         register_extensions()
         self.vocab = vocab
         self.model = model
         self.name = name
-        if batch_size < 1:
-            raise ValueError(f"[{name}] batch_size must be >= 1, got {batch_size}")
-        if lr_scale <= 0:
-            raise ValueError(f"[{name}] lr_scale must be positive, got {lr_scale}; frozen = true keeps the biLM fixed")
-        # has_weights: the biLM holds trained weights (loaded, or fine-tuned here), not random ones.
-        # The other keys are the config's: loading keeps them (an override at load takes effect).
-        self.cfg: Dict[str, Any] = {"dtype": dtype, "frozen": frozen, "cache_mb": cache_mb, "cache_dtype": cache_dtype, "has_weights": False}
-        # Not in cfg, which is saved and would override the config's values on loading.
-        self.batch_size = batch_size
-        self.lr_scale = lr_scale
-        self.token_cache_size = token_cache_size
-        self.precision = precision  # validated by BiLM.precision, below
-        self.vector_weights = layer_weights(vectors, self.options.n_layers + 1)
+        # Only what training changes is saved in cfg: whether the biLM holds trained weights
+        # (loaded, or fine-tuned here) rather than random ones. The settings come from the config.
+        self.cfg: Dict[str, Any] = {"has_weights": False}
         self._warned_random = False
-        self.cache = LayerCache(cache_mb if frozen else 0, cache_dtype)
         # The cache serves training and the evaluations during it: it switches on at the first
         # update, so a pipeline that only predicts never holds on to its Docs' layers.
         self._cache_active = False
         self.listener_map: Dict[str, List[ElmoListener]] = {}
-        set_replace_listener_hooks(self.model, frozen)
-        self._apply_runtime_settings()
+        self._apply_settings(settings)
 
-    def _apply_runtime_settings(self) -> None:
-        """Give the model the component's batch size and token cache (also after loading, which
-        restores the model's saved attrs); a `BiLM.v1` model keeps the ones in its own block."""
+    def _apply_settings(self, settings: ElmoSettings) -> None:
+        """Check the settings and derive what depends on them (also after loading, which
+        restores the model's saved attrs); a `BiLM.v1` model keeps its own batch size and token
+        cache."""
+        settings.check(self.name)
+        self.settings = settings
+        self.vector_weights = layer_weights(settings.vectors, self.options.n_output_layers)
+        self.cache = LayerCache(settings.cache_mb if settings.frozen else 0, settings.cache_dtype)
+        set_replace_listener_hooks(self.model, settings.frozen)
         if not self.model.attrs.get("own_batching"):
-            self.model.attrs["batch_size"] = self.batch_size
-            self.bilm.cache_size = self.token_cache_size
-        self.bilm.precision = self.precision
+            self.model.attrs["batch_size"] = settings.batch_size
+            self.bilm.cache_size = settings.token_cache_size
+        self.bilm.precision = settings.precision
 
     @property
     def frozen(self) -> bool:
-        return bool(self.cfg["frozen"])
+        return self.settings.frozen
 
     @property
     def bilm(self) -> BiLM:
@@ -223,15 +187,14 @@ class Elmo(TrainablePipe):
 
     @property
     def has_weights(self) -> bool:
-        """RETURNS (bool): whether the biLM holds trained weights rather than random ones
-        (pipelines saved before this was recorded count as trained)."""
-        return bool(self.cfg.get("has_weights", True))
+        """RETURNS (bool): whether the biLM holds trained weights rather than random ones."""
+        return bool(self.cfg["has_weights"])
 
     def set_annotations(self, docs: Iterable[Doc], layers: List[Floats3d]) -> None:
         if not self.has_weights and not self._warned_random:
             self._warned_random = True
             warnings.warn(_random_weights_message(self.name), UserWarning, stacklevel=3)
-        dtype = self.cfg["dtype"]
+        dtype = self.settings.dtype
         for doc, doc_layers in zip(docs, layers):
             doc._.elmo = ElmoData(self.model.ops.to_numpy(doc_layers).astype(dtype, copy=False), self.vector_weights)
             if self.vector_weights is not None:
@@ -289,7 +252,8 @@ class Elmo(TrainablePipe):
         if not self.frozen:
             # Thinc's optimizers scale a step (and its weight decay) by their `lr_scale` argument;
             # the moment estimates do not depend on it.
-            self.model.finish_update(sgd if self.lr_scale == 1.0 else cast(Optimizer, partial(sgd, lr_scale=self.lr_scale)))
+            scale = self.settings.lr_scale
+            self.model.finish_update(sgd if scale == 1.0 else cast(Optimizer, partial(sgd, lr_scale=scale)))
 
     def initialize(
         self,
@@ -316,15 +280,13 @@ class Elmo(TrainablePipe):
             warnings.warn(_random_weights_message(self.name), UserWarning, stacklevel=2)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "Elmo":
-        settings = self._config_settings()
         self.cache.clear()
         with _explain_mismatch(self, "its bytes"):
             super().from_bytes(bytes_data, exclude=exclude)
-        self._after_loading(settings, "its bytes")
+        self._after_loading("its bytes")
         return self
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "Elmo":
-        settings = self._config_settings()
         self.cache.clear()
         cfg_path = Path(path) / "cfg"
         if cfg_path.is_file() and "cfg" not in exclude:
@@ -334,18 +296,15 @@ class Elmo(TrainablePipe):
                 raise ElmoFormatError(f"[{self.name}] {cfg_path} is damaged (not valid JSON: {err}): save or copy the pipeline again") from None
         with _explain_mismatch(self, str(Path(path) / "model")):
             super().from_disk(path, exclude=exclude)
-        self._after_loading(settings, str(Path(path) / "model"))
+        self._after_loading(str(Path(path) / "model"))
         return self
 
-    def _config_settings(self) -> Dict[str, Any]:
-        return {key: value for key, value in self.cfg.items() if key != "has_weights"}
-
-    def _after_loading(self, settings: Dict[str, Any], source: str) -> None:
-        """The config's settings win over the saved cfg (the config saved with a pipeline holds
-        the same values, unless overridden at load, where the override must take effect); the
-        loaded weights must be numbers."""
-        self.cfg.update(settings)
-        self._apply_runtime_settings()
+    def _after_loading(self, source: str) -> None:
+        """Keep the config's settings (a cfg saved by earlier versions also held copies of some;
+        an override at load must take effect) and check that the loaded weights are numbers.
+        A cfg saved before `has_weights` was recorded counts as trained weights."""
+        self.cfg = {"has_weights": bool(self.cfg.get("has_weights", True))}
+        self._apply_settings(self.settings)
         bad = [name for name, param in self.bilm.named_parameters() if not bool(torch.isfinite(param).all())]
         if bad:
             raise ElmoFormatError(

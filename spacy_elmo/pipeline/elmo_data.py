@@ -35,7 +35,7 @@ class ElmoData:
             raise ValueError(f"ElmoData.layers must be float32 or float16, got {self.layers.dtype}")
 
     @property
-    def n_layers(self) -> int:
+    def n_output_layers(self) -> int:
         """RETURNS (int): L + 1."""
         return int(self.layers.shape[0])
 

@@ -34,7 +34,7 @@ def read_lines(path: Path) -> Iterator[str]:
                 raise InputError(f"{path}:{number}: not UTF-8 ({err.reason} at byte {err.start}): convert the file to UTF-8") from None
 
 
-def embedded_docs(nlp: Language, input_path: Path, pretokenized: bool = False, batch_size: int = 64) -> Iterator[Doc]:
+def embedded_docs(nlp: Language, input_path: Path, pretokenized: bool = False, docs_per_batch: int = 64) -> Iterator[Doc]:
     """The input's Docs with `doc._.elmo` set, one per line of a text file (per record of
     .jsonl, per Doc of .spacy). Pretokenized lines become one-sentence Docs of exactly their
     whitespace-split tokens, run through the elmo component(s) only."""
@@ -44,13 +44,13 @@ def embedded_docs(nlp: Language, input_path: Path, pretokenized: bool = False, b
         docs: Iterable[Doc] = (_pretokenized_doc(nlp, line) for line in read_lines(input_path))
         for _, pipe in nlp.pipeline:
             if isinstance(pipe, Elmo):
-                docs = pipe.pipe(docs, batch_size=batch_size)
+                docs = pipe.pipe(docs, batch_size=docs_per_batch)
         return iter(docs)
     if input_path.suffix == ".spacy":
-        return nlp.pipe(DocBin().from_disk(input_path).get_docs(nlp.vocab), batch_size=batch_size)
+        return nlp.pipe(DocBin().from_disk(input_path).get_docs(nlp.vocab), batch_size=docs_per_batch)
     if input_path.suffix == ".jsonl" or input_path.name.endswith(".jsonl.gz"):
-        return nlp.pipe((text for text, _ in read_texts(input_path, nlp.vocab)), batch_size=batch_size)
-    return nlp.pipe(read_lines(input_path), batch_size=batch_size)
+        return nlp.pipe((text for text, _ in read_texts(input_path, nlp.vocab)), batch_size=docs_per_batch)
+    return nlp.pipe(read_lines(input_path), batch_size=docs_per_batch)
 
 
 def _pretokenized_doc(nlp: Language, line: str) -> Doc:

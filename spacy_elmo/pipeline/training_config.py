@@ -94,6 +94,36 @@ def place_elmo_text(text: str, place: str) -> str:
     return "".join(note + lines[:start] + new_block + lines[end:])
 
 
+def use_static_vectors(text: str, vectors: Union[str, Path]) -> str:
+    """Give a task config static vectors: every `spacy.MultiHashEmbed` block gets
+    `include_static_vectors = true`, `[paths] vectors` names the pipeline folder that `spacy init
+    vectors` wrote, and `[initialize] vectors` loads it. Comments and order stay.
+
+    text (str): the config file's text, not interpolated.
+    vectors (Union[str, Path]): a folder written by `spacy init vectors`.
+    RETURNS (str): the new text.
+    """
+    config = Config().from_str(text, interpolate=False)
+    embeds = [path for path, block in _blocks(config) if str(block.get("@architectures", "")).startswith("spacy.MultiHashEmbed")]
+    if not embeds:
+        raise ValueError("the config has no spacy.MultiHashEmbed block to give static vectors to")
+    for path in embeds:
+        text = set_values(text, path, {"include_static_vectors": True})
+    text = set_values(text, "paths", {"vectors": str(vectors)})
+    text = set_values(text, "initialize", {"vectors": Reference("paths.vectors")})
+    Config().from_str(text, interpolate=False)  # still a valid config
+    return text
+
+
+def _blocks(config: Dict[str, Any], prefix: str = ""):  # type: ignore[no-untyped-def]
+    """Every section of a config, as (dotted path, block), depth first."""
+    for key, value in config.items():
+        if isinstance(value, dict):
+            path = f"{prefix}.{key}" if prefix else key
+            yield path, value
+            yield from _blocks(value, path)
+
+
 def _outside(section: Union[str, None], parent: str) -> bool:
     """Whether a line that opens `section` (None: no section) ends the sections of `parent`."""
     return section is not None and section != parent and not section.startswith(parent + ".")
@@ -150,5 +180,9 @@ def _section_name(line: str) -> Union[str, None]:
     return match.group(1) if match else None
 
 
+class Reference(str):
+    """A value written as the interpolation `${name}`, unquoted."""
+
+
 def _dump(value: Any) -> str:
-    return srsly.json_dumps(value)
+    return "${" + value + "}" if isinstance(value, Reference) else srsly.json_dumps(value)

@@ -13,11 +13,11 @@ CHOICES = ("top", "average")
 MAX_WEIGHT = 1e6  # of a layer weight; larger ones overflow float32 vectors
 
 
-def layer_weights(setting: VectorSetting, n_layers: int) -> Optional[numpy.ndarray]:
+def layer_weights(setting: VectorSetting, n_output_layers: int) -> Optional[numpy.ndarray]:
     """The weight of each of the L + 1 layers in a token's vector.
 
     setting (VectorSetting): None (no ELMo vectors), "top", "average", or one weight per layer.
-    n_layers (int): L + 1.
+    n_output_layers (int): L + 1.
     RETURNS (Optional[numpy.ndarray]): (L + 1,) float32 weights, or None.
     """
     if setting is None:
@@ -25,15 +25,15 @@ def layer_weights(setting: VectorSetting, n_layers: int) -> Optional[numpy.ndarr
     if isinstance(setting, str):
         if setting not in CHOICES:
             raise ValueError(f"[elmo] vectors must be null, 'top', 'average' or one weight per layer, got {setting!r}")
-        weights = numpy.zeros(n_layers, dtype="float32")
+        weights = numpy.zeros(n_output_layers, dtype="float32")
         if setting == "top":
             weights[-1] = 1.0
         else:
-            weights[:] = 1.0 / n_layers
+            weights[:] = 1.0 / n_output_layers
         return weights
     given = numpy.asarray(list(setting), dtype="float64")
-    if given.shape != (n_layers,):
-        raise ValueError(f"[elmo] vectors: {len(given)} weights given for a biLM with {n_layers} layers (L + 1, the token layer included)")
+    if given.shape != (n_output_layers,):
+        raise ValueError(f"[elmo] vectors: {len(given)} weights given for a biLM with {n_output_layers} layers (L + 1, the token layer included)")
     if not numpy.isfinite(given).all() or numpy.abs(given).max() > MAX_WEIGHT or not given.any():
         raise ValueError(
             f"[elmo] vectors: the layer weights {list(setting)} must be finite, at most {MAX_WEIGHT:g} in size and not all 0 "

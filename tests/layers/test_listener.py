@@ -45,7 +45,7 @@ projection_dim = ${components.elmo.model.projection_dim}
 n_layers = ${components.elmo.model.n_layers}
 
 [components.tagger.model.tok2vec.elmo.mix]
-@layers = "spacy-elmo.ScalarMix.v1"
+@layers = "spacy-elmo.ScalarMix.v2"
 layer_norm = true
 dropout = 0.0
 l2 = 0.0

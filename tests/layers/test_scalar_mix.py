@@ -114,7 +114,7 @@ def test_lr_scale_must_be_positive():
 
 def test_wrong_shapes_are_explained():
     model = ScalarMix(3, 4)
-    with pytest.raises(ValueError, match="n_layers = L \\+ 1"):
+    with pytest.raises(ValueError, match="n_output_layers = L \\+ 1"):
         model.initialize(X=[numpy.zeros((2, 1, 4), dtype="float32")])
     model = _mix()
     with pytest.raises(ValueError, match="expects \\(3, n_tokens, 4\\)"):
@@ -144,5 +144,5 @@ def test_layer_select_refuses_a_missing_layer():
     from spacy_elmo.layers import LayerSelect
     from spacy_elmo.layers.scalar_mix import set_mix_dims
 
-    with pytest.raises(ValueError, match="layer 3 does not exist in a biLM with 3 layers"):
+    with pytest.raises(ValueError, match="layer 3 does not exist in a biLM with 3 output layers"):
         set_mix_dims(LayerSelect(3), 3, 4).initialize()

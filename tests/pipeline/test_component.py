@@ -350,15 +350,18 @@ def test_a_damaged_cfg_is_named_as_the_cfg(nlp, tmp_path):
 
 def test_settings_overridden_at_load_take_effect_everywhere(elmo_files, tmp_path):
     """Saved frozen with a 10 MB cache, loaded with frozen = false and cache_mb = 0: the config,
-    cfg, the cache and the training behaviour all say so (cfg used to keep the saved values)."""
+    the settings, the cache and the replace-listener hook all say so (a saved cfg used to keep the
+    saved values); cfg holds only has_weights."""
     nlp = spacy.blank("en")
     add_elmo(nlp, *elmo_files, config={"frozen": True, "cache_mb": 10})
     nlp.to_disk(tmp_path / "p")
     loaded = spacy.load(tmp_path / "p", config={"components": {"elmo": {"frozen": False, "cache_mb": 0}}})
     elmo = loaded.get_pipe("elmo")
     assert loaded.config["components"]["elmo"]["frozen"] is False
-    assert elmo.frozen is False and elmo.cfg["frozen"] is False
-    assert elmo.cfg["cache_mb"] == 0 and elmo.cache.max_bytes == 0
-    assert elmo.has_weights
+    assert elmo.frozen is False and elmo.settings.frozen is False
+    assert elmo.settings.cache_mb == 0 and elmo.cache.max_bytes == 0
+    assert elmo.model.attrs["replace_listener_cfg"].keywords["frozen"] is False
+    assert elmo.has_weights and elmo.cfg == {"has_weights": True}
     again = spacy.load(tmp_path / "p")
-    assert again.get_pipe("elmo").frozen is True and again.get_pipe("elmo").cfg["cache_mb"] == 10
+    assert again.get_pipe("elmo").frozen is True and again.get_pipe("elmo").settings.cache_mb == 10
+    assert again.get_pipe("elmo").cache.max_bytes == 10 * 2**20

@@ -4,9 +4,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .test_pretrain import CONFIGS, TEXT, TINY
 
 
+@pytest.mark.slow
 def test_torchrun_two_processes(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(TEXT * 4, encoding="utf8")
@@ -39,6 +42,7 @@ def _pretrain_cmd(corpus: Path, output: Path, max_steps: int, resume: bool = Fal
     return cmd + (["--resume"] if resume else [])
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path):
     import signal
     import time
