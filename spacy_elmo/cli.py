@@ -19,7 +19,7 @@ app = typer.Typer(
     help=(
         "ELMo biLMs for spaCy. Pretrain a biLM (prepare-corpus, pretrain, perplexity), write a "
         "training config that uses it (init-config, fill-config; then spacy train), and use it "
-        "(embed, inspect, convert-sst)."
+        "(embed, inspect)."
     ),
     no_args_is_help=True,
     rich_markup_mode="markdown",
@@ -176,7 +176,7 @@ def init_config_cli(
     CONFIG --paths.train train.spacy --paths.dev dev.spacy`, where CONFIG is the file written.
     The biLM's files are named by absolute paths, so the config works from any folder."""
     from .configs import task_config
-    from .pipeline.training_config import ELMO_PLACES, fill_config_text, place_elmo_text, use_static_vectors
+    from .configs.editing import ELMO_PLACES, fill_config_text, place_elmo_text, use_static_vectors
 
     if elmo_at not in ELMO_PLACES:
         raise typer.BadParameter(f"{elmo_at!r}: use one of {', '.join(ELMO_PLACES)}", param_hint="--elmo-at")
@@ -214,7 +214,7 @@ def fill_config_cli(
     it) and \\[paths] elmo_options / elmo_weights name the files. A pretraining config: \\[bilm]
     gets the hyperparameters and \\[paths] init_bilm the folder (absolute paths). Then
     `spacy train OUTPUT ...` (or `spacy-elmo pretrain OUTPUT ...`) needs no biLM overrides."""
-    from .pipeline.training_config import fill_config_text
+    from .configs.editing import fill_config_text
 
     check_output_file(output, overwrite)
     text = fill_config_text(config_path.read_text(encoding="utf8"), model.resolve())
@@ -367,23 +367,3 @@ def _plot_mixes(rows, path: Path) -> None:  # type: ignore[no-untyped-def]
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
-
-
-@command("convert-sst")
-def convert_sst_cli(
-    input_path: Path = typer.Argument(..., help="SST trees in PTB format, e.g. train.txt", exists=True),
-    output: Path = typer.Argument(..., help="The .spacy file to write"),
-    binary: bool = typer.Option(False, "--binary", help="SST-2: drop neutral, negative/positive", **FLAG),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
-) -> None:
-    """Convert Stanford Sentiment Treebank trees to a DocBin of sentences with exclusive
-    sentiment categories (SST-5 by default)."""
-    from spacy.vocab import Vocab
-
-    from .convert import sst_to_docbin
-
-    check_output_file(output, overwrite)
-    doc_bin = sst_to_docbin(input_path, Vocab(), binary=binary)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    doc_bin.to_disk(output)
-    typer.echo(f"Wrote {len(doc_bin)} sentences to {output}")

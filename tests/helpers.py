@@ -45,3 +45,26 @@ def tiny_model_config(**settings) -> dict:
 def tiny_overrides(prefix: str) -> dict:
     """Config overrides that turn the biLM hyperparameters at `prefix` into the tiny biLM's."""
     return {f"{prefix}.{key}": value for key, value in tiny_options().to_config().items()}
+
+
+def vocab_of(sentences, max_size: int, min_count: int = 1):
+    """The Vocabulary of tokenized sentences, counted here: the reference for the vocabularies
+    that preparation builds from counts."""
+    from collections import Counter
+
+    from spacy_elmo.training.vocab import Vocabulary
+
+    sentences = list(sentences)
+    counts = Counter(word for sentence in sentences for word in sentence)
+    return Vocabulary.from_sentence_counts(counts, len(sentences), max_size, min_count)
+
+
+def pool_batches(pool, batch_tokens: int, seed: int):
+    """The reference for one pool of the batch plan: its length batches, shuffled by `seed`."""
+    import random
+
+    from spacy_elmo.training.batches import length_batches
+
+    batches = length_batches(pool, batch_tokens)
+    random.Random(seed).shuffle(batches)
+    return batches

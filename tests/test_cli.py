@@ -93,7 +93,7 @@ def test_embed_top_average_and_pretokenized_like_allennlp(tmp_path):
 def test_help_names_every_command():
     result = CliRunner().invoke(app, ["--help"])
     assert result.exit_code == 0
-    for command in ("pretrain", "perplexity", "prepare-corpus", "init-config", "fill-config", "embed", "inspect", "convert-sst"):
+    for command in ("pretrain", "perplexity", "prepare-corpus", "init-config", "fill-config", "embed", "inspect"):
         assert command in result.output
     result = CliRunner().invoke(app, ["fill-config", "--help"])
     assert "[paths]" in result.output
@@ -207,18 +207,16 @@ def test_init_config_writes_absolute_paths_and_refuses_bilm_with_baseline(tmp_pa
     assert result.exit_code != 0 and "not both" in result.output and not (tmp_path / "b.cfg").exists()
 
 
-@pytest.mark.parametrize("command", ["init-config", "fill-config", "embed", "convert-sst"])
+@pytest.mark.parametrize("command", ["init-config", "fill-config", "embed"])
 def test_an_existing_output_file_is_replaced_only_with_overwrite(command, tmp_path):
     save_original(tiny_bilm(), tmp_path / "bilm" / "options.json", tmp_path / "bilm" / "weights.hdf5")
     (tmp_path / "in.txt").write_text("The cat sat .\n", encoding="utf8")
-    (tmp_path / "sst.txt").write_text("(3 (2 The) (4 good))\n", encoding="utf8")
     from spacy_elmo.configs import task_config
 
     out, args = {
         "init-config": (tmp_path / "x.cfg", []),
         "fill-config": (tmp_path / "x.cfg", [str(task_config("ner")), str(tmp_path / "bilm")]),
         "embed": (tmp_path / "x.hdf5", [str(tmp_path / "bilm"), str(tmp_path / "in.txt")]),
-        "convert-sst": (tmp_path / "x.spacy", [str(tmp_path / "sst.txt")]),
     }[command]
     out.write_text("mine")
     result = CliRunner().invoke(app, [command, *args, str(out)])
@@ -231,7 +229,7 @@ def test_an_existing_output_file_is_replaced_only_with_overwrite(command, tmp_pa
 
 def test_help_lists_commands_in_workflow_order_and_flags_without_a_type():
     result = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"})
-    order = ["prepare-corpus", "pretrain", "perplexity", "init-config", "fill-config", "embed", "inspect", "convert-sst"]
+    order = ["prepare-corpus", "pretrain", "perplexity", "init-config", "fill-config", "embed", "inspect"]
     listed = [line.split()[1] for line in result.output.splitlines() if line.startswith("│ ") and line.split()[1] in order]
     assert listed == order
     result = CliRunner().invoke(app, ["embed", "--help"], env={"COLUMNS": "200"})

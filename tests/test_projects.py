@@ -9,6 +9,7 @@ import numpy
 import pytest
 import spacy
 import srsly
+from spacy.tokens import DocBin
 
 from spacy_elmo import load_original
 
@@ -145,6 +146,24 @@ def test_seeds_runs_a_command_per_seed_and_names_the_runs(tmp_path):
     for bad in ("0,x", "1,1", ""):
         run = subprocess.run([sys.executable, str(SCRIPTS / "seeds.py"), bad, "true"], capture_output=True, text=True)
         assert run.returncode != 0 and "seeds" in run.stderr
+
+
+def test_convert_sst_writes_sst5_and_sst2_categories(tmp_path):
+    trees = tmp_path / "sst.txt"
+    trees.write_text("(3 (2 -LRB-) (4 good) (2 -RRB-))\n\n(2 (2 so) (2 so))\n(0 (1 awful))\n", encoding="utf8")
+    for binary, expected in ((False, [(["(", "good", ")"], "positive"), (["so", "so"], "neutral"), (["awful"], "very_negative")]),
+                             (True, [(["(", "good", ")"], "positive"), (["awful"], "negative")])):
+        out = tmp_path / f"sst_{binary}.spacy"
+        run = subprocess.run([sys.executable, str(SCRIPTS / "convert_sst.py"), str(trees), str(out), *(["--binary"] if binary else [])],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        vocab = spacy.blank("en").vocab
+        docs = list(DocBin().from_disk(out).get_docs(vocab))
+        assert [([t.text for t in doc], max(doc.cats, key=doc.cats.get)) for doc in docs] == expected
+        assert all(sorted(doc.cats.values()) == [0.0] * (len(doc.cats) - 1) + [1.0] for doc in docs)
+    trees.write_text("not a tree\n", encoding="utf8")
+    run = subprocess.run([sys.executable, str(SCRIPTS / "convert_sst.py"), str(trees), str(tmp_path / "x.spacy")], capture_output=True, text=True)
+    assert run.returncode != 0 and "not an SST tree" in run.stderr
 
 
 def test_compare_gives_means_and_sd_over_seeds(tmp_path):

@@ -1,4 +1,6 @@
 """`spacy train` with the example configs on slices of the shared CoNLL-2003 and SST data."""
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy
@@ -10,12 +12,12 @@ from spacy.training.converters import conll_ner_to_docs
 
 from spacy_elmo import load_original, save_original
 from spacy_elmo.configs import CONFIG_DIR as CONFIGS
-from spacy_elmo.convert import sst_to_docbin
 from spacy_elmo.layers import mix_weights
 
 from .helpers import tiny_bilm, tiny_overrides, tiny_model_config
 
 TINY_ELMO = tiny_overrides("components.elmo.model")  # the listeners' widths follow
+PROJECT_SCRIPTS = Path(__file__).resolve().parents[1] / "projects" / "scripts"
 QUICK = {"training.max_steps": 12, "training.eval_frequency": 6, "training.batcher.size.start": 200, "training.batcher.size.stop": 200}
 
 
@@ -53,7 +55,9 @@ def sst(shared_data, tmp_path_factory):
     folder = tmp_path_factory.mktemp("sst")
     out = []
     for split, n in (("train", 200), ("dev", 40)):
-        docs = list(sst_to_docbin(shared_data / "sst" / f"{split}.txt", spacy.blank("en").vocab).get_docs(spacy.blank("en").vocab))[:n]
+        convert = [sys.executable, str(PROJECT_SCRIPTS / "convert_sst.py"), str(shared_data / "sst" / f"{split}.txt"), str(folder / "all.spacy")]
+        subprocess.run(convert, check=True, capture_output=True)
+        docs = list(DocBin().from_disk(folder / "all.spacy").get_docs(spacy.blank("en").vocab))[:n]
         DocBin(docs=docs, store_user_data=True).to_disk(folder / f"{split}.spacy")
         out.append(folder / f"{split}.spacy")
     return out

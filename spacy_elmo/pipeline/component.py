@@ -29,14 +29,18 @@ from .vectors import keep_hooks_across_processes, layer_weights, set_vector_hook
 DEFAULT_MODEL = bilm_config(ElmoOptions())
 
 
-def _one_thread_in_forked_child() -> None:
-    torch.set_num_threads(1)
+_FORK_HOOK: List[bool] = []
 
 
-# A process forked after its parent ran multi-threaded (OpenMP) torch ops hangs on its first
-# parallel op; this is what `nlp.pipe(n_process=...)` does on Linux. Worker processes share the
-# cores anyway, so each gets one intra-op thread.
-os.register_at_fork(after_in_child=_one_thread_in_forked_child)
+def _one_thread_in_forked_children() -> None:
+    """A process forked after its parent ran multi-threaded (OpenMP) torch ops hangs on its
+    first parallel op; this is what `nlp.pipe(n_process=...)` does on Linux. Registered once per
+    process, when it builds an elmo component (not at import: importing the package must not change
+    the children of programs that only read its registry); worker processes share the cores
+    anyway, so each gets one intra-op thread. spaCy gives no hook where it forks."""
+    if not _FORK_HOOK:
+        _FORK_HOOK.append(True)
+        os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
 
 
 @Language.factory("elmo", assigns=["doc._.elmo"], default_config={"model": DEFAULT_MODEL, **ElmoSettings().to_config()})
@@ -92,6 +96,7 @@ class Elmo(TrainablePipe):
         elif setting_values:
             raise TypeError("give settings or the settings one by one, not both")
         register_extensions()
+        _one_thread_in_forked_children()
         self.vocab = vocab
         self.model = model
         self.name = name

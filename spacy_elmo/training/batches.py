@@ -53,13 +53,6 @@ def length_batches(sentences: Sequence[T], batch_tokens: int) -> List[List[T]]:
     return [[sentences[i] for i in g] for g in length_groups([len(s) for s in sentences], batch_tokens)]
 
 
-def pool_batches(pool: Sequence[T], batch_tokens: int, seed: int) -> List[List[T]]:
-    """`length_batches` of a pool, in an order shuffled by `seed`."""
-    batches = length_batches(pool, batch_tokens)
-    random.Random(seed).shuffle(batches)
-    return batches
-
-
 def batch_plan(
     sentences: numpy.ndarray, lengths: numpy.ndarray, batch_tokens: int, pool_size: int, seed: int, start: CorpusPosition
 ) -> Iterator[Tuple[numpy.ndarray, CorpusPosition]]:

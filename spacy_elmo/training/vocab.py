@@ -1,7 +1,6 @@
 """The softmax vocabulary: `<S>`, `</S>`, `<UNK>` first, then words by decreasing frequency
 (the layout of the original training code's vocabulary file, one word per line)."""
 import hashlib
-from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Sequence, Union
 
@@ -32,15 +31,6 @@ class Vocabulary:
         ranked = sorted((w for w, c in counts.items() if c >= min_count and w not in SPECIALS), key=lambda w: (-counts[w], w))
         kept = ranked[: max(0, max_size - len(SPECIALS))]
         return cls([*SPECIALS, *kept], [0, 0, 0, *(counts[w] for w in kept)])
-
-    @classmethod
-    def build(cls, sentences: Iterable[Sequence[str]], max_size: int, min_count: int = 1) -> "Vocabulary":
-        counts: Counter = Counter()
-        n_sentences = 0
-        for sentence in sentences:
-            counts.update(sentence)
-            n_sentences += 1
-        return cls.from_sentence_counts(counts, n_sentences, max_size, min_count)
 
     @classmethod
     def from_sentence_counts(cls, counts: Mapping[str, int], n_sentences: int, max_size: int, min_count: int = 1) -> "Vocabulary":

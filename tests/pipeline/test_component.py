@@ -365,3 +365,26 @@ def test_settings_overridden_at_load_take_effect_everywhere(elmo_files, tmp_path
     again = spacy.load(tmp_path / "p")
     assert again.get_pipe("elmo").frozen is True and again.get_pipe("elmo").settings.cache_mb == 10
     assert again.get_pipe("elmo").cache.max_bytes == 10 * 2**20
+
+
+def test_forked_children_get_one_thread_only_once_an_elmo_component_exists():
+    """Importing the package leaves forked children alone; building an elmo component gives them
+    one torch thread (a child of a multi-threaded parent would hang on its first parallel op)."""
+    script = (
+        "import os, torch\n"
+        "import spacy, spacy_elmo\n"
+        "torch.set_num_threads(2)\n"
+        "def child_threads():\n"
+        "    r, w = os.pipe()\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        os.write(w, str(torch.get_num_threads()).encode()); os._exit(0)\n"
+        "    os.waitpid(pid, 0)\n"
+        "    return int(os.read(r, 8))\n"
+        "before = child_threads()\n"
+        "spacy.blank('en').add_pipe('elmo', config={'model': " + repr(tiny_model_config()) + "})\n"
+        "print(before, child_threads())\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["2", "1"]

@@ -8,12 +8,12 @@ import torch
 
 from spacy_elmo.bilm import CharBatch
 from spacy_elmo.bilm.language_model import BiLanguageModel, SharedSoftmax, batch_targets
-from spacy_elmo.training.batches import BatchEncoder, BatchStream, CorpusPosition, batch_loader, batch_plan, pool_batches
+from spacy_elmo.training.batches import BatchEncoder, BatchStream, CorpusPosition, batch_loader, batch_plan
 from spacy_elmo.training.corpus import Corpus
 from spacy_elmo.training.prepared import PreparedCorpus, prepare_corpus, prepared_for_training
 from spacy_elmo.training.vocab import Vocabulary
 
-from ..helpers import tiny_bilm
+from ..helpers import pool_batches, tiny_bilm, vocab_of
 from .test_pretrain import TEXT
 
 ODD = "Ünïcödé façade — naïve café.\tTabs  and\u00a0spaces!  \u200bZero width.\n\n" + "x" * 300 + " end.\n"
@@ -49,7 +49,7 @@ def test_vocabulary_from_prepared_counts_equals_the_streamed_build(text_dir, tmp
     counts = prepared.word_counts(train)
     table = {w: int(c) for w, c in zip(prepared.words, counts) if c > 0}
     vocab = Vocabulary.from_sentence_counts(table, len(train), 30, 1)
-    expected = Vocabulary.build(Corpus(text_dir, hold_out=2), 30, 1)
+    expected = vocab_of(Corpus(text_dir, hold_out=2), 30, 1)
     assert vocab.words == expected.words and vocab.counts == expected.counts
 
 
@@ -88,7 +88,7 @@ def test_batch_plan_equals_pools_of_the_streamed_corpus(text_dir, tmp_path):
 
 def test_encoded_batch_gives_the_same_loss_as_the_sentences(text_dir, tmp_path):
     prepared = prepare_corpus(text_dir, tmp_path / "p", n_process=1, progress=False, log=_quiet)
-    vocab = Vocabulary.build(Corpus(text_dir), 25, 1)
+    vocab = vocab_of(Corpus(text_dir), 25, 1)
     encoder = BatchEncoder(prepared, vocab, 50)
     chosen = numpy.array([3, 0, len(prepared) - 1, 5])
     batch = encoder(chosen, CorpusPosition(0, 0, 1))
@@ -106,7 +106,7 @@ def test_encoded_batch_gives_the_same_loss_as_the_sentences(text_dir, tmp_path):
 
 def test_workers_hand_out_batches_in_plan_order(text_dir, tmp_path):
     prepared = prepare_corpus(text_dir, tmp_path / "p", n_process=1, progress=False, log=_quiet)
-    vocab = Vocabulary.build(Corpus(text_dir), 25, 1)
+    vocab = vocab_of(Corpus(text_dir), 25, 1)
     encoder = BatchEncoder(prepared, vocab, 50)
     every = prepared.select()
     start = CorpusPosition(0, 1, 2)

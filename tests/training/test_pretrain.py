@@ -13,14 +13,14 @@ from spacy_elmo.bilm import CharBatch
 from spacy_elmo.bilm.language_model import BiLanguageModel, SharedSoftmax, batch_targets
 from spacy_elmo.configs import CONFIG_DIR as CONFIGS
 from spacy_elmo.training.checkpoint import load_checkpoint, load_model_dir
-from spacy_elmo.training.batches import CorpusPosition, batch_plan, pool_batches
+from spacy_elmo.training.batches import CorpusPosition, batch_plan
 from spacy_elmo.training.corpus import Corpus
 from spacy_elmo.training.evaluate import evaluate
 from spacy_elmo.training.prepared import prepare_corpus
 from spacy_elmo.training.trainer import pretrain
 from spacy_elmo.training.vocab import Vocabulary
 
-from ..helpers import tiny_bilm, tiny_overrides
+from ..helpers import pool_batches, tiny_bilm, vocab_of, tiny_overrides
 
 TEXT = """The cat sat on the mat. The dog sat on the log.
 A cat and a dog met. They sat together on the mat.
@@ -106,7 +106,7 @@ def test_unigram_perplexity_by_hand():
 
 
 def test_vocabulary_order_and_file_round_trip(tmp_path):
-    vocab = Vocabulary.build([["b", "a", "b"], ["c", "b", "a"], ["d"]], max_size=5)
+    vocab = vocab_of([["b", "a", "b"], ["c", "b", "a"], ["d"]], max_size=5)
     assert vocab.words == ["<S>", "</S>", "<UNK>", "b", "a"]
     assert vocab.counts[2] == 2  # c and d are unknown
     vocab.to_file(tmp_path / "vocab.txt")

@@ -8,11 +8,15 @@ from thinc.api import Config
 from spacy_elmo import load_original, save_original
 from spacy_elmo.bilm import ElmoFormatError
 from spacy_elmo.configs import CONFIG_DIR as CONFIGS, TASKS, task_config
-from spacy_elmo.pipeline.training_config import fill_config_text, fill_elmo_config
+from spacy_elmo.configs.editing import fill_config_text, use_static_vectors
 
-from ..helpers import tiny_bilm
+from .helpers import tiny_bilm
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def fill_elmo_config(config: Config, model_dir: Path) -> Config:
+    return Config().from_str(fill_config_text(config.to_str(interpolate=False), model_dir), interpolate=False)
 
 
 def test_fill_config_sets_the_bilm_widths_and_paths_of_a_v1_config(tmp_path):
@@ -85,12 +89,17 @@ def test_fill_config_errors_name_the_fix(tmp_path):
         fill_elmo_config(baseline, tmp_path)
 
 
+@pytest.mark.parametrize("vectors", [False, True])
 @pytest.mark.parametrize("task", TASKS)
-def test_each_elmo_config_is_its_baseline_plus_the_elmo_part(task):
-    """Fairness of every shipped pair: remove the elmo component, its paths and initialize block,
-    and put spaCy's Tok2Vec back around the same embed and encode, and the baseline remains."""
-    elmo = Config().from_disk(task_config(task), interpolate=False)
-    baseline = Config().from_disk(task_config(task, elmo=False), interpolate=False)
+def test_each_elmo_config_is_its_baseline_plus_the_elmo_part(task, vectors, tmp_path):
+    """Fairness of every shipped pair, and of the pair with static vectors: remove the elmo
+    component, its paths and initialize block, and put spaCy's Tok2Vec back around the same embed
+    and encode, and the baseline remains."""
+    def read(elmo: bool) -> Config:
+        text = task_config(task, elmo=elmo).read_text(encoding="utf8")
+        return Config().from_str(use_static_vectors(text, tmp_path) if vectors else text, interpolate=False)
+
+    elmo, baseline = read(True), read(False)
     del elmo["components"]["elmo"], elmo["initialize"]["components"]["elmo"]
     del elmo["paths"]["elmo_options"], elmo["paths"]["elmo_weights"]
     elmo["nlp"]["pipeline"].remove("elmo")
@@ -100,3 +109,24 @@ def test_each_elmo_config_is_its_baseline_plus_the_elmo_part(task):
     assert listeners and all(block["@architectures"] == "spacy-elmo.ElmoListener.v2" for block in listeners)
     tok2vec["@architectures"] = "spacy.Tok2Vec.v2"
     assert elmo == baseline
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_static_vectors_change_the_embed_and_the_vectors_setting_only(task, tmp_path):
+    text = task_config(task, elmo=False).read_text(encoding="utf8")
+    plain = Config().from_str(text, interpolate=False)
+    with_vectors = Config().from_str(use_static_vectors(text, tmp_path / "vectors"), interpolate=False)
+    embed = with_vectors["components"][task]["model"]["tok2vec"]["embed"]
+    assert embed["include_static_vectors"] is True
+    assert with_vectors["paths"]["vectors"] == str(tmp_path / "vectors")
+    assert Config().from_str(use_static_vectors(text, tmp_path / "vectors"))["initialize"]["vectors"] == str(tmp_path / "vectors")
+    embed["include_static_vectors"] = False
+    del with_vectors["paths"]["vectors"]
+    with_vectors["initialize"]["vectors"] = None
+    assert with_vectors == plain
+    assert "# " in use_static_vectors(text, tmp_path)  # comments kept
+
+
+def test_static_vectors_need_a_multi_hash_embed():
+    with pytest.raises(ValueError, match="MultiHashEmbed"):
+        use_static_vectors("[paths]\ntrain = null\n", "v")

@@ -129,15 +129,6 @@ def _outside(section: Union[str, None], parent: str) -> bool:
     return section is not None and section != parent and not section.startswith(parent + ".")
 
 
-def fill_elmo_config(config: Config, model_dir: Union[str, Path]) -> Config:
-    """`fill_config_text` for a Config object.
-
-    config (Config): a training or pretraining config, not interpolated.
-    RETURNS (Config): a new config.
-    """
-    return Config().from_str(fill_config_text(config.to_str(interpolate=False), model_dir), interpolate=False)
-
-
 def set_values(text: str, section: str, values: Dict[str, Any]) -> str:
     """Set `key = value` lines of one section of a config's text: a key's line (and its
     continuation lines) is replaced where it is, a missing key goes after the section's last

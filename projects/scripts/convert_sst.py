@@ -1,8 +1,10 @@
-"""Converting the Stanford Sentiment Treebank (PTB trees) to spaCy's DocBin for textcat."""
+"""Convert the Stanford Sentiment Treebank (PTB trees, one per line) to a DocBin of sentences with
+exclusive sentiment categories for textcat: SST-5, or SST-2 with --binary."""
 import re
 from pathlib import Path
 from typing import Iterator, List, Tuple, Union
 
+import typer
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
@@ -38,3 +40,19 @@ def sst_to_docbin(path: Union[str, Path], vocab: Vocab, binary: bool = False) ->
         doc.cats = {name: float(i == label) for i, name in enumerate(labels)}
         doc_bin.add(doc)
     return doc_bin
+
+
+def main(
+    input_path: Path = typer.Argument(..., help="SST trees in PTB format, e.g. train.txt", exists=True, dir_okay=False),
+    output: Path = typer.Argument(..., help="The .spacy file to write"),
+    binary: bool = typer.Option(False, "--binary", help="SST-2: drop neutral, negative/positive"),
+) -> None:
+    """Write the trees of INPUT_PATH to OUTPUT, one Doc per sentence."""
+    doc_bin = sst_to_docbin(input_path, Vocab(), binary=binary)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    doc_bin.to_disk(output)
+    typer.echo(f"Wrote {len(doc_bin)} sentences to {output}")
+
+
+if __name__ == "__main__":
+    typer.run(main)
