@@ -167,6 +167,7 @@ def init_config_cli(
     pipeline: str = typer.Option("ner", "--pipeline", "-p", help="The task: ner, textcat, tagger or parser"),
     bilm: Path = typer.Option(None, "--bilm", "-b", help="The biLM: a folder with options.json + weights.hdf5", exists=True),
     baseline: bool = typer.Option(False, "--baseline", help="The matching config without ELMo (same features and schedule)", **FLAG),
+    spacy_pretrain: bool = typer.Option(False, "--spacy-pretrain", help="The baseline with a tok2vec that `spacy pretrain` trains on raw text (its [pretraining] block included; then --paths.init_tok2vec); ner and textcat", **FLAG),
     elmo_at: str = typer.Option("input", "--elmo-at", help="Where ELMo joins the task's encoder: input ([x_k; ELMo_k]), output ([h_k; ELMo_k]) or both"),
     vectors: Path = typer.Option(None, "--vectors", help="Static vectors beside the token features: a folder written by `spacy init vectors`", exists=True, file_okay=False),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
@@ -180,17 +181,21 @@ def init_config_cli(
 
     if elmo_at not in ELMO_PLACES:
         raise typer.BadParameter(f"{elmo_at!r}: use one of {', '.join(ELMO_PLACES)}", param_hint="--elmo-at")
-    if baseline and bilm is not None:
-        raise typer.BadParameter("a baseline config has no biLM: give --baseline or --bilm, not both", param_hint="--bilm")
-    if baseline and elmo_at != "input":
-        raise typer.BadParameter("a baseline config has no ELMo to place: leave out --elmo-at", param_hint="--elmo-at")
+    if baseline and spacy_pretrain:
+        raise typer.BadParameter("give --baseline or --spacy-pretrain, not both", param_hint="--spacy-pretrain")
+    without_elmo = baseline or spacy_pretrain
+    flag = "--baseline" if baseline else "--spacy-pretrain"
+    if without_elmo and bilm is not None:
+        raise typer.BadParameter(f"a config without ELMo has no biLM: give {flag} or --bilm, not both", param_hint="--bilm")
+    if without_elmo and elmo_at != "input":
+        raise typer.BadParameter(f"a config without ELMo has no ELMo to place: leave out --elmo-at or {flag}", param_hint="--elmo-at")
     check_output_file(output, overwrite)
     try:
-        path = task_config(pipeline, elmo=not baseline)
+        path = task_config(pipeline, "baseline" if baseline else "spacy_pretrain" if spacy_pretrain else "elmo")
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--pipeline")
     text = path.read_text(encoding="utf8")
-    if not baseline:
+    if not without_elmo:
         text = place_elmo_text(text, elmo_at)
     if bilm is not None:
         text = fill_config_text(text, bilm.resolve())
@@ -198,13 +203,18 @@ def init_config_cli(
         text = use_static_vectors(text, vectors.resolve())
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf8")
-    what = "without ELMo" if baseline else ("with ELMo" if bilm else "with ELMo (set --paths.elmo_options and --paths.elmo_weights, or give --bilm)")
+    what = (
+        "without ELMo" if baseline
+        else "without ELMo, tok2vec from spacy pretrain (set --paths.init_tok2vec)" if spacy_pretrain
+        else "with ELMo" if bilm
+        else "with ELMo (set --paths.elmo_options and --paths.elmo_weights, or give --bilm)"
+    )
     typer.echo(f"Wrote {output}: {pipeline} {what}" + (f", static vectors from {vectors}" if vectors else ""))
 
 
 @command("fill-config")
 def fill_config_cli(
-    config_path: Path = typer.Argument(..., help="A training config with an elmo component, or a pretraining config", exists=True),
+    config_path: str = typer.Argument(..., help="A training config with an elmo component, a pretraining config, or a pretraining preset (cpu, small, original)"),
     model: Path = typer.Argument(..., help="The biLM: a folder with options.json + weights.hdf5", exists=True),
     output: Path = typer.Argument(..., help="Where to write the filled config"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
@@ -214,10 +224,14 @@ def fill_config_cli(
     it) and \\[paths] elmo_options / elmo_weights name the files. A pretraining config: \\[bilm]
     gets the hyperparameters and \\[paths] init_bilm the folder (absolute paths). Then
     `spacy train OUTPUT ...` (or `spacy-elmo pretrain OUTPUT ...`) needs no biLM overrides."""
+    from .configs import PRETRAIN_PRESETS, pretrain_config
     from .configs.editing import fill_config_text
 
+    path = pretrain_config(config_path) if config_path in PRETRAIN_PRESETS else Path(config_path)
+    if not path.is_file():
+        raise typer.BadParameter(f"{config_path}: no such file, nor a pretraining preset ({', '.join(PRETRAIN_PRESETS)})", param_hint="CONFIG_PATH")
     check_output_file(output, overwrite)
-    text = fill_config_text(config_path.read_text(encoding="utf8"), model.resolve())
+    text = fill_config_text(path.read_text(encoding="utf8"), model.resolve())
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf8")
     typer.echo(f"Wrote {output} for the biLM in {model}")

@@ -1,7 +1,11 @@
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 ELMO_FIXTURE = SHARED_DATA / "elmo-fixtures" / "allennlp"
 
@@ -42,3 +46,27 @@ def shared_bilm() -> Path:
     if not (SHARED_BILM / "weights.hdf5").is_file():
         pytest.skip(f"needs the shared biLM at {SHARED_BILM} (not part of a fresh clone)")
     return SHARED_BILM
+
+
+# The built wheel, and a folder where pip installed it alone (PYTHONPATH=that folder runs it, ahead
+# of the checkout): for the tests of what a pip user gets (slow).
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    # Built from a copy: an in-tree build/ folder could hold modules deleted since.
+    source = out / "source"
+    shutil.copytree(REPO_ROOT, source, ignore=shutil.ignore_patterns(".*", "build", "dist", "*.egg-info", "__pycache__", "tests", "projects"))
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(source)]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=out)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    (path,) = out.glob("spacy_elmo-*.whl")
+    return path
+
+
+@pytest.fixture(scope="session")
+def installed(wheel, tmp_path_factory) -> Path:
+    target = tmp_path_factory.mktemp("site")
+    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target), str(wheel)]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    return target

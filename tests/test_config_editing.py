@@ -96,7 +96,7 @@ def test_each_elmo_config_is_its_baseline_plus_the_elmo_part(task, vectors, tmp_
     component, its paths and initialize block, and put spaCy's Tok2Vec back around the same embed
     and encode, and the baseline remains."""
     def read(elmo: bool) -> Config:
-        text = task_config(task, elmo=elmo).read_text(encoding="utf8")
+        text = task_config(task, "elmo" if elmo else "baseline").read_text(encoding="utf8")
         return Config().from_str(use_static_vectors(text, tmp_path) if vectors else text, interpolate=False)
 
     elmo, baseline = read(True), read(False)
@@ -113,7 +113,7 @@ def test_each_elmo_config_is_its_baseline_plus_the_elmo_part(task, vectors, tmp_
 
 @pytest.mark.parametrize("task", TASKS)
 def test_static_vectors_change_the_embed_and_the_vectors_setting_only(task, tmp_path):
-    text = task_config(task, elmo=False).read_text(encoding="utf8")
+    text = task_config(task, "baseline").read_text(encoding="utf8")
     plain = Config().from_str(text, interpolate=False)
     with_vectors = Config().from_str(use_static_vectors(text, tmp_path / "vectors"), interpolate=False)
     embed = with_vectors["components"][task]["model"]["tok2vec"]["embed"]

@@ -1,5 +1,8 @@
-"""The projects' smoke workflows, run as a user runs them: `spacy project run smoke`."""
+"""The projects' smoke workflows, run as a user runs them (`spacy project run smoke`, with spacy_elmo
+from the built wheel alone: the projects need no checkout), their scripts, and the two task
+projects kept in step."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,13 +21,21 @@ ROWS = ["no pretraining", "ELMo", "ELMo, biLM adapted to the task text", "spacy 
 
 
 def _copy_project(project: str, tmp_path: Path) -> Path:
-    """A copy of the repository's layout, so that the run leaves the checkout as it was."""
+    """A copy of the project and its scripts alone (no package source), so that the run leaves
+    the checkout as it was."""
     root = tmp_path / "repo"
-    shutil.copytree(REPO / "spacy_elmo" / "configs", root / "spacy_elmo" / "configs")
     shutil.copytree(REPO / "projects" / "scripts", root / "projects" / "scripts")
     shutil.copytree(REPO / "projects" / project, root / "projects" / project,
                     ignore=shutil.ignore_patterns("assets", "corpus", "training", "metrics", "project.lock"))
     return root / "projects" / project
+
+
+def _wheel_env(installed: Path, cwd: Path) -> dict:
+    """The environment of a run in `cwd` that imports spacy_elmo from the installed wheel."""
+    env = {**os.environ, "PYTHONPATH": str(installed)}
+    where = subprocess.run([sys.executable, "-c", "import spacy_elmo; print(spacy_elmo.__file__)"], capture_output=True, text=True, env=env, cwd=cwd)
+    assert where.stdout.startswith(str(installed)), where.stdout + where.stderr
+    return env
 
 
 @pytest.mark.slow
@@ -32,11 +43,11 @@ def _copy_project(project: str, tmp_path: Path) -> Path:
     "project,task,score",
     [("ner_conll03", "ner", "ents_f"), ("textcat_sst5", "textcat", "cats_micro_f")],
 )
-def test_smoke_workflow(project, task, score, shared_data, tmp_path):
+def test_smoke_workflow(project, task, score, shared_data, installed, tmp_path):
     project_dir = _copy_project(project, tmp_path)
     cmd = [sys.executable, "-m", "spacy", "project", "run", "smoke", str(project_dir),
            "--vars.data_dir", str(shared_data), "--vars.raw_text", str(shared_data / "raw" / "reuters21578.txt.gz")]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=tmp_path, env=_wheel_env(installed, tmp_path))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 
     metrics = project_dir / "metrics" / "smoke"
@@ -74,11 +85,11 @@ PROBE_ROWS = ["tagger", "hashed", "layer0", "layer1", "layer2", "mix"]
 
 
 @pytest.mark.slow
-def test_pos_probe_smoke_workflow(shared_data, shared_bilm, tmp_path):
+def test_pos_probe_smoke_workflow(shared_data, shared_bilm, installed, tmp_path):
     project_dir = _copy_project("pos_probe_ewt", tmp_path)
     cmd = [sys.executable, "-m", "spacy", "project", "run", "smoke", str(project_dir),
            "--vars.data_dir", str(shared_data), "--vars.bilm", str(shared_bilm)]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=tmp_path, env=_wheel_env(installed, tmp_path))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 
     metrics = project_dir / "metrics" / "smoke"
@@ -206,3 +217,34 @@ def test_the_projects_train_evaluate_and_compare_every_seed(project, rows):
         assert f"seeds.py ${{vars.seeds}} python ../scripts/evaluate.py training/{row}{{run}}/model-best" in text
         assert f"train-{row}{{run}} python -m spacy train" in text
     assert text.count("compare.py metrics --seeds ${vars.seeds}") == 1
+
+
+# What only the data decides: where it comes from, how it is converted and sliced, and how the
+# results are titled and scored.
+DATA_COMMANDS = {"fetch", "convert", "smoke-data", "results", "smoke-results"}
+
+
+def _task_neutral(project: str, task: str) -> dict:
+    config = srsly.read_yaml(REPO / "projects" / project / "project.yml")
+    name = re.compile(rf"(?<![A-Za-z]){task}(?![A-Za-z])")
+    commands = {c["name"]: {k: name.sub("TASK", str(v)) for k, v in c.items() if k != "help"} for c in config["commands"]}
+    return {"workflows": config["workflows"], "directories": config["directories"], "commands": commands,
+            "vars": {k: v for k, v in config["vars"].items() if not k.endswith("_url") and k not in ("data_dir",)}}
+
+
+def test_the_two_task_projects_stay_in_step():
+    """ner_conll03 and textcat_sst5 run the same rows the same way: with the task's name neutral,
+    every workflow, variable and command is the same, except the data's own commands."""
+    ner, textcat = _task_neutral("ner_conll03", "ner"), _task_neutral("textcat_sst5", "textcat")
+    assert ner["workflows"] == textcat["workflows"] and ner["directories"] == textcat["directories"]
+    assert ner["vars"] == textcat["vars"]
+    assert sorted(ner["commands"]) == sorted(textcat["commands"])
+    for name in set(ner["commands"]) - DATA_COMMANDS:
+        assert ner["commands"][name] == textcat["commands"][name], name
+
+
+@pytest.mark.parametrize("project", ["ner_conll03", "textcat_sst5", "pos_probe_ewt"])
+def test_projects_use_no_file_of_the_package_source(project):
+    """The configs come from `spacy-elmo init-config` / `fill-config`, so a pip install suffices."""
+    text = (REPO / "projects" / project / "project.yml").read_text(encoding="utf8")
+    assert "spacy_elmo/" not in text

@@ -3,7 +3,6 @@ imported from the installed wheel, never from this checkout): pretrain from a na
 a task config with init-config, train it with `spacy train`, then ELMo vectors and similarity."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -20,28 +19,6 @@ TINY_BILM = [
     "--bilm.char_embed_dim", "4",
 ]
 TEXT = "The cat sat on the mat. The dog sat on the log.\n\nShares of the bank rose. The market fell.\n"
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    # Built from a copy: an in-tree build/ folder could hold modules deleted since.
-    source = out / "source"
-    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(".*", "build", "dist", "*.egg-info", "__pycache__", "tests", "projects"))
-    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(source)]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=out)
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    (path,) = out.glob("spacy_elmo-*.whl")
-    return path
-
-
-@pytest.fixture(scope="module")
-def installed(wheel, tmp_path_factory) -> Path:
-    target = tmp_path_factory.mktemp("site")
-    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target), str(wheel)]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    return target
 
 
 def test_the_wheel_holds_the_package_its_configs_and_entry_points(wheel):

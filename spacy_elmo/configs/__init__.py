@@ -1,12 +1,16 @@
 """The configs that ship with spacy-elmo, found by name: pretraining presets
 (`pretrain_{name}.cfg`) and a training config per task, with ELMo and as its matching baseline
-(`{task}_elmo.cfg`, `{task}_baseline.cfg`: identical except for the ELMo part)."""
+(`{task}_elmo.cfg`, `{task}_baseline.cfg`: identical except for the ELMo part), and for NER and
+textcat the baseline with a tok2vec pretrained by `spacy pretrain` (`{task}_spacy_pretrain.cfg`).
+Writing configs (`spacy-elmo init-config`, `fill-config`) edits their text: `editing.py`."""
 from pathlib import Path
 from typing import Union
 
 CONFIG_DIR = Path(__file__).parent
 PRETRAIN_PRESETS = ("cpu", "small", "original")
 TASKS = ("ner", "textcat", "tagger", "parser")
+VARIANTS = ("elmo", "baseline", "spacy_pretrain")
+SPACY_PRETRAIN_TASKS = ("ner", "textcat")
 
 
 def pretrain_config(name_or_path: Union[str, Path]) -> Path:
@@ -24,12 +28,18 @@ def pretrain_config(name_or_path: Union[str, Path]) -> Path:
     )
 
 
-def task_config(task: str, elmo: bool = True) -> Path:
-    """The training config of a task, with ELMo or as the matching baseline.
+def task_config(task: str, variant: str = "elmo") -> Path:
+    """The training config of a task.
 
     task (str): "ner", "textcat", "tagger" or "parser".
+    variant (str): "elmo", "baseline" (the same without ELMo) or "spacy_pretrain" (the baseline
+        with a tok2vec pretrained by `spacy pretrain`; NER and textcat).
     RETURNS (Path): the config file.
     """
     if task not in TASKS:
         raise ValueError(f"No config for the task {task!r}; tasks: {', '.join(TASKS)}")
-    return CONFIG_DIR / f"{task}_{'elmo' if elmo else 'baseline'}.cfg"
+    if variant not in VARIANTS:
+        raise ValueError(f"No config variant {variant!r}; variants: {', '.join(VARIANTS)}")
+    if variant == "spacy_pretrain" and task not in SPACY_PRETRAIN_TASKS:
+        raise ValueError(f"No spacy pretrain config for {task!r}; there is one for {', '.join(SPACY_PRETRAIN_TASKS)}")
+    return CONFIG_DIR / f"{task}_{variant}.cfg"
