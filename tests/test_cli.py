@@ -144,7 +144,7 @@ def test_init_config_elmo_at_moves_the_listener_and_changes_nothing_else(task, t
         assert result.exit_code == 0, result.output
         configs[place] = Config().from_disk(out, interpolate=False)
     shipped = configs["input"]["components"][task]["model"].pop("tok2vec")
-    listener = shipped.pop("elmo")
+    listener = shipped.pop("input_elmo")
     for place, keys in (("output", ["output_elmo"]), ("both", ["input_elmo", "output_elmo"])):
         tok2vec = configs[place]["components"][task]["model"].pop("tok2vec")
         assert tok2vec.pop("@architectures") == "spacy-elmo.ElmoTok2Vec.v2"

@@ -55,7 +55,7 @@ def test_fill_config_sets_the_bilm_and_paths_and_keeps_the_text(tmp_path, name):
     assert keys == {"cell_dim", "projection_dim", "n_layers", "char_embed_dim", "filters", "elmo_options", "elmo_weights"}
     # The listener's widths follow by interpolation.
     pipe = "ner" if name.startswith("ner") else "textcat"
-    listener = Config().from_str(filled)["components"][pipe]["model"]["tok2vec"]["elmo"]
+    listener = Config().from_str(filled)["components"][pipe]["model"]["tok2vec"]["input_elmo"]
     assert (listener["projection_dim"], listener["n_layers"]) == (6, 1)
     _check_it_gives_the_bilms_layers(filled, tmp_path)
 

@@ -139,9 +139,9 @@ def test_replace_listeners_gives_the_component_its_own_biLM(trained_ner, tmp_pat
     expected_ents, _ = _predictions(nlp)
     with_layers = nlp.get_pipe("elmo")(nlp.make_doc(TEXT))  # a listener reads doc._.elmo
     tok2vec_before = nlp.get_pipe("ner").model.get_ref("tok2vec").predict([with_layers])
-    nlp.replace_listeners("elmo", "ner", ["model.tok2vec.elmo"])
+    nlp.replace_listeners("elmo", "ner", ["model.tok2vec.input_elmo"])
     assert nlp.get_pipe("elmo").listening_components == []
-    assert nlp.get_pipe_config("ner")["model"]["tok2vec"]["elmo"]["@architectures"] == "spacy-elmo.ElmoMix.v2"
+    assert nlp.get_pipe_config("ner")["model"]["tok2vec"]["input_elmo"]["@architectures"] == "spacy-elmo.ElmoMix.v2"
     nlp.remove_pipe("elmo")
     doc = nlp.make_doc(TEXT)
     numpy.testing.assert_allclose(nlp.get_pipe("ner").model.get_ref("tok2vec").predict([doc])[0], tok2vec_before[0], atol=1e-5)

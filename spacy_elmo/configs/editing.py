@@ -59,24 +59,28 @@ ELMO_PLACES = ("input", "output", "both")
 
 def place_elmo_text(text: str, place: str) -> str:
     """Move a task config's ELMo to the encoder's `place`: "input" (as shipped, [x_k; ELMo_k]),
-    "output" ([h_k; ELMo_k]) or "both" (two listeners, each with its own mix), by rewriting its
-    `spacy-elmo.ElmoTok2Vec.v1` block as a v2 one in the text (order and comments kept).
+    "output" ([h_k; ELMo_k]) or "both" (two listeners, each with its own mix), by renaming or
+    copying the `input_elmo` listener block of its `spacy-elmo.ElmoTok2Vec.v2` tok2vec in the text
+    (order and comments kept).
     """
     if place not in ELMO_PLACES:
         raise ValueError(f"ELMo's place must be one of {', '.join(ELMO_PLACES)}, not {place!r}")
     if place == "input":
         return text
     lines = text.splitlines(keepends=True)
-    v1 = '@architectures = "spacy-elmo.ElmoTok2Vec.v1"'
-    tok2vec = [i for i, line in enumerate(lines) if line.strip() == v1]
+    architecture = '@architectures = "spacy-elmo.ElmoTok2Vec.v2"'
+    tok2vec = [i for i, line in enumerate(lines) if line.strip() == architecture]
     if len(tok2vec) != 1:
-        raise ValueError("expected one spacy-elmo.ElmoTok2Vec.v1 block in the config to place ELMo in")
+        raise ValueError("expected one spacy-elmo.ElmoTok2Vec.v2 block in the config to place ELMo in")
     owner = _section_name(lines[tok2vec[0] - 1]) if tok2vec[0] else None
     if owner is None:
-        raise ValueError("the ElmoTok2Vec.v1 architecture must follow its section header directly")
-    listener = f"{owner}.elmo"
-    # the listener's sections ([...elmo] and [...elmo.mix]) and the comment lines just before the next section
-    start = next(i for i, line in enumerate(lines) if _section_name(line) == listener)
+        raise ValueError("the ElmoTok2Vec.v2 architecture must follow its section header directly")
+    listener = f"{owner}.input_elmo"
+    starts = [i for i, line in enumerate(lines) if _section_name(line) == listener]
+    if not starts:
+        raise ValueError(f"expected an [{listener}] block (ELMo at the encoder's input) to place elsewhere")
+    # the listener's sections ([...input_elmo] and [...input_elmo.mix]) and the comment lines just before the next section
+    start = starts[0]
     end = next((i for i in range(start + 1, len(lines)) if _outside(_section_name(lines[i]), listener)), len(lines))
     while end > start and lines[end - 1].lstrip().startswith("#"):
         end -= 1
@@ -87,10 +91,9 @@ def place_elmo_text(text: str, place: str) -> str:
     def renamed(key: str) -> List[str]:
         return [line.replace(f"[{listener}", f"[{owner}.{key}", 1) if _section_name(line) else line for line in block]
 
-    new_block = renamed("output_elmo") if place == "output" else renamed("input_elmo") + renamed("output_elmo")
-    lines[tok2vec[0]] = lines[tok2vec[0]].replace("ElmoTok2Vec.v1", "ElmoTok2Vec.v2")
+    new_block = renamed("output_elmo") if place == "output" else block + renamed("output_elmo")
     where = {"output": "at the encoder's output, [h_k; ELMo_k]", "both": "at the encoder's input and output, each with its own mix"}
-    note = [f"# ELMo placed {where[place]} (ElmoTok2Vec.v2)\n"]
+    note = [f"# ELMo placed {where[place]}\n"]
     return "".join(note + lines[:start] + new_block + lines[end:])
 
 

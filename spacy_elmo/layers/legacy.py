@@ -10,11 +10,13 @@ the same. New configs use the current ones: `spacy-elmo.BiLM.v2` (bilm_model.py)
 - `spacy-elmo.ElmoMix.v1`: what `nlp.replace_listeners` puts in place of a v1 listener.
 - `spacy-elmo.ScalarMix.v1` and `spacy-elmo.LayerSelect.v1`: v2 names the layer count
   `n_output_layers`.
+- `spacy-elmo.ElmoTok2Vec.v1`: ELMo at the encoder's input only, its listener under the key `elmo`;
+  v2 takes `input_elmo` and/or `output_elmo`.
 
 The v1 settings keep their names (saved configs use them): here, and only here, `n_layers` is
 L + 1, the biLM's output layers.
 """
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -23,7 +25,8 @@ from thinc.types import Floats2d, Floats3d
 
 from ..bilm import BiLM, ElmoOptions
 from .bilm_model import DEFAULT_BATCH_SIZE, ElmoModelT, frozen_layer, with_hyperparameters, wrap_bilm
-from .listener import ElmoListener, with_mix
+from .listener import ElmoListener, build_elmo_tok2vec_v2, with_mix
+from .replace_listener import add_listener_kind
 from .scalar_mix import LayerSelect, ScalarMix
 from .segments import configure_sentences
 
@@ -109,3 +112,21 @@ def build_scalar_mix_v1(
 def build_layer_select_v1(layer: int, n_layers: Optional[int] = None, width: Optional[int] = None) -> Model[List[Floats3d], List[Floats2d]]:
     """`spacy-elmo.LayerSelect.v2` with its layer count named `n_layers` (L + 1)."""
     return LayerSelect(layer, n_layers, width)
+
+
+@registry.architectures("spacy-elmo.ElmoTok2Vec.v1")
+def build_elmo_tok2vec_v1(
+    elmo: Model[List[Doc], List[Floats2d]],
+    embed: Model[List[Doc], List[Floats2d]],
+    encode: Optional[Model[List[Floats2d], List[Floats2d]]] = None,
+) -> Model[List[Doc], List[Floats2d]]:
+    """`spacy-elmo.ElmoTok2Vec.v2` with ELMo at the input only, its listener given as `elmo`."""
+    return build_elmo_tok2vec_v2(embed, encode, input_elmo=elmo)
+
+
+def _elmo_mix_v1_cfg(bilm_cfg: Dict[str, Any], listener_cfg: Dict[str, Any], frozen: bool) -> Dict[str, Any]:
+    settings = {k: v for k, v in listener_cfg.items() if k not in ("@architectures", "upstream")}
+    return {"@architectures": "spacy-elmo.ElmoMix.v1", "bilm": bilm_cfg, "frozen": frozen, **settings}
+
+
+add_listener_kind("spacy-elmo.ElmoListener.v1", _elmo_mix_v1_cfg, tok2vec_key="elmo")

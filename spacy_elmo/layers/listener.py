@@ -1,10 +1,9 @@
 """Listeners: how downstream components (ner, textcat, tagger, parser) get the ELMo layers.
 
 `spacy-elmo.ElmoListener.v2` gives the task's mixed ELMo vector (its widths interpolated from
-the biLM block, its `spacy-elmo.ScalarMix.v2` as a sub-block); `spacy-elmo.ElmoTok2Vec.v1`
-concatenates it with the task's own token embedding, [x_k; ELMo_k] as in the paper, and can run
-an encoder over the result; `spacy-elmo.ElmoTok2Vec.v2` can also join ELMo to the encoder's
-output. All know their output width from the config alone.
+the biLM block, its `spacy-elmo.ScalarMix.v2` as a sub-block); `spacy-elmo.ElmoTok2Vec.v2` joins
+it to the task's own token embedding, [x_k; ELMo_k] as in the paper, before an encoder, or to the
+encoder's output, or both. All know their output width from the config alone.
 """
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -134,22 +133,6 @@ def with_mix(source: Model[List[Doc], List[Floats3d]], mix: Model[List[Floats3d]
     return model
 
 
-@registry.architectures("spacy-elmo.ElmoTok2Vec.v1")
-def build_elmo_tok2vec_v1(
-    elmo: Model[List[Doc], List[Floats2d]],
-    embed: Model[List[Doc], List[Floats2d]],
-    encode: Optional[Model[List[Floats2d], List[Floats2d]]] = None,
-) -> Model[List[Doc], List[Floats2d]]:
-    """[embed(x_k); ELMo_k] per token, optionally reduced to the encoder's width by a Maxout
-    layer and contextualised by `encode` (e.g. spacy.MaxoutWindowEncoder.v2).
-
-    elmo (Model): a `spacy-elmo.ElmoListener.v2` (or v1).
-    embed (Model): the task's token embedding, e.g. spacy.MultiHashEmbed.v2.
-    encode (Optional[Model]): an encoder over List[Floats2d] with a known nO.
-    """
-    return build_elmo_tok2vec_v2(embed, encode, input_elmo=elmo)
-
-
 @registry.architectures("spacy-elmo.ElmoTok2Vec.v2")
 def build_elmo_tok2vec_v2(
     embed: Model[List[Doc], List[Floats2d]],
@@ -182,7 +165,7 @@ def build_elmo_tok2vec_v2(
     if encode is not None:
         encode_width = encode.get_dim("nO")
         if input_elmo is not None:
-            # one chain of three, the layout of pipelines saved with ElmoTok2Vec.v1
+            # one chain of three (pipelines saved with ElmoTok2Vec.v1 have this layout too)
             model = chain(model, with_array(Maxout(encode_width, width, nP=3, dropout=0.0, normalize=True)), encode)
         elif encode_width != width:
             raise ValueError(

@@ -3,10 +3,10 @@
 spaCy calls two hooks that the `elmo` component's model carries in its attrs: `replace_listener`
 (the model object: a copy of the biLM, frozen if the component is) and `replace_listener_cfg`
 (the config block: `spacy-elmo.ElmoMix.v2` for a v2 listener, the biLM block plus the listener's
-mix; `spacy-elmo.ElmoMix.v1` for a v1 one). The component sets them when it is built.
+mix; legacy.py adds the block for a v1 one). The component sets them when it is built.
 """
 import functools
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -16,8 +16,19 @@ from thinc.types import Floats2d, Floats3d
 from .bilm_model import ListenedTo, frozen_layer
 from .listener import with_mix
 
-# The keys of the listener blocks in a task's tok2vec block (ElmoTok2Vec.v1: "elmo"; v2: the others).
-LISTENER_KEYS = ("elmo", "input_elmo", "output_elmo")
+MixConfig = Callable[[Dict[str, Any], Dict[str, Any], bool], Dict[str, Any]]
+# Each listener architecture: the config block that replaces it (from the biLM block, the listener
+# block and `frozen`); and the keys of listener blocks in a task's tok2vec block.
+_MIX_CONFIGS: Dict[str, MixConfig] = {}
+_LISTENER_KEYS: List[str] = []
+
+
+def add_listener_kind(architecture: str, mix_config: MixConfig, tok2vec_key: str) -> None:
+    """Teach `replace_listeners` a listener architecture: `mix_config` gives the block that
+    replaces it, `tok2vec_key` is the key of its block in an ElmoTok2Vec block."""
+    _MIX_CONFIGS[architecture] = mix_config
+    if tok2vec_key not in _LISTENER_KEYS:
+        _LISTENER_KEYS.append(tok2vec_key)
 
 
 def set_replace_listener_hooks(bilm_model: Model, frozen: bool) -> None:
@@ -34,16 +45,16 @@ def _replace_listener(model: Model, listener: Model, elmo: "ListenedTo") -> Mode
 
 
 def _replace_listener_cfg(bilm_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any], *, frozen: bool) -> Dict[str, Any]:
-    """The config block that takes the listener's place: ElmoMix.v2 for a v2 listener, v1 for v1.
+    """The config block that takes the listener's place (ElmoMix.v2 for an ElmoListener.v2).
 
     spaCy passes the whole tok2vec block, not the listener's path: an ElmoTok2Vec.v2 with ELMo at
     both its input and output can only be told apart when their blocks agree.
     """
     listener_cfgs = [
         tok2vec_cfg[key]
-        for key in LISTENER_KEYS
+        for key in _LISTENER_KEYS
         # a block replaced by an earlier call is an ElmoMix now
-        if str(tok2vec_cfg.get(key, {}).get("@architectures", "")).startswith("spacy-elmo.ElmoListener")
+        if str((tok2vec_cfg.get(key) or {}).get("@architectures", "")).startswith("spacy-elmo.ElmoListener")
     ]
     if any(cfg != listener_cfgs[0] for cfg in listener_cfgs):
         raise ValueError(
@@ -53,11 +64,8 @@ def _replace_listener_cfg(bilm_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any],
         )
     listener_cfg = listener_cfgs[0] if listener_cfgs else tok2vec_cfg
     architecture = listener_cfg.get("@architectures")
-    if architecture == "spacy-elmo.ElmoListener.v2":
-        return {"@architectures": "spacy-elmo.ElmoMix.v2", "bilm": bilm_cfg, "frozen": frozen, "mix": listener_cfg["mix"]}
-    if architecture == "spacy-elmo.ElmoListener.v1":
-        settings = {k: v for k, v in listener_cfg.items() if k not in ("@architectures", "upstream")}
-        return {"@architectures": "spacy-elmo.ElmoMix.v1", "bilm": bilm_cfg, "frozen": frozen, **settings}
+    if architecture in _MIX_CONFIGS:
+        return _MIX_CONFIGS[architecture](bilm_cfg, listener_cfg, frozen)
     raise ValueError(
         "replace_listeners: expected a spacy-elmo.ElmoListener block (or an ElmoTok2Vec with one), "
         f"got {architecture!r}"
@@ -76,3 +84,11 @@ def build_elmo_mix_v2(
     frozen (bool): run the biLM without gradients, as the elmo component's frozen setting does.
     """
     return with_mix(frozen_layer(bilm) if frozen else bilm, mix)
+
+
+def _elmo_mix_v2_cfg(bilm_cfg: Dict[str, Any], listener_cfg: Dict[str, Any], frozen: bool) -> Dict[str, Any]:
+    return {"@architectures": "spacy-elmo.ElmoMix.v2", "bilm": bilm_cfg, "frozen": frozen, "mix": listener_cfg["mix"]}
+
+
+add_listener_kind("spacy-elmo.ElmoListener.v2", _elmo_mix_v2_cfg, tok2vec_key="input_elmo")
+add_listener_kind("spacy-elmo.ElmoListener.v2", _elmo_mix_v2_cfg, tok2vec_key="output_elmo")

@@ -112,8 +112,8 @@ class Elmo(TrainablePipe):
 
     def _apply_settings(self, settings: ElmoSettings) -> None:
         """Check the settings and derive what depends on them (also after loading, which
-        restores the model's saved attrs); a `BiLM.v1` model keeps its own batch size and token
-        cache."""
+        restores the model's saved attrs). A model with `attrs["own_batching"]` (the v1 biLM
+        block, which holds them) keeps its own batch size and token cache."""
         settings.check(self.name)
         self.settings = settings
         self.vector_weights = layer_weights(settings.vectors, self.options.n_output_layers)

@@ -36,15 +36,15 @@ factory = "tagger"
 @architectures = "spacy.Tagger.v2"
 
 [components.tagger.model.tok2vec]
-@architectures = "spacy-elmo.ElmoTok2Vec.v1"
+@architectures = "spacy-elmo.ElmoTok2Vec.v2"
 
-[components.tagger.model.tok2vec.elmo]
+[components.tagger.model.tok2vec.input_elmo]
 @architectures = "spacy-elmo.ElmoListener.v2"
 upstream = "elmo"
 projection_dim = ${components.elmo.model.projection_dim}
 n_layers = ${components.elmo.model.n_layers}
 
-[components.tagger.model.tok2vec.elmo.mix]
+[components.tagger.model.tok2vec.input_elmo.mix]
 @layers = "spacy-elmo.ScalarMix.v2"
 layer_norm = true
 dropout = 0.0
@@ -141,8 +141,8 @@ def test_replace_listeners_gives_a_standalone_tagger_that_predicts_the_same(tmp_
         texts = ["The bird sat .", "Cats bark !"]
         expected = [[t.tag_ for t in doc] for doc in nlp.pipe(texts)]
         scores = nlp.get_pipe("tagger").model.predict(list(nlp.pipe(texts)))
-        nlp.replace_listeners("elmo", "tagger", ["model.tok2vec.elmo"])
-        block = nlp.config["components"]["tagger"]["model"]["tok2vec"]["elmo"]
+        nlp.replace_listeners("elmo", "tagger", ["model.tok2vec.input_elmo"])
+        block = nlp.config["components"]["tagger"]["model"]["tok2vec"]["input_elmo"]
         assert block["@architectures"] == "spacy-elmo.ElmoMix.v2" and block["frozen"] is frozen
         assert nlp.get_pipe("elmo").listening_components == []
         nlp.remove_pipe("elmo")
@@ -156,7 +156,7 @@ def test_replace_listeners_gives_a_standalone_tagger_that_predicts_the_same(tmp_
 def test_a_mix_block_with_other_widths_is_refused():
     config = Config().from_str(CONFIG, interpolate=False)
     config["components"]["elmo"]["model"] = tiny_model_config()
-    config["components"]["tagger"]["model"]["tok2vec"]["elmo"]["mix"]["width"] = 10
+    config["components"]["tagger"]["model"]["tok2vec"]["input_elmo"]["mix"]["width"] = 10
     with pytest.raises(ValueError, match="width = 10, but the biLM gives 16"):
         spacy.util.load_model_from_config(Config().from_str(config.to_str()), auto_fill=True)
 
@@ -177,7 +177,7 @@ def _nlp_v2(input_elmo: bool, output_elmo: bool, same_mix: bool = False):
 
     def configure(config: Config) -> None:
         tok2vec = config["components"]["tagger"]["model"]["tok2vec"]
-        listener = tok2vec.pop("elmo")
+        listener = tok2vec.pop("input_elmo")
         tok2vec["@architectures"] = "spacy-elmo.ElmoTok2Vec.v2"
         tok2vec["encode"] = {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 12, "depth": 1, "window_size": 1, "maxout_pieces": 2}
         if input_elmo:
@@ -238,3 +238,24 @@ def test_tok2vec_v2_needs_some_elmo():
 
     with pytest.raises(ValueError, match="spacy.Tok2Vec.v2"):
         build_elmo_tok2vec_v2(embed=None)  # type: ignore[arg-type]
+
+
+def test_a_config_with_elmo_tok2vec_v1_builds_the_same_model_and_replaces_its_listener():
+    """Configs written before ElmoTok2Vec.v2 became the shipped one (v1, its listener under `elmo`)
+    give the same model, with the same weights the same predictions, and replace_listeners works."""
+    v1_text = CONFIG.replace("ElmoTok2Vec.v2", "ElmoTok2Vec.v1").replace("tok2vec.input_elmo", "tok2vec.elmo")
+    docs_texts = ["The bird sat .", "Cats bark !"]
+    predictions = []
+    for text in (CONFIG, v1_text):
+        config = Config().from_str(text, interpolate=False)
+        config["components"]["elmo"]["model"] = tiny_model_config()
+        nlp = spacy.util.load_model_from_config(Config().from_str(config.to_str()), auto_fill=True)
+        get_bilm(nlp.get_pipe("elmo").model).load_state_dict(tiny_bilm(seed=4).state_dict())
+        nlp.initialize(lambda: [Example.from_dict(nlp.make_doc("A b"), {"tags": ["X", "Y"]})])
+        predictions.append((nlp, nlp.get_pipe("tagger").model.predict(list(nlp.pipe(docs_texts)))))
+    (v2_nlp, v2_scores), (v1_nlp, v1_scores) = predictions
+    assert [n.name for n in v1_nlp.get_pipe("tagger").model.walk()] == [n.name for n in v2_nlp.get_pipe("tagger").model.walk()]
+    v1_nlp.get_pipe("tagger").model.from_bytes(v2_nlp.get_pipe("tagger").model.to_bytes())
+    numpy.testing.assert_allclose(v1_nlp.get_pipe("tagger").model.predict(list(v1_nlp.pipe(docs_texts)))[0], v2_scores[0], atol=1e-6)
+    v1_nlp.replace_listeners("elmo", "tagger", ["model.tok2vec.elmo"])
+    assert v1_nlp.config["components"]["tagger"]["model"]["tok2vec"]["elmo"]["@architectures"] == "spacy-elmo.ElmoMix.v2"
