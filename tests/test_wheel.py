@@ -70,3 +70,4 @@ def test_a_pip_user_pretrains_configures_trains_and_gets_vectors(installed, tmp_
     assert -1.0 <= result["doc"] <= 1.0 and -1.0 <= result["token"] < 1.0
     assert result["self"] == pytest.approx(1.0)
     assert str(installed) in str(result["file"])
+
