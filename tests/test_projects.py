@@ -17,7 +17,8 @@ from spacy.tokens import DocBin
 from spacy_elmo import load_original
 
 REPO = Path(__file__).resolve().parents[1]
-ROWS = ["no pretraining", "ELMo", "ELMo, biLM adapted to the task text", "spacy pretrain"]
+ROWS = ["no pretraining", "ELMo", "ELMo, biLM adapted to the task text", "spacy pretrain",
+        "static vectors", "ELMo + static vectors", "ELMo adapted + static vectors"]
 
 
 def _copy_project(project: str, tmp_path: Path) -> Path:
@@ -62,7 +63,7 @@ def test_smoke_workflow(project, task, score, shared_data, installed, tmp_path):
         assert row["train_minutes"] is not None and row["train_cpu_minutes"] is not None
     assert result["pretraining"]["elmo"]["steps"] == 8
     assert result["pretraining"]["spacy_pretrain"]["words"] > 0
-    assert (metrics / "results.md").read_text().count("\n| ") == 5
+    assert (metrics / "results.md").read_text().count("\n| ") == len(ROWS) + 1
     adapted = result["pretraining"]["adapted"]  # the biLM fine-tuned on the slice's training text
     assert adapted["steps"] > 2 and adapted["dev_perplexity_as_given"] > 0 and adapted["dev_perplexity"] > 0
     assert "Adapted biLM" in (metrics / "results.md").read_text()
@@ -76,6 +77,10 @@ def test_smoke_workflow(project, task, score, shared_data, installed, tmp_path):
     doc = nlp("Shares of Acme rose 5 % in Frankfurt .")
     expected = load_original(bilm_dir / "options.json", bilm_dir / "weights.hdf5").embed([[t.text for t in doc]])[0]
     numpy.testing.assert_allclose(doc._.elmo.layers, expected, atol=1e-5)
+    # The vectors rows ran with the floret vectors the workflow trained, beside the token features.
+    with_vectors = spacy.load(training / f"{task}_elmo_adapted_vectors" / "model-best")
+    assert with_vectors.vocab.vectors.mode == "floret" and with_vectors.vocab.vectors.shape[1] == 16
+    assert with_vectors.config["components"][task]["model"]["tok2vec"]["embed"]["include_static_vectors"] is True
     # The spacy pretrain row started from the pretrained tok2vec.
     spacy_row = spacy.load(training / f"{task}_spacy_pretrain" / "model-best")
     assert spacy_row.config["paths"]["init_tok2vec"].endswith("spacy_pretrain/model-budget.bin")

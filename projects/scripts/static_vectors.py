@@ -1,20 +1,19 @@
-"""Train floret static vectors on raw text, tokenized as spaCy tokenizes it, for `spacy init vectors --mode floret`."""
-import gzip
+"""Train floret static vectors on raw text, tokenized as spaCy tokenizes it, for `spacy init vectors
+--mode floret` (spaCy's own subword vectors: every word gets a vector, and the table stays small)."""
 from pathlib import Path
 from typing import Iterator, List
 
 import spacy
 import typer
 
+from spacy_elmo.training.corpus import read_texts
 
-def _lines(paths: List[Path]) -> Iterator[str]:
+
+def _lines(paths: List[Path], vocab) -> Iterator[str]:  # type: ignore[no-untyped-def]
     for path in paths:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf8") as file_:
-            for line in file_:
-                line = line.strip()
-                if line:
-                    yield line
+        for text, _ in read_texts(path, vocab):
+            if text.strip():
+                yield text.strip()
 
 
 def main(
@@ -26,14 +25,18 @@ def main(
     min_count: int = typer.Option(5, help="Ignore words seen fewer times"),
     threads: int = typer.Option(2, help="floret's threads"),
 ) -> None:
-    """Write OUTPUT (a .floret table) from INPUTS (plain or .gz, one paragraph per line)."""
-    import floret  # only this script needs it: `pip install floret`
+    """Write OUTPUT (a .floret table) from INPUTS (.txt, .txt.gz, .jsonl or .spacy, as `spacy-elmo
+    pretrain` reads them)."""
+    try:
+        import floret  # only this script needs it
+    except ImportError:
+        raise SystemExit("Error: training static vectors needs floret: pip install floret") from None
 
     output.parent.mkdir(parents=True, exist_ok=True)
     tokens_path = output.with_name(output.name + ".tokens.txt")
-    tokenizer = spacy.blank("en").tokenizer
+    nlp = spacy.blank("en")
     with tokens_path.open("w", encoding="utf8") as file_:
-        for doc in tokenizer.pipe(_lines(inputs), batch_size=1000):
+        for doc in nlp.tokenizer.pipe(_lines(inputs, nlp.vocab), batch_size=1000):
             file_.write(" ".join(t.text for t in doc if not t.is_space) + "\n")
     model = floret.train_unsupervised(
         str(tokens_path), model="cbow", mode="floret", hashCount=2, bucket=buckets, minn=4, maxn=5,
