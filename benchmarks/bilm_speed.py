@@ -8,7 +8,7 @@ one direction after the other), and the largest difference between the two outpu
 
 Methods: "naive" (the baseline), "plain" (our algorithm with torch's default matmul), "ours" (with
 weights prepacked for oneDNN at inference), "ours+cache" (plus the token-layer cache, warm).
-`--precision fp32 bf16` runs "ours" and "ours+cache" at each precision (`BiLM.precision`); a bf16
+`--precision fp32 bf16 int8` runs "ours" and "ours+cache" at each precision (`BiLM.precision`); a bf16
 row gives its largest absolute difference and smallest per-token cosine against fp32 on all the
 measured sentences.
 
@@ -16,7 +16,7 @@ Each measurement runs in its own process so that peak memory is its own.
 
     python benchmarks/bilm_speed.py                      # small, medium, original
     python benchmarks/bilm_speed.py --sizes small --sentences 64
-    python benchmarks/bilm_speed.py --methods ours --precision fp32 bf16 --sentences 512
+    python benchmarks/bilm_speed.py --methods ours --precision fp32 bf16 int8 --sentences 512
 """
 import argparse
 import json
@@ -171,7 +171,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--precision", nargs="+", default=["fp32"], help="fp32 and/or bf16, for ours and ours+cache")
+    parser.add_argument("--precision", nargs="+", default=["fp32"], help="fp32, bf16 and/or int8, for ours and ours+cache")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     parser.add_argument("--one", nargs=3, metavar=("SIZE", "METHOD", "PRECISION"), help=argparse.SUPPRESS)
     args = parser.parse_args()

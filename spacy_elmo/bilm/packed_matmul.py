@@ -10,7 +10,12 @@ With `dtype = torch.bfloat16` (the biLM's "bf16" precision) the weights are pack
 and the products run on the CPU's bfloat16 units (AVX-512 BF16, AMX), about twice the float32
 products' speed here; inputs are rounded to bfloat16, sums accumulate in float32 and the result
 comes back as float32, so everything around the products stays float32.
+
+With `dtype = torch.qint8` (the "int8" precision) the weights are quantized once to int8, one
+scale per output column, and each product quantizes its input per call (PyTorch's dynamic
+quantization kernels, on the CPU's VNNI units where it has them); results are float32.
 """
+import warnings
 from typing import Any, Dict, Hashable, Optional
 
 import torch
@@ -20,6 +25,7 @@ _ROWS_HINT = 32  # oneDNN picks its blocking for about this many rows; any count
 _MIN_WEIGHT_ELEMENTS = 1 << 18
 _available: Optional[bool] = None
 _bf16_available: Optional[bool] = None
+_int8_available: Optional[bool] = None
 
 
 def onednn_available() -> bool:
@@ -49,6 +55,32 @@ def onednn_bf16_available() -> bool:
         except (AttributeError, RuntimeError):
             _bf16_available = False
     return _bf16_available
+
+
+def int8_available() -> bool:
+    """RETURNS (bool): whether this PyTorch build runs dynamically quantized int8 products."""
+    global _int8_available
+    if _int8_available is None:
+        try:
+            y = _int8_product(torch.ones(1, 2), _int8_pack(torch.ones(2, 3)))
+            _int8_available = bool(torch.allclose(y, torch.full((1, 3), 2.0), atol=0.05))
+        except (AttributeError, RuntimeError):
+            _int8_available = False
+    return _int8_available
+
+
+def _int8_pack(weight: torch.Tensor) -> Any:
+    """A (K, N) weight as int8, one scale per output column, packed for the quantized kernels."""
+    w = weight.t().contiguous().float()
+    scales = (w.abs().amax(dim=1).clamp(min=1e-12) / 127).double()
+    with warnings.catch_warnings():  # torch.ao's quantized tensors carry a deprecation notice
+        warnings.simplefilter("ignore")
+        quantized = torch.quantize_per_channel(w, scales, torch.zeros(len(scales), dtype=torch.long), 0, torch.qint8)
+        return torch.ops.quantized.linear_prepack(quantized, None)
+
+
+def _int8_product(rows: torch.Tensor, packed: Any) -> torch.Tensor:
+    return torch.ops.quantized.linear_dynamic(rows, packed, False)
 
 
 class PackedWeights:
@@ -94,9 +126,13 @@ class PackedWeights:
         if not self.usable(x, weight):
             return x @ weight
         packed = self._packs.get(key)
-        if packed is None:
-            packed = torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous().to(self.dtype), _ROWS_HINT)
-            self._packs[key] = packed
-        rows = x.reshape(-1, x.shape[-1]).to(self.dtype)
-        out = torch.ops.mkldnn._linear_pointwise(rows, packed, None, "none", [], "").to(x.dtype)
+        rows = x.reshape(-1, x.shape[-1])
+        if self.dtype == torch.qint8:
+            if packed is None:
+                packed = self._packs[key] = _int8_pack(weight)
+            out = _int8_product(rows, packed)
+        else:
+            if packed is None:
+                packed = self._packs[key] = torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous().to(self.dtype), _ROWS_HINT)
+            out = torch.ops.mkldnn._linear_pointwise(rows.to(self.dtype), packed, None, "none", [], "").to(x.dtype)
         return out.view(*x.shape[:-1], weight.shape[1])

@@ -1,0 +1,104 @@
+"""The biLM's inference matrix products at each precision this CPU offers, same run: float32 (plain
+matmul, and prepacked for oneDNN as the biLM runs it), bfloat16 prepacked (`precision = "bf16"`) and
+int8 (PyTorch's dynamic quantization: weights int8 per output channel, activations quantized per
+call, on the VNNI units), with the error of each against float64.
+
+    python benchmarks/matmul_precision.py                 # the LSTM shapes of the released sizes
+    python benchmarks/matmul_precision.py --rows 32 --threads 2
+
+Prints GFLOP/s, the ratio to prepacked float32 and the largest error relative to the largest
+output, per shape. int8 is a candidate for inference only if it beats bfloat16 at an error the
+layers can take (bfloat16: about 4e-3 relative per product).
+"""
+import argparse
+import time
+import warnings
+from typing import Callable, Dict, List, Tuple
+
+import torch
+
+from spacy_elmo.bilm.packed_matmul import PackedWeights, onednn_bf16_available
+
+# (name, K, N) of the products in one LSTM step: the gates (P -> 4C, input and hidden share the
+# shape) and the projection (C -> P), for the released sizes (small, medium, original)
+SHAPES = [
+    ("small gates", 128, 4096), ("small projection", 1024, 128),
+    ("medium gates", 256, 8192), ("medium projection", 2048, 256),
+    ("original gates", 512, 16384), ("original projection", 4096, 512),
+]
+
+
+def timed(fn: Callable[[], torch.Tensor], min_seconds: float) -> float:
+    for _ in range(3):
+        fn()
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < min_seconds:
+        fn()
+        n += 1
+    return (time.perf_counter() - start) / n
+
+
+def int8_linear(weight: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
+    """`x @ weight` (weight (K, N)) through PyTorch's dynamically quantized Linear."""
+    linear = torch.nn.Linear(weight.shape[0], weight.shape[1], bias=False)
+    with torch.no_grad():
+        linear.weight.copy_(weight.t())
+    with warnings.catch_warnings():  # torch.ao's deprecation notices (its successor, torchao, is another package)
+        warnings.simplefilter("ignore")
+        return torch.ao.quantization.quantize_dynamic(torch.nn.Sequential(linear), {torch.nn.Linear}, dtype=torch.qint8)
+
+
+def measure(rows: int, k: int, n: int, min_seconds: float) -> Dict[str, Tuple[float, float]]:
+    torch.manual_seed(0)
+    x = torch.randn(rows, k) * 0.5
+    w = torch.randn(k, n) / k**0.5
+    exact = (x.double() @ w.double()).float()
+    scale = float(exact.abs().max())
+    fp32 = PackedWeights()
+    bf16 = PackedWeights()
+    bf16.set_dtype(torch.bfloat16)
+    int8 = int8_linear(w)
+    methods: Dict[str, Callable[[], torch.Tensor]] = {
+        "fp32 plain": lambda: x @ w,
+        "fp32 packed": lambda: fp32.matmul(x, w, "w"),
+        "int8 dynamic": lambda: int8(x),
+    }
+    if onednn_bf16_available():
+        methods["bf16 packed"] = lambda: bf16.matmul(x, w, "w")
+    results = {}
+    with torch.no_grad():
+        for name, fn in methods.items():
+            seconds = timed(fn, min_seconds)
+            error = float((fn() - exact).abs().max()) / scale
+            results[name] = (2 * rows * k * n / seconds / 1e9, error)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=32, help="rows per product (sequences per batch)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=0.5, help="time per measurement")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, {args.threads} threads, {args.rows} rows; quantized engine {torch.backends.quantized.engine}")
+    header = f"{'product':22}{'K x N':>13}" + "".join(f"{m:>26}" for m in ("fp32 plain", "fp32 packed", "bf16 packed", "int8 dynamic"))
+    print(header)
+    print(" " * 35 + "   GFLOP/s  x packed  rel.err" * 4)
+    rows: List[str] = []
+    for name, k, n in SHAPES:
+        result = measure(args.rows, k, n, args.seconds)
+        base = result["fp32 packed"][0]
+        cells = []
+        for method in ("fp32 plain", "fp32 packed", "bf16 packed", "int8 dynamic"):
+            if method in result:
+                gflops, error = result[method]
+                cells.append(f"{gflops:10.0f}{gflops / base:10.2f}{error:9.1e}")
+            else:
+                cells.append(f"{'-':>26}")
+        rows.append(f"{name:22}{f'{k} x {n}':>13}" + "".join(cells))
+        print(rows[-1], flush=True)
+
+
+if __name__ == "__main__":
+    main()
