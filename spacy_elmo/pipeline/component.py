@@ -29,7 +29,7 @@ from .vectors import keep_hooks_across_processes, layer_weights, set_vector_hook
 DEFAULT_MODEL = bilm_config(ElmoOptions())
 
 
-_FORK_HOOK: List[bool] = []
+_fork_hook_registered = False
 
 
 def _one_thread_in_forked_children() -> None:
@@ -38,8 +38,9 @@ def _one_thread_in_forked_children() -> None:
     process, when it builds an elmo component (not at import: importing the package must not change
     the children of programs that only read its registry); worker processes share the cores
     anyway, so each gets one intra-op thread. spaCy gives no hook where it forks."""
-    if not _FORK_HOOK:
-        _FORK_HOOK.append(True)
+    global _fork_hook_registered
+    if not _fork_hook_registered:
+        _fork_hook_registered = True
         os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
 
 
