@@ -205,7 +205,11 @@ def test_tok2vec_v2_joins_elmo_at_the_input_the_output_or_both(input_elmo, outpu
     mixes = [mix_weights(node)[0] for node in tok2vec.walk() if node.name == "scalar_mix"]
     assert len(mixes) == len(listeners)
     if input_elmo and output_elmo:
-        assert not numpy.allclose(mixes[0], mixes[1]), "the two mixes share their weights"
+        # two mixes with their own weights (after 4 Adam steps their values can agree closely)
+        first, second = [node for node in tok2vec.walk() if node.name == "scalar_mix"]
+        before = second.get_param("w").copy()
+        first.set_param("w", first.get_param("w") + 1.0)
+        numpy.testing.assert_array_equal(second.get_param("w"), before)
         with pytest.raises(ValueError, match="must equal"):
             # without ELMo at the input, the embedding goes into the encoder as it is
             config = nlp.config.copy()
