@@ -1,23 +1,23 @@
 """The biLM's inference matrix products at each precision this CPU offers, same run: float32 (plain
 matmul, and prepacked for oneDNN as the biLM runs it), bfloat16 prepacked (`precision = "bf16"`) and
-int8 (PyTorch's dynamic quantization: weights int8 per output channel, activations quantized per
-call, on the VNNI units), with the error of each against float64.
+int8 (`precision = "int8"`: weights int8 per output column, inputs quantized per call by PyTorch's
+dynamic quantization kernels, on the VNNI units), each through the biLM's own `PackedWeights`, with
+the error of each against float64.
 
     python benchmarks/matmul_precision.py                 # the LSTM shapes of the released sizes
     python benchmarks/matmul_precision.py --rows 32 --threads 2
 
 Prints GFLOP/s, the ratio to prepacked float32 and the largest error relative to the largest
-output, per shape. int8 is a candidate for inference only if it beats bfloat16 at an error the
-layers can take (bfloat16: about 4e-3 relative per product).
+output, per shape. (Products of weights under 2^18 elements stay float32 at every precision: packing
+does not pay there.)
 """
 import argparse
 import time
-import warnings
 from typing import Callable, Dict, List, Tuple
 
 import torch
 
-from spacy_elmo.bilm.packed_matmul import PackedWeights, onednn_bf16_available
+from spacy_elmo.bilm.packed_matmul import PackedWeights, int8_available, onednn_bf16_available
 
 # (name, K, N) of the products in one LSTM step: the gates (P -> 4C, input and hidden share the
 # shape) and the projection (C -> P), for the released sizes (small, medium, original)
@@ -38,33 +38,24 @@ def timed(fn: Callable[[], torch.Tensor], min_seconds: float) -> float:
     return (time.perf_counter() - start) / n
 
 
-def int8_linear(weight: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
-    """`x @ weight` (weight (K, N)) through PyTorch's dynamically quantized Linear."""
-    linear = torch.nn.Linear(weight.shape[0], weight.shape[1], bias=False)
-    with torch.no_grad():
-        linear.weight.copy_(weight.t())
-    with warnings.catch_warnings():  # torch.ao's deprecation notices (its successor, torchao, is another package)
-        warnings.simplefilter("ignore")
-        return torch.ao.quantization.quantize_dynamic(torch.nn.Sequential(linear), {torch.nn.Linear}, dtype=torch.qint8)
-
-
 def measure(rows: int, k: int, n: int, min_seconds: float) -> Dict[str, Tuple[float, float]]:
     torch.manual_seed(0)
     x = torch.randn(rows, k) * 0.5
     w = torch.randn(k, n) / k**0.5
     exact = (x.double() @ w.double()).float()
     scale = float(exact.abs().max())
-    fp32 = PackedWeights()
-    bf16 = PackedWeights()
-    bf16.set_dtype(torch.bfloat16)
-    int8 = int8_linear(w)
+    packs = {}
+    for dtype in (torch.float32, torch.bfloat16, torch.qint8):  # the biLM's own products at each precision
+        packs[dtype] = PackedWeights()
+        packs[dtype].set_dtype(dtype)
     methods: Dict[str, Callable[[], torch.Tensor]] = {
         "fp32 plain": lambda: x @ w,
-        "fp32 packed": lambda: fp32.matmul(x, w, "w"),
-        "int8 dynamic": lambda: int8(x),
+        "fp32 packed": lambda: packs[torch.float32].matmul(x, w, "w"),
     }
+    if int8_available():
+        methods["int8 dynamic"] = lambda: packs[torch.qint8].matmul(x, w, "w")
     if onednn_bf16_available():
-        methods["bf16 packed"] = lambda: bf16.matmul(x, w, "w")
+        methods["bf16 packed"] = lambda: packs[torch.bfloat16].matmul(x, w, "w")
     results = {}
     with torch.no_grad():
         for name, fn in methods.items():

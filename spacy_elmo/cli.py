@@ -249,7 +249,7 @@ def embed_cli(
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     sentences: bool = typer.Option(True, help="Split documents into sentences (original files only)"),
     dtype: str = typer.Option("float32", help="float32 or float16"),
-    precision: str = typer.Option("fp32", help="fp32; bf16: the biLM's large matrix products in bfloat16 (CPUs with bfloat16 units; about 3e-3 relative error); int8: in int8 (about 2e-2)"),
+    precision: str = typer.Option("fp32", help="fp32; bf16: the biLM's large matrix products in bfloat16 (CPUs with bfloat16 units; about 3e-3 relative error); int8: in int8 (about 1e-2)"),
     docs_per_batch: int = typer.Option(64, "--docs-per-batch", help="Documents per nlp.pipe batch (the elmo component's batch_size counts biLM sequences)"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="-1: CPU; N: run on CUDA device N (needs cupy, as spaCy's --gpu-id)"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),

@@ -43,7 +43,7 @@ class BiLM(nn.Module):
         the original computation up to float32 rounding), "bf16" (bfloat16 products with float32
         sums, everything else float32: about twice the products' speed on CPUs with bfloat16
         units, at about 3e-3 relative error per product; on CUDA, autocast to bfloat16) or "int8"
-        (int8 weights, one scale per output column, inputs quantized per product: about 2e-2
+        (int8 weights, one scale per output column, inputs quantized per product: about 1e-2
         relative error per product, up to 4x the float32 products' speed with VNNI units; CPU
         only). Training is not affected ([training] mixed_precision sets it there)."""
         return self._precision
