@@ -178,6 +178,7 @@ def init_config_cli(
     The biLM's files are named by absolute paths, so the config works from any folder."""
     from .configs import task_config
     from .configs.editing import ELMO_PLACES, fill_config_text, place_elmo_text, use_static_vectors
+    from .training.folders import write_atomically
 
     if elmo_at not in ELMO_PLACES:
         raise typer.BadParameter(f"{elmo_at!r}: use one of {', '.join(ELMO_PLACES)}", param_hint="--elmo-at")
@@ -202,7 +203,7 @@ def init_config_cli(
     if vectors is not None:
         text = use_static_vectors(text, vectors.resolve())
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf8")
+    write_atomically(output, text)
     what = (
         "without ELMo" if baseline
         else "without ELMo, tok2vec from spacy pretrain (set --paths.init_tok2vec)" if spacy_pretrain
@@ -226,6 +227,7 @@ def fill_config_cli(
     `spacy train OUTPUT ...` (or `spacy-elmo pretrain OUTPUT ...`) needs no biLM overrides."""
     from .configs import PRETRAIN_PRESETS, pretrain_config
     from .configs.editing import fill_config_text
+    from .training.folders import write_atomically
 
     path = pretrain_config(config_path) if config_path in PRETRAIN_PRESETS else Path(config_path)
     if not path.is_file():
@@ -233,7 +235,7 @@ def fill_config_cli(
     check_output_file(output, overwrite)
     text = fill_config_text(path.read_text(encoding="utf8"), model.resolve())
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf8")
+    write_atomically(output, text)
     typer.echo(f"Wrote {output} for the biLM in {model}")
 
 

@@ -33,17 +33,24 @@ def main(
         raise SystemExit("Error: training static vectors needs floret: pip install floret") from None
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    tokens_path = output.with_name(output.name + ".tokens.txt")
+    # the tokenized text and the table are written beside OUTPUT under temporary names: a failure
+    # leaves a former OUTPUT as it was
+    tokens_path = output.with_name(output.name + ".tokens.tmp")
+    table_path = output.with_name(output.name + ".tmp")
     nlp = spacy.blank("en")
-    with tokens_path.open("w", encoding="utf8") as file_:
-        for doc in nlp.tokenizer.pipe(_lines(inputs, nlp.vocab), batch_size=1000):
-            file_.write(" ".join(t.text for t in doc if not t.is_space) + "\n")
-    model = floret.train_unsupervised(
-        str(tokens_path), model="cbow", mode="floret", hashCount=2, bucket=buckets, minn=4, maxn=5,
-        dim=dim, epoch=epochs, minCount=min_count, thread=threads, verbose=0,
-    )
-    model.save_floret_vectors(str(output))
-    tokens_path.unlink()
+    try:
+        with tokens_path.open("w", encoding="utf8") as file_:
+            for doc in nlp.tokenizer.pipe(_lines(inputs, nlp.vocab), batch_size=1000):
+                file_.write(" ".join(t.text for t in doc if not t.is_space) + "\n")
+        model = floret.train_unsupervised(
+            str(tokens_path), model="cbow", mode="floret", hashCount=2, bucket=buckets, minn=4, maxn=5,
+            dim=dim, epoch=epochs, minCount=min_count, thread=threads, verbose=0,
+        )
+        model.save_floret_vectors(str(table_path))
+        table_path.replace(output)
+    finally:
+        tokens_path.unlink(missing_ok=True)
+        table_path.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

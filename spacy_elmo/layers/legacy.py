@@ -129,4 +129,4 @@ def _elmo_mix_v1_cfg(bilm_cfg: Dict[str, Any], listener_cfg: Dict[str, Any], fro
     return {"@architectures": "spacy-elmo.ElmoMix.v1", "bilm": bilm_cfg, "frozen": frozen, **settings}
 
 
-add_listener_kind("spacy-elmo.ElmoListener.v1", _elmo_mix_v1_cfg, tok2vec_key="elmo")
+add_listener_kind("spacy-elmo.ElmoListener.v1", _elmo_mix_v1_cfg, "elmo")

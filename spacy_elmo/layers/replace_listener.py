@@ -23,12 +23,11 @@ _MIX_CONFIGS: Dict[str, MixConfig] = {}
 _LISTENER_KEYS: List[str] = []
 
 
-def add_listener_kind(architecture: str, mix_config: MixConfig, tok2vec_key: str) -> None:
+def add_listener_kind(architecture: str, mix_config: MixConfig, *tok2vec_keys: str) -> None:
     """Teach `replace_listeners` a listener architecture: `mix_config` gives the block that
-    replaces it, `tok2vec_key` is the key of its block in an ElmoTok2Vec block."""
+    replaces it, `tok2vec_keys` are the keys its blocks take in an ElmoTok2Vec block."""
     _MIX_CONFIGS[architecture] = mix_config
-    if tok2vec_key not in _LISTENER_KEYS:
-        _LISTENER_KEYS.append(tok2vec_key)
+    _LISTENER_KEYS.extend(key for key in tok2vec_keys if key not in _LISTENER_KEYS)
 
 
 def set_replace_listener_hooks(bilm_model: Model, frozen: bool) -> None:
@@ -90,5 +89,4 @@ def _elmo_mix_v2_cfg(bilm_cfg: Dict[str, Any], listener_cfg: Dict[str, Any], fro
     return {"@architectures": "spacy-elmo.ElmoMix.v2", "bilm": bilm_cfg, "frozen": frozen, "mix": listener_cfg["mix"]}
 
 
-add_listener_kind("spacy-elmo.ElmoListener.v2", _elmo_mix_v2_cfg, tok2vec_key="input_elmo")
-add_listener_kind("spacy-elmo.ElmoListener.v2", _elmo_mix_v2_cfg, tok2vec_key="output_elmo")
+add_listener_kind("spacy-elmo.ElmoListener.v2", _elmo_mix_v2_cfg, "input_elmo", "output_elmo")
