@@ -13,7 +13,7 @@ from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.vocab import Vocab
-from thinc.api import Config, Model, Optimizer
+from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
 from ..bilm import BiLM, ElmoFormatError, ElmoOptions
