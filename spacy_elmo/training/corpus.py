@@ -118,9 +118,12 @@ class SentenceSplitter:
             raise ValueError(f"[corpus] max_length must be >= 1, got {max_length}")
         import spacy  # here, so that training from a prepared corpus needs no spaCy
 
+        from spacy.pipeline import Sentencizer
+
         self.nlp = spacy.blank(lang)
-        self.nlp.add_pipe("sentencizer")
         self.max_length = max_length
+        strings = self.nlp.vocab.strings
+        self.period_orths = numpy.array(sorted(strings.add(c) for c in Sentencizer.default_punct_chars), dtype=numpy.uint64)
 
     def split(self, texts: List[str]) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """Tokenize and split texts, vectorized over all their tokens.
@@ -129,26 +132,21 @@ class SentenceSplitter:
             kept token (uint64, sentences one after the other), each sentence's length and the
             index of the text it comes from.
         """
-        from spacy.attrs import IS_SPACE, ORTH, SENT_START
+        from spacy.attrs import IS_PUNCT, IS_SPACE, ORTH
 
-        orths, starts, spaces, text_ids = [], [], [], []
-        for i, doc in enumerate(self.nlp.pipe(texts, batch_size=256)):
-            if not len(doc):
-                continue
-            array = doc.to_array([ORTH, SENT_START, IS_SPACE])
-            start = array[:, 1] == 1
-            start[0] = True
-            orths.append(array[:, 0])
-            starts.append(start)
-            spaces.append(array[:, 2] != 0)
-            text_ids.append(numpy.full(len(doc), i, dtype=numpy.int64))
-        if not orths:
+        # Per text only the array is taken: the bookkeeping runs once over all of them (numpy
+        # calls per text would cost more than the tokenizer).
+        arrays = [doc.to_array([ORTH, IS_PUNCT, IS_SPACE]) for doc in self.nlp.tokenizer.pipe(texts, batch_size=256)]
+        sizes = numpy.fromiter((len(a) for a in arrays), dtype=numpy.int64, count=len(arrays))
+        if int(sizes.sum()) == 0:
             empty = numpy.zeros(0, dtype=numpy.int64)
             return numpy.zeros(0, dtype=numpy.uint64), empty, empty
-        keep = ~numpy.concatenate(spaces)
-        sentence = numpy.cumsum(numpy.concatenate(starts))[keep]
-        orth = numpy.concatenate(orths)[keep]
-        text_of = numpy.concatenate(text_ids)[keep]
+        array = numpy.concatenate(arrays)
+        start = self._sentence_starts(array[:, 0], array[:, 1] != 0, sizes)
+        keep = array[:, 2] == 0
+        sentence = numpy.cumsum(start)[keep]
+        orth = array[:, 0][keep]
+        text_of = numpy.repeat(numpy.arange(len(texts), dtype=numpy.int64), sizes)[keep]
         n = len(orth)
         if n == 0:
             empty = numpy.zeros(0, dtype=numpy.int64)
@@ -159,6 +157,33 @@ class SentenceSplitter:
         pieces = numpy.flatnonzero(position % self.max_length == 0)
         lengths = numpy.diff(numpy.r_[pieces, n])
         return orth, lengths, text_of[pieces]
+
+    def _sentence_starts(self, orth: numpy.ndarray, is_punct: numpy.ndarray, sizes: numpy.ndarray) -> numpy.ndarray:
+        """spaCy's sentencizer rule (`Sentencizer.predict`, default punctuation), over all tokens
+        of many texts at once: a text's first token starts a sentence, and so does a token that
+        is neither punctuation nor a sentence-final character when such a character came after
+        the text's previous token of that kind.
+
+        orth (numpy.ndarray): (N,) orth hashes of the texts' tokens, one text after the other.
+        is_punct (numpy.ndarray): (N,) bool.
+        sizes (numpy.ndarray): tokens per text.
+        RETURNS (numpy.ndarray): (N,) bool, sentence starts.
+        """
+        period = numpy.isin(orth, self.period_orths)
+        word = ~period & ~is_punct
+        periods_through = numpy.cumsum(period)  # sentence-final characters up to each token
+        offsets = numpy.r_[0, numpy.cumsum(sizes)[:-1]]
+        text_start = numpy.repeat(offsets, sizes)
+        words = numpy.flatnonzero(word)
+        # the count at the previous word of the same text, or just before the text's first token
+        before_text = periods_through[text_start[words]] - period[text_start[words]]
+        previous = numpy.r_[-1, words[:-1]]
+        same_text = previous >= text_start[words]
+        base = numpy.where(same_text, periods_through[numpy.maximum(previous, 0)], before_text)
+        start = numpy.zeros(len(orth), dtype=bool)
+        start[words[periods_through[words] > base]] = True
+        start[offsets[sizes > 0]] = True
+        return start
 
     def sentences(self, texts: List[str]) -> Iterator[Sentence]:
         """The sentences of `texts` as lists of token texts."""
