@@ -64,7 +64,9 @@ dev_max_sentences = 2000
 # biLM's learning rate as a fraction of learn_rate
 softmax_warmup_steps = 0
 bilm_lr_scale = 1.0
-# "no" or "bf16": autocast the forward pass to bfloat16 (weights and optimizer stay float32)
+# "no", "bf16" or "auto": autocast the forward pass to bfloat16 (weights, optimizer state and the
+# loss stay float32); "bf16" falls back to float32 with a message where the CPU or GPU has no
+# bfloat16 units, "auto" uses bf16 only where it has them
 mixed_precision = "no"
 # compile the LSTM cell's elementwise work with torch.compile (fewer kernels on CUDA)
 compile = false

@@ -27,6 +27,7 @@ from torch import nn
 from ..bilm import BiLM, ElmoOptions
 from ..bilm.language_model import BiLanguageModel, SharedSoftmax
 from ..bilm.lstm import compile_cells
+from ..bilm.packed_matmul import onednn_bf16_available
 from .batches import BatchEncoder, BatchStream, CorpusPosition, TrainingBatch, batch_loader, first_sentences
 from .checkpoint import load_checkpoint, load_model_dir, rng_state, save_checkpoint, save_model_dir, set_rng_state
 from ..bilm.errors import InputError
@@ -166,12 +167,28 @@ def _schedule(settings: Dict[str, Any]) -> Callable[[int], float]:
     return factor
 
 
-def _autocast(device: torch.device, mode: str) -> Callable[[], Any]:
+def bf16_supported(device: torch.device) -> bool:
+    """RETURNS (bool): whether `device` has bfloat16 units (CUDA: compute capability 8+; CPU:
+    oneDNN's bfloat16 kernels, i.e. AVX-512 BF16 or AMX)."""
+    if device.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    return onednn_bf16_available()
+
+
+def _autocast(device: torch.device, mode: str, log: Log) -> Callable[[], Any]:
+    """The context of the forward pass for [training] mixed_precision: "no", "bf16" (float32 with a
+    message where the device has no bfloat16 units, which would emulate it slower than float32),
+    or "auto" (bf16 where the device has them)."""
+    if mode not in ("no", "bf16", "auto"):
+        raise ValueError(f"[training] mixed_precision must be 'no', 'bf16' or 'auto', got {mode!r}")
     if mode == "no":
         return contextlib.nullcontext
-    if mode == "bf16":
-        return lambda: torch.autocast(device.type, dtype=torch.bfloat16)
-    raise ValueError(f"[training] mixed_precision must be 'no' or 'bf16', got {mode!r}")
+    if not bf16_supported(device):
+        if mode == "bf16":
+            log(f"[training] mixed_precision = bf16: this {device.type.upper()} has no bfloat16 units "
+                "(AVX-512 BF16 or AMX on a CPU, compute capability 8+ on a GPU); training in float32")
+        return contextlib.nullcontext
+    return lambda: torch.autocast(device.type, dtype=torch.bfloat16)
 
 
 def _device(gpu_id: Optional[int]) -> torch.device:
@@ -259,7 +276,7 @@ class Pretrainer:
         if self.softmax_warmup < 0:
             raise ValueError(f"[training] softmax_warmup_steps must be >= 0, got {self.softmax_warmup}")
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(self.settings))
-        self.autocast = _autocast(self.device, self.settings["mixed_precision"])
+        self.autocast = _autocast(self.device, self.settings["mixed_precision"], log)
         self.step, self.elapsed, self.tokens_seen, self.best = 0, 0.0, 0, math.inf
         self.warmup_tokens = 0  # tokens_seen when the softmax warm-up ended
         # predictions per direction in one pass over the training text (all processes')

@@ -9,6 +9,7 @@ from thinc.api import Config
 
 from spacy_elmo.bilm import ElmoFormatError, ElmoOptions
 from spacy_elmo.training.settings import fill_pretrain_config
+from spacy_elmo.training import trainer as trainer_module
 from spacy_elmo.training.trainer import Pretrainer, build_bilm, pretrain
 
 from ..helpers import tiny_options
@@ -46,6 +47,19 @@ def test_bf16_autocast_trains_close_to_float32(corpus_file, tmp_path, softmax): 
     assert losses["bf16"][0] == pytest.approx(losses["no"][0], rel=0.02)
     with pytest.raises(ValueError, match="mixed_precision"):
         Pretrainer(_config(corpus_file, **{"training.mixed_precision": "fp8"}), tmp_path / "bad", log=lambda s: None)
+
+
+@pytest.mark.parametrize("has_units", [True, False])
+def test_bf16_and_auto_follow_the_hardware(corpus_file, tmp_path, monkeypatch, has_units):  # noqa: F811
+    monkeypatch.setattr(trainer_module, "onednn_bf16_available", lambda: has_units)
+    for mode in ("bf16", "auto"):
+        lines = []
+        trainer = Pretrainer(_config(corpus_file, **{"training.mixed_precision": mode}), tmp_path / mode, log=lines.append)
+        trainer.close()
+        with trainer.autocast():
+            assert torch.is_autocast_enabled("cpu") == has_units
+        said = [line for line in lines if "no bfloat16 units" in line]
+        assert len(said) == (1 if mode == "bf16" and not has_units else 0), lines
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error without a GPU")
