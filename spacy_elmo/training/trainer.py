@@ -176,17 +176,16 @@ def bf16_supported(device: torch.device) -> bool:
 
 
 def _autocast(device: torch.device, mode: str, log: Log) -> Callable[[], Any]:
-    """The context of the forward pass for [training] mixed_precision: "no", "bf16" (float32 with a
-    message where the device has no bfloat16 units, which would emulate it slower than float32),
-    or "auto" (bf16 where the device has them)."""
+    """The context of the forward pass for [training] mixed_precision: "no", or "bf16" / "auto":
+    bfloat16 autocast where the device has bfloat16 units, else float32 with one message (emulated
+    bfloat16 runs slower than float32)."""
     if mode not in ("no", "bf16", "auto"):
         raise ValueError(f"[training] mixed_precision must be 'no', 'bf16' or 'auto', got {mode!r}")
     if mode == "no":
         return contextlib.nullcontext
     if not bf16_supported(device):
-        if mode == "bf16":
-            log(f"[training] mixed_precision = bf16: this {device.type.upper()} has no bfloat16 units "
-                "(AVX-512 BF16 or AMX on a CPU, compute capability 8+ on a GPU); training in float32")
+        log(f"[training] mixed_precision = {mode}: this {device.type.upper()} has no bfloat16 units "
+            "(AVX-512 BF16 or AMX on a CPU, compute capability 8+ on a GPU); training in float32")
         return contextlib.nullcontext
     return lambda: torch.autocast(device.type, dtype=torch.bfloat16)
 

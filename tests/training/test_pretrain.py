@@ -37,6 +37,7 @@ TINY = {
     "vocab.min_count": 1,
     "softmax.kind": "full",
     "training.batch_tokens": 64,
+    "training.mixed_precision": "no",  # exact float32 arithmetic; bf16 has its own tests
     "training.log_every": 2,
     "training.eval_every": 5,
     "training.checkpoint_every": 3,
