@@ -36,6 +36,8 @@ def main() -> None:
     labels = args.labels or [run.name for run in args.runs]
     if len(labels) != len(args.runs):
         raise SystemExit("give one --labels entry per run")
+    if args.png is not None and args.png.exists():
+        raise SystemExit(f"{args.png} exists: give a new file name for the plot")
     curves = [dev_curve(run) for run in args.runs]
     if any(not curve for curve in curves):
         raise SystemExit("a run has no dev evaluation in its log.jsonl")
