@@ -37,6 +37,7 @@ META = "meta.json"
 FILES = (META, "tokens.bin", "lengths.npy", "lines.npy", "docs.npy", "words.bin", "word_offsets.npy")
 _AGAIN = "prepare the corpus again (spacy-elmo prepare-corpus TEXT --output DIR, or pass the raw text)"
 _CHUNK_CHARS = 1 << 20  # text sent to a worker at a time
+_START_METHOD = "spawn" if os.name == "nt" else "fork"
 
 
 def corpus_key(path: PathLike, lang: str, max_length: int) -> Dict[str, Any]:
@@ -195,10 +196,10 @@ def _write_prepared(files: List[Path], tmp: Path, key: Dict[str, Any], lang: str
     lines: List[numpy.ndarray] = []
     docs: List[numpy.ndarray] = []
     n_tokens = 0
+    splitter = SentenceSplitter(lang, max_length)
+    texts = numbered_texts(files, splitter.nlp.vocab, bar.update if bar is not None else None)
     with (tmp / "tokens.bin").open("wb") as out:
-        for (chunk_lines, chunk_docs), (words, ids, sent_lengths, text_of) in _tokenized(
-            numbered_texts(files, _lang_vocab(lang), bar.update if bar is not None else None), lang, max_length, n_process
-        ):
+        for (chunk_lines, chunk_docs), (words, ids, sent_lengths, text_of) in _tokenized(texts, splitter, n_process):
             global_ids = numpy.fromiter((table.setdefault(w, len(table)) for w in words), dtype=numpy.int32, count=len(words))
             out.write(global_ids[ids].tobytes())
             lengths.append(sent_lengths.astype(numpy.int32))
@@ -219,12 +220,6 @@ def _write_prepared(files: List[Path], tmp: Path, key: Dict[str, Any], lang: str
     n_sentences = sum(len(x) for x in lengths)
     srsly.write_json(tmp / META, {"key": key, "sentences": n_sentences, "tokens": n_tokens, "words": len(table),
                                   "seconds": round(seconds, 1), "processes": n_process})
-
-
-def _lang_vocab(lang: str):  # type: ignore[no-untyped-def]
-    import spacy
-
-    return spacy.blank(lang).vocab
 
 
 def _concat(parts: List[numpy.ndarray], dtype: Any) -> numpy.ndarray:
@@ -255,17 +250,22 @@ def _split_chunk(batch: List[Tuple[int, int, str]]) -> Tuple[ChunkIds, List[str]
 
 
 def _tokenized(
-    texts: Iterator[Tuple[int, int, str]], lang: str, max_length: int, n_process: int
+    texts: Iterator[Tuple[int, int, str]], splitter: SentenceSplitter, n_process: int
 ) -> Iterator[Tuple[ChunkIds, Tokenized]]:
     """Chunks of texts with their tokenization, in order; with n_process > 1 tokenized by a pool
     of processes, with a bounded number of chunks in flight."""
+    global _SPLITTER
+    _SPLITTER = splitter
     if n_process <= 1:
-        _init_worker(lang, max_length)
         for ids, chunk in _chunks(texts):
             yield ids, _tokenize(chunk)
         return
-    context = multiprocessing.get_context("spawn" if os.name == "nt" else "fork")
-    with context.Pool(n_process, initializer=_init_worker, initargs=(lang, max_length)) as pool:
+    # Forked workers inherit the splitter (its spaCy pipeline costs each one a fraction of a
+    # second to build); spawned ones build their own.
+    forked = _START_METHOD == "fork"
+    context = multiprocessing.get_context(_START_METHOD)
+    init_args = (None,) if forked else ((splitter.nlp.lang, splitter.max_length),)
+    with context.Pool(n_process, initializer=_init_worker, initargs=init_args) as pool:
         pending: Deque[Tuple[ChunkIds, Any]] = deque()
         for ids, chunk in _chunks(texts):
             pending.append((ids, pool.apply_async(_tokenize, (chunk,))))
@@ -280,7 +280,8 @@ def _tokenized(
 _SPLITTER: Optional[SentenceSplitter] = None
 
 
-def _init_worker(lang: str, max_length: int) -> None:
+def _init_worker(settings: Optional[Tuple[str, int]]) -> None:
+    """settings: (lang, max_length) to build the splitter with, None where it was inherited."""
     global _SPLITTER
     try:
         import torch
@@ -288,7 +289,8 @@ def _init_worker(lang: str, max_length: int) -> None:
         torch.set_num_threads(1)
     except ImportError:  # pragma: no cover
         pass
-    _SPLITTER = SentenceSplitter(lang, max_length)
+    if settings is not None:
+        _SPLITTER = SentenceSplitter(*settings)
 
 
 def _tokenize(texts: List[str]) -> Tokenized:

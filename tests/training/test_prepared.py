@@ -11,6 +11,7 @@ from spacy_elmo.bilm.language_model import BiLanguageModel, SharedSoftmax, batch
 from spacy_elmo.training.batches import BatchEncoder, BatchStream, CorpusPosition, batch_loader, batch_plan
 from spacy_elmo.training.corpus import Corpus
 from spacy_elmo.training.prepared import PreparedCorpus, prepare_corpus, prepared_for_training
+from spacy_elmo.training import prepared as prepared_module
 from spacy_elmo.training.vocab import Vocabulary
 
 from ..helpers import pool_batches, tiny_bilm, vocab_of
@@ -32,8 +33,10 @@ def text_dir(tmp_path):
     return folder
 
 
-@pytest.mark.parametrize("n_process", [1, 2])
-def test_prepared_sentences_equal_the_streamed_corpus(text_dir, tmp_path, n_process):
+@pytest.mark.parametrize("n_process,start_method", [(1, "fork"), (2, "fork"), (2, "spawn")])
+def test_prepared_sentences_equal_the_streamed_corpus(text_dir, tmp_path, monkeypatch, n_process, start_method):
+    # forked workers inherit the parent's splitter, spawned ones (Windows) build their own
+    monkeypatch.setattr(prepared_module, "_START_METHOD", start_method)
     prepared = prepare_corpus(text_dir, tmp_path / "p", max_length=7, n_process=n_process, progress=False, log=_quiet)
     for kwargs in ({}, {"hold_out": 2}, {"hold_out": 2, "only_held_out": True}, {"rank": 1, "world_size": 2}, {"hold_out": 3, "rank": 0, "world_size": 2}):
         streamed = list(Corpus(text_dir, max_length=7, **kwargs))
