@@ -5,7 +5,7 @@ from typing import Dict, List, Optional
 import torch
 from torch import nn
 
-from .char_ids import CharBatch, cut_char_axis
+from .char_ids import CharBatch, cut_char_axis, char_length_groups
 from .packed_matmul import PackedWeights
 from .options import ElmoOptions
 
@@ -90,19 +90,27 @@ class CharEncoder(nn.Module):
         """
         if type_chars.shape[0] == 0:
             return self.char_embed.new_zeros((0, self.options.projection_dim))
-        chars = cut_char_axis(type_chars, self.options.max_width)
-        # (V, W', E) -> (V, E, W') for Conv1d
-        x = nn.functional.embedding(chars, self.char_embed).transpose(1, 2)
-        # max(dim) rather than amax: its backward scatters into the argmax positions, where amax's
-        # spreads over ties with several full-size passes (a fifth of a training step).
-        pooled = [conv(x).max(dim=-1).values for conv in self.convs]
-        h = torch.cat(pooled, dim=-1)
+        order, sizes = char_length_groups(type_chars, self.options.max_width)
+        if len(sizes) == 1:
+            h = self._pool(type_chars)
+        else:
+            parts = [self._pool(rows) for rows in type_chars[order].split(sizes)]
+            h = torch.cat(parts).index_select(0, torch.argsort(order))
         h = torch.relu(h) if self.options.activation == "relu" else torch.tanh(h)
         for highway in self.highways:
             h = highway(h)
         if self.projection is not None:
             h = self.packs.matmul(h, self.projection.weight.t(), "projection") + self.projection.bias
         return h
+
+    def _pool(self, type_chars: torch.Tensor) -> torch.Tensor:
+        """(V, W) char ids -> (V, n_filters): the char CNN, max-pooled over the (cut) char axis."""
+        chars = cut_char_axis(type_chars, self.options.max_width)
+        # (V, W', E) -> (V, E, W') for Conv1d
+        x = nn.functional.embedding(chars, self.char_embed).transpose(1, 2)
+        # max(dim) rather than amax: its backward scatters into the argmax positions, where amax's
+        # spreads over ties with several full-size passes (a fifth of a training step).
+        return torch.cat([conv(x).max(dim=-1).values for conv in self.convs], dim=-1)
 
     def forward(self, batch: CharBatch) -> torch.Tensor:
         """RETURNS (torch.Tensor): (V, P) vectors of the batch's distinct types."""

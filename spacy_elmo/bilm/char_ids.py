@@ -155,6 +155,40 @@ def cut_char_axis(type_chars: torch.Tensor, max_width: int) -> torch.Tensor:
     return type_chars[:, :keep]
 
 
+def char_length_groups(type_chars: torch.Tensor, max_width: int, overhead: int = 512) -> Tuple[torch.Tensor, List[int]]:
+    """Group token types of similar length, so that each group's char axis can be cut on its own
+    (`cut_char_axis`): most types are short, and one long type would otherwise make the char CNN
+    run over padding for all of them. The groups are the partition of the types sorted by length
+    that minimises the char positions the CNN runs over, plus `overhead` positions per group (what
+    a call costs). The CNN's results do not depend on the grouping.
+
+    type_chars (torch.Tensor): (V, W) char ids.
+    max_width (int): the widest filter.
+    overhead (int): positions (rows x chars) a group must save to be worth its own call.
+    RETURNS (Tuple[torch.Tensor, List[int]]): the rows sorted by increasing length, and the size of
+        each group in that order.
+    """
+    width = type_chars.shape[1]
+    real = (type_chars != PAD).sum(dim=1)
+    order = torch.argsort(real, stable=True)
+    values, counts = numpy.unique(real.cpu().numpy(), return_counts=True)
+    rows_through = numpy.r_[0, numpy.cumsum(counts)]
+    positions = numpy.minimum(width, values + max_width)  # per row, of a group ending at this length
+    # best[j]: least cost of the types of the j shortest lengths; start[j]: where its last group starts
+    best = numpy.zeros(len(values) + 1)
+    start = numpy.zeros(len(values) + 1, dtype=numpy.int64)
+    for j in range(1, len(values) + 1):
+        costs = best[:j] + (rows_through[j] - rows_through[:j]) * positions[j - 1] + overhead
+        start[j] = int(numpy.argmin(costs))
+        best[j] = costs[start[j]]
+    sizes: List[int] = []
+    j = len(values)
+    while j > 0:
+        sizes.append(int(rows_through[j] - rows_through[start[j]]))
+        j = int(start[j])
+    return order, sizes[::-1]
+
+
 def sort_by_length(lengths: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     """RETURNS (Tuple[torch.Tensor, torch.Tensor]): the permutation that sorts rows by
     decreasing length, and its inverse.

@@ -383,7 +383,8 @@ class Pretrainer:
         self.step, self.elapsed, self.tokens_seen = checkpoint["step"], checkpoint["elapsed"], checkpoint["tokens"]
         self.best = checkpoint["best_dev_ppl"]
         self.warmup_tokens = checkpoint.get("warmup_tokens", 0)
-        self.position = CorpusPosition(**checkpoint["position"])
+        # a checkpoint from before shuffled blocks goes on reading in corpus order, as it began
+        self.position = CorpusPosition(**{"shuffle_block": 0, **checkpoint["position"]})
         p = self.position
         self.log(f"Resumed at step {self.step} (epoch {p.epoch}, pool {p.pool}, batch {p.batch})")
 

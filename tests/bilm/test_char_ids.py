@@ -2,7 +2,7 @@ import numpy
 import torch
 
 from spacy_elmo.bilm import CharBatch, sentences_to_char_ids, word_char_ids
-from spacy_elmo.bilm.char_ids import cut_char_axis
+from spacy_elmo.bilm.char_ids import cut_char_axis, char_length_groups
 
 
 def test_word_char_ids_by_hand():
@@ -60,3 +60,23 @@ def test_cut_char_axis_keeps_a_padding_window():
     assert cut.shape == (2, 9)
     long_word = torch.from_numpy(word_char_ids("x" * 47, 50))[None]
     assert cut_char_axis(long_word, 7).shape == (1, 50)
+
+
+def _chars(words, width=50):
+    return torch.from_numpy(numpy.stack([word_char_ids(w, width) for w in words]))
+
+
+def test_length_groups_split_off_a_long_type():
+    # 100 types of 4 ids (BOW a b EOW) and one of 42. One group: 101 rows x min(50, 42 + 7)
+    # positions + 512 = 5,461; two: 100 x (4 + 7) + 512 + 1 x 49 + 512 = 2,173.
+    words = ["x" * 40] + ["ab"] * 50 + ["cd"] * 50
+    order, sizes = char_length_groups(_chars(words), max_width=7)
+    assert sizes == [100, 1]
+    assert order.tolist() == list(range(1, 101)) + [0]  # sorted by length, stable
+
+
+def test_length_groups_keep_few_types_together():
+    # One group: 4 x 49 + 512 = 708; two: 3 x 11 + 512 + 49 + 512 = 1,106.
+    order, sizes = char_length_groups(_chars(["ab", "cd", "x" * 40, "ef"]), max_width=7)
+    assert sizes == [4]
+    assert sorted(order.tolist()) == [0, 1, 2, 3]

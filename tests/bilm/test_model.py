@@ -177,3 +177,30 @@ def test_pickled_copy_gives_identical_outputs():
     assert len(copy.layers[0].packs) == 0
     for a, b in zip(copy.embed(SENTENCES), bilm.embed(SENTENCES)):
         numpy.testing.assert_array_equal(a, b)
+
+
+def test_char_cnn_grouped_by_length_equals_one_group(monkeypatch):
+    """Types of very different lengths run through the char CNN in groups, each cut to its own
+    length: the vectors and the gradients equal those of one uncut group."""
+    from spacy_elmo.bilm import char_encoder as module
+    from spacy_elmo.bilm.char_ids import word_char_ids
+
+    bilm = tiny_bilm(seed=3).train()
+    words = [f"w{i}" for i in range(300)] + ["long" * 11, "naïve-ish", "🙂" * 5, "x"]
+    chars = torch.from_numpy(numpy.stack([word_char_ids(w, 50) for w in words]))
+    encoder = bilm.char_encoder
+
+    def vectors_and_grads():
+        encoder.zero_grad()
+        out = encoder.encode_chars(chars)
+        (out * torch.linspace(-1, 1, out.shape[1])).sum().backward()
+        return out.detach(), {n: p.grad.clone() for n, p in encoder.named_parameters() if p.grad is not None}
+
+    assert len(module.char_length_groups(chars, bilm.options.max_width)[1]) > 1
+    grouped, grouped_grads = vectors_and_grads()
+    monkeypatch.setattr(module, "char_length_groups", lambda chars, width: (torch.arange(len(chars)), [len(chars)]))
+    whole, whole_grads = vectors_and_grads()
+    torch.testing.assert_close(grouped, whole, atol=1e-6, rtol=1e-6)
+    assert grouped_grads.keys() == whole_grads.keys()
+    for name in whole_grads:
+        torch.testing.assert_close(grouped_grads[name], whole_grads[name], atol=1e-5, rtol=1e-5)

@@ -8,7 +8,7 @@ import torch
 
 from spacy_elmo.bilm import CharBatch
 from spacy_elmo.bilm.language_model import BiLanguageModel, SharedSoftmax, batch_targets
-from spacy_elmo.training.batches import BatchEncoder, BatchStream, CorpusPosition, batch_loader, batch_plan
+from spacy_elmo.training.batches import BatchEncoder, BatchStream, CorpusPosition, batch_loader, batch_plan, epoch_order
 from spacy_elmo.training.corpus import Corpus
 from spacy_elmo.training.prepared import PreparedCorpus, prepare_corpus, prepared_for_training
 from spacy_elmo.training import prepared as prepared_module
@@ -84,9 +84,40 @@ def test_batch_plan_equals_pools_of_the_streamed_corpus(text_dir, tmp_path):
     for epoch in range(2):
         for pool_index, start in enumerate(range(0, len(streamed), pool_size)):
             expected += pool_batches(streamed[start : start + pool_size], 40, seed * 1_000_003 + epoch * 10_007 + pool_index)
-    plan = batch_plan(every, prepared.lengths[every], 40, pool_size, seed, CorpusPosition())
+    # shuffle_block 0: pools of consecutive sentences, in corpus order
+    plan = batch_plan(every, prepared.lengths[every], 40, pool_size, seed, CorpusPosition(shuffle_block=0))
     got = [[prepared.sentence(i) for i in next(plan)[0]] for _ in range(len(expected))]
     assert got == expected
+
+
+def test_epochs_read_every_sentence_once_in_shuffled_blocks(text_dir, tmp_path):
+    prepared = prepare_corpus(text_dir, tmp_path / "p", n_process=1, progress=False, log=_quiet)
+    every = prepared.select()
+    assert len(every) >= 12
+    plan = batch_plan(every, prepared.lengths[every], 40, 5, 3, CorpusPosition(shuffle_block=2))
+    epochs: dict = {}
+    while True:
+        indices, position = next(plan)
+        if position.epoch == 3:
+            break
+        assert position.shuffle_block == 2
+        epochs.setdefault(position.epoch, []).extend(indices.tolist())
+    for read in epochs.values():
+        assert sorted(read) == sorted(every.tolist())
+    assert len({tuple(read) for read in epochs.values()}) == 3  # another order each epoch
+
+
+def test_epoch_order_is_a_permutation_of_whole_blocks():
+    n, block = 103, 8
+    orders = [epoch_order(n, block, seed=5, epoch=e) for e in range(3)]
+    for order in orders:
+        assert sorted(order.tolist()) == list(range(n))
+        starts = order[numpy.r_[0, numpy.flatnonzero(numpy.diff(order) != 1) + 1]]
+        assert (starts % block == 0).all()  # each block is read whole, in order
+    assert not numpy.array_equal(orders[0], orders[1]) and not numpy.array_equal(orders[0], numpy.arange(n))
+    assert numpy.array_equal(orders[1], epoch_order(n, block, seed=5, epoch=1))
+    assert not numpy.array_equal(orders[1], epoch_order(n, block, seed=6, epoch=1))
+    assert epoch_order(n, 0, seed=5, epoch=1).tolist() == list(range(n))
 
 
 def test_encoded_batch_gives_the_same_loss_as_the_sentences(text_dir, tmp_path):

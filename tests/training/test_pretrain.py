@@ -185,6 +185,17 @@ def test_kill_and_resume_continues_exactly(corpus_file, tmp_path):
         torch.testing.assert_close(b["model"][name], value, rtol=0, atol=1e-6)
 
 
+def test_a_checkpoint_from_before_shuffled_blocks_resumes_in_corpus_order(corpus_file, tmp_path):
+    out = tmp_path / "old"
+    pretrain(_config(corpus_file, **{"training.max_steps": 6}), out, log=lambda s: None)
+    state = load_checkpoint(out)
+    assert state["position"]["shuffle_block"] > 0
+    del state["position"]["shuffle_block"]  # as checkpoints were written before
+    torch.save(state, out / "checkpoint.pt")
+    pretrain(_config(corpus_file, **{"training.max_steps": 9}), out, resume=True, log=lambda s: None)
+    assert load_checkpoint(out)["position"]["shuffle_block"] == 0
+
+
 def test_fine_tune_from_an_original_format_model(corpus_file, tmp_path):
     from spacy_elmo import save_original
 
