@@ -11,12 +11,17 @@ and the products run on the CPU's bfloat16 units (AVX-512 BF16, AMX), about twic
 products' speed here; inputs are rounded to bfloat16, sums accumulate in float32 and the result
 comes back as float32, so everything around the products stays float32.
 
+Under autograd, float32 products on the CPU go through oneDNN too (`product`), unpacked: on this
+project's AMD CPU the default BLAS (MKL) multiplies float32 at 165-225 GFLOP/s on the biLM's
+shapes where oneDNN reaches 440-520 (`benchmarks/matmul_precision.py`); the weight's gradient,
+a product reduced over the rows, stays with the default BLAS, which is as fast there.
+
 With `dtype = torch.qint8` (the "int8" precision) the weights are quantized once to int8, one
 scale per output column, and each product quantizes its input per call (PyTorch's dynamic
 quantization kernels, on the CPU's VNNI units where it has them); results are float32.
 """
 import warnings
-from typing import Any, Dict, Hashable, Optional
+from typing import Any, Dict, Hashable, Optional, Tuple
 
 import torch
 
@@ -83,6 +88,56 @@ def _int8_product(rows: torch.Tensor, packed: Any) -> torch.Tensor:
     return torch.ops.quantized.linear_dynamic(rows, packed, False)
 
 
+def product_usable(x: torch.Tensor, weight: torch.Tensor) -> bool:
+    """RETURNS (bool): whether `product(x, weight)` runs through oneDNN: float32 on the CPU,
+    no autocast, no empty axis (oneDNN rejects them), a PyTorch build with the operators (and
+    `PackedWeights.enabled`)."""
+    return (
+        PackedWeights.enabled
+        and x.numel() > 0
+        and weight.numel() > 0
+        and x.device.type == "cpu"
+        and x.dtype == weight.dtype == torch.float32
+        and not torch.is_autocast_enabled("cpu")
+        and onednn_available()
+    )
+
+
+def product(x: torch.Tensor, weight: torch.Tensor, weight_t: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """`x @ weight`, differentiable, through oneDNN where `product_usable`.
+
+    x (torch.Tensor): (M, K).
+    weight (torch.Tensor): (K, N).
+    weight_t (Optional[torch.Tensor]): `weight.t().contiguous()`, if the caller keeps one (a
+        weight used at every step of a loop); made here otherwise.
+    RETURNS (torch.Tensor): (M, N).
+    """
+    if not product_usable(x, weight):
+        return x @ weight
+    if weight_t is None:
+        weight_t = weight.detach().t().contiguous()
+    return _OneDnnProduct.apply(x, weight, weight_t)
+
+
+def _linear(x: torch.Tensor, weight_t: torch.Tensor) -> torch.Tensor:
+    """x @ weight_t.T through oneDNN, weight_t (N, K) unpacked."""
+    return torch.ops.mkldnn._linear_pointwise(x, weight_t, None, "none", [], "")
+
+
+class _OneDnnProduct(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, weight: torch.Tensor, weight_t: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        ctx.save_for_backward(x, weight)
+        return _linear(x, weight_t)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:  # type: ignore[override]
+        x, weight = ctx.saved_tensors
+        grad_x = _linear(grad, weight.detach()) if ctx.needs_input_grad[0] else None
+        grad_weight = x.t() @ grad if ctx.needs_input_grad[1] else None
+        return grad_x, grad_weight, None
+
+
 class PackedWeights:
     """The prepacked copies of a module's weights, keyed by the caller. Call `clear` whenever
     the weights may have changed. Never pickled: a copy of the module starts empty."""
@@ -124,7 +179,7 @@ class PackedWeights:
     def matmul(self, x: torch.Tensor, weight: torch.Tensor, key: Hashable) -> torch.Tensor:
         """`x @ weight` for x (..., K) and weight (K, N)."""
         if not self.usable(x, weight):
-            return x @ weight
+            return product(x.reshape(-1, x.shape[-1]), weight).view(*x.shape[:-1], weight.shape[1])
         packed = self._packs.get(key)
         rows = x.reshape(-1, x.shape[-1])
         if self.dtype == torch.qint8:

@@ -1,0 +1,74 @@
+"""`packed_matmul.product`: float32 products under autograd through oneDNN, against float64."""
+import pytest
+import torch
+
+from spacy_elmo.bilm import packed_matmul
+from spacy_elmo.bilm.packed_matmul import PackedWeights, onednn_available, product, product_usable
+
+needs_onednn = pytest.mark.skipif(not onednn_available(), reason="this PyTorch build has no oneDNN linear operators")
+
+
+@needs_onednn
+@pytest.mark.parametrize("rows,k,n", [(7, 5, 3), (205, 128, 512)])
+def test_product_and_its_gradients_match_float64(rows, k, n):
+    torch.manual_seed(0)
+    x = torch.randn(rows, k, requires_grad=True)
+    weight = torch.randn(k, n, requires_grad=True)
+    upstream = torch.randn(rows, n)
+    assert product_usable(x, weight)
+    (product(x, weight) * upstream).sum().backward()
+    x64, w64 = x.detach().double().requires_grad_(), weight.detach().double().requires_grad_()
+    out64 = x64 @ w64
+    (out64 * upstream.double()).sum().backward()
+    scale = k**0.5  # the size of a sum of k unit products, to which float32 rounding is relative
+    assert torch.allclose(product(x, weight).double(), out64, atol=1e-5 * scale)
+    assert torch.allclose(x.grad.double(), x64.grad, atol=1e-5 * n**0.5)
+    assert torch.allclose(weight.grad.double(), w64.grad, atol=1e-5 * rows**0.5)
+
+
+@needs_onednn
+def test_product_takes_a_transposed_copy_and_non_contiguous_rows():
+    torch.manual_seed(0)
+    weight = torch.randn(8, 6)
+    big = torch.randn(4, 5, 8)
+    rows = big[:, 2]  # (4, 8) with a stride of 40 between rows
+    assert not rows.is_contiguous()
+    out = product(rows, weight, weight.t().contiguous())
+    assert torch.allclose(out, rows @ weight, atol=1e-5)
+
+
+def test_product_is_a_plain_matmul_where_onednn_does_not_apply(monkeypatch):
+    calls = []
+    monkeypatch.setattr(packed_matmul._OneDnnProduct, "apply", lambda *a: calls.append(a))
+    x, weight = torch.randn(3, 4), torch.randn(4, 2)
+    assert torch.equal(product(x.double(), weight.double()), x.double() @ weight.double())
+    assert product(torch.randn(3, 0), torch.randn(0, 2)).abs().sum() == 0  # oneDNN rejects an empty axis
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert product(x, weight).dtype == torch.bfloat16
+    monkeypatch.setattr(PackedWeights, "enabled", False)
+    assert torch.equal(product(x, weight), x @ weight)
+    assert calls == []
+
+
+@needs_onednn
+def test_a_layer_trained_through_onednn_gets_the_same_gradients_as_through_the_default_blas(monkeypatch):
+    from spacy_elmo.bilm.lstm import BiLstmLayer
+
+    torch.manual_seed(0)
+    layer = BiLstmLayer(16, 32, 8, cell_clip=3.0, proj_clip=3.0)
+    x = torch.randn(2, 6, 4, 16)
+    batch_sizes = [4, 4, 3, 3, 1, 1]
+    calls = []
+    linear = packed_matmul._linear
+    monkeypatch.setattr(packed_matmul, "_linear", lambda *a: calls.append(1) or linear(*a))
+    grads = {}
+    for enabled in (True, False):
+        monkeypatch.setattr(PackedWeights, "enabled", enabled)
+        calls.clear()
+        layer.zero_grad()
+        out, (c, h) = layer(x, batch_sizes, layer.zero_state(4, x))
+        (out.pow(2).sum() + c.sum() + h.sum()).backward()
+        grads[enabled] = [p.grad.clone() for p in layer.parameters()]
+        assert bool(calls) == enabled
+    for onednn, blas in zip(grads[True], grads[False]):
+        assert torch.allclose(onednn, blas, atol=1e-5, rtol=1e-4)
