@@ -1,11 +1,13 @@
 """The biLM's inference matrix products at each precision this CPU offers, same run: float32 (plain
-matmul, and prepacked for oneDNN as the biLM runs it), bfloat16 prepacked (`precision = "bf16"`) and
+matmul, i.e. the default BLAS; through oneDNN unpacked, as training runs it (`packed_matmul.product`);
+and prepacked for oneDNN as the biLM runs it at inference), bfloat16 prepacked (`precision = "bf16"`) and
 int8 (`precision = "int8"`: weights int8 per output column, inputs quantized per call by PyTorch's
 dynamic quantization kernels, on the VNNI units), each through the biLM's own `PackedWeights`, with
 the error of each against float64.
 
     python benchmarks/matmul_precision.py                 # the LSTM shapes of the released sizes
     python benchmarks/matmul_precision.py --rows 32 --threads 2
+    python benchmarks/matmul_precision.py --rows 205 --square 2048   # training-size rows; a 2048^3 product
 
 Prints GFLOP/s, the ratio to prepacked float32 and the largest error relative to the largest
 output, per shape. (Products of weights under 2^18 elements stay float32 at every precision: packing
@@ -17,7 +19,7 @@ from typing import Callable, Dict, List, Tuple
 
 import torch
 
-from spacy_elmo.bilm.packed_matmul import PackedWeights, int8_available, onednn_bf16_available
+from spacy_elmo.bilm.packed_matmul import PackedWeights, int8_available, onednn_bf16_available, product
 
 # (name, K, N) of the products in one LSTM step: the gates (P -> 4C, input and hidden share the
 # shape) and the projection (C -> P), for the released sizes (small, medium, original)
@@ -50,6 +52,7 @@ def measure(rows: int, k: int, n: int, min_seconds: float) -> Dict[str, Tuple[fl
         packs[dtype].set_dtype(dtype)
     methods: Dict[str, Callable[[], torch.Tensor]] = {
         "fp32 plain": lambda: x @ w,
+        "fp32 onednn": lambda: product(x, w),
         "fp32 packed": lambda: packs[torch.float32].matmul(x, w, "w"),
     }
     if int8_available():
@@ -70,24 +73,29 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=32, help="rows per product (sequences per batch)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=0.5, help="time per measurement")
+    parser.add_argument("--square", type=int, default=0, help="also an N x N x N product (its own N rows)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.threads} threads, {args.rows} rows; quantized engine {torch.backends.quantized.engine}")
-    header = f"{'product':22}{'K x N':>13}" + "".join(f"{m:>26}" for m in ("fp32 plain", "fp32 packed", "bf16 packed", "int8 dynamic"))
+    methods = ("fp32 plain", "fp32 onednn", "fp32 packed", "bf16 packed", "int8 dynamic")
+    header = f"{'product':22}{'M x K x N':>19}" + "".join(f"{m:>26}" for m in methods)
     print(header)
-    print(" " * 35 + "   GFLOP/s  x packed  rel.err" * 4)
+    print(" " * 41 + "   GFLOP/s  x packed  rel.err" * len(methods))
     rows: List[str] = []
-    for name, k, n in SHAPES:
-        result = measure(args.rows, k, n, args.seconds)
+    shapes = [(name, args.rows, k, n) for name, k, n in SHAPES]
+    if args.square:
+        shapes.append(("square", args.square, args.square, args.square))
+    for name, m, k, n in shapes:
+        result = measure(m, k, n, args.seconds)
         base = result["fp32 packed"][0]
         cells = []
-        for method in ("fp32 plain", "fp32 packed", "bf16 packed", "int8 dynamic"):
+        for method in methods:
             if method in result:
                 gflops, error = result[method]
                 cells.append(f"{gflops:10.0f}{gflops / base:10.2f}{error:9.1e}")
             else:
                 cells.append(f"{'-':>26}")
-        rows.append(f"{name:22}{f'{k} x {n}':>13}" + "".join(cells))
+        rows.append(f"{name:22}{f'{m} x {k} x {n}':>19}" + "".join(cells))
         print(rows[-1], flush=True)
 
 

@@ -14,7 +14,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import torch
 from torch import nn
 
-from .packed_matmul import PackedWeights, product, product_usable
+from .packed_matmul import PackedWeights
 
 LstmState = Tuple[torch.Tensor, torch.Tensor]  # (c: (2, B, C), h: (2, B, P))
 
@@ -84,9 +84,9 @@ class BiLstmLayer(nn.Module):
         RETURNS (Tuple[torch.Tensor, LstmState]): (2, T, B, P) outputs, 0 where padded, and the
             state of each row at its last real step (unchanged for rows of length 0).
         """
-        if not (self.packs.usable(x, self.hidden_weight[0]) or product_usable(x, self.hidden_weight)):
+        if not self.packs.usable(x, self.hidden_weight[0]):
             return self._run(slice(0, 2), x, batch_sizes, state)
-        # Prepacked weights and oneDNN's products are 2d: run one direction at a time.
+        # With prepacked weights each direction is its own 2d product: run them one at a time.
         runs = [self._run(slice(d, d + 1), x[d : d + 1], batch_sizes, (state[0][d : d + 1], state[1][d : d + 1])) for d in range(2)]
         out = torch.cat([r[0] for r in runs])
         return out, (torch.cat([r[1][0] for r in runs]), torch.cat([r[1][1] for r in runs]))
@@ -101,9 +101,6 @@ class BiLstmLayer(nn.Module):
         if torch.is_autocast_enabled(device) and torch.is_grad_enabled():
             dtype = torch.get_autocast_dtype(device)
             weights = {name: w.to(dtype) for name, w in weights.items()}
-        elif dirs.stop - dirs.start == 1 and torch.is_grad_enabled() and product_usable(self.input_weight, self.input_weight):
-            # oneDNN's products take the weight transposed: made once per run, not at every step.
-            weights.update({name + ".t": w.detach()[0].t().contiguous() for name, w in weights.items()})
         return weights
 
     def _matmul(
@@ -114,9 +111,6 @@ class BiLstmLayer(nn.Module):
         if x.shape[0] == 1 and self.packs.usable(x, weight[0]):
             out = self.packs.matmul(x[0], weight[0], (name, dirs.start)).unsqueeze(0)
             return out if add is None else out.add_(add)
-        if name + ".t" in weights:
-            out = product(x[0], weight[0], weights[name + ".t"]).unsqueeze(0)
-            return out if add is None else out + add
         return torch.bmm(x, weight) if add is None else torch.baddbmm(add, x, weight)
 
     def _run(
