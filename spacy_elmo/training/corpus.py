@@ -121,6 +121,13 @@ class SentenceSplitter:
         from spacy.pipeline import Sentencizer
 
         self.nlp = spacy.blank(lang)
+        # Of the attributes a new lexeme gets, the split reads two (and the tokenizer none):
+        # computing the other twenty (shape, norm, prefix, suffix, ... with their strings) was
+        # a sixth of preparing a corpus.
+        from spacy.attrs import IS_PUNCT, IS_SPACE
+
+        getters = self.nlp.vocab.lex_attr_getters
+        self.nlp.vocab.lex_attr_getters = {attr: getters[attr] for attr in (IS_PUNCT, IS_SPACE)}
         self.max_length = max_length
         strings = self.nlp.vocab.strings
         self.period_orths = numpy.array(sorted(strings.add(c) for c in Sentencizer.default_punct_chars), dtype=numpy.uint64)
