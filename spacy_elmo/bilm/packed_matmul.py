@@ -11,10 +11,11 @@ and the products run on the CPU's bfloat16 units (AVX-512 BF16, AMX), about twic
 products' speed here; inputs are rounded to bfloat16, sums accumulate in float32 and the result
 comes back as float32, so everything around the products stays float32.
 
-Under autograd, float32 products on the CPU go through oneDNN too (`product`), unpacked: on this
-project's AMD CPU the default BLAS (MKL) multiplies float32 at 165-225 GFLOP/s on the biLM's
-shapes where oneDNN reaches 440-520 (`benchmarks/matmul_precision.py`); the weight's gradient,
-a product reduced over the rows, stays with the default BLAS, which is as fast there.
+The float32 products that are not prepacked (under autograd, or weights too small to pack) go
+through oneDNN too, unpacked (`product`): on this project's AMD CPU the default BLAS (MKL)
+multiplies float32 at 165-230 GFLOP/s on the biLM's shapes where oneDNN reaches 390-490
+(`benchmarks/matmul_precision.py`). The weight's gradient, a product reduced over the rows,
+stays with the default BLAS, which is faster there on a whole batch's rows.
 
 With `dtype = torch.qint8` (the "int8" precision) the weights are quantized once to int8, one
 scale per output column, and each product quantizes its input per call (PyTorch's dynamic

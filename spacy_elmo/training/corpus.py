@@ -122,7 +122,7 @@ class SentenceSplitter:
 
         self.nlp = spacy.blank(lang)
         # Of the attributes a new lexeme gets, the split reads two (and the tokenizer none):
-        # computing the other twenty (shape, norm, prefix, suffix, ... with their strings) was
+        # computing the other 21 (shape, norm, prefix, suffix, ... with their strings) was
         # a sixth of preparing a corpus.
         from spacy.attrs import IS_PUNCT, IS_SPACE
 
