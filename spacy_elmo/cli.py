@@ -19,7 +19,7 @@ app = typer.Typer(
     help=(
         "ELMo biLMs for spaCy. Pretrain a biLM (prepare-corpus, pretrain, perplexity), write a "
         "training config that uses it (init-config, fill-config; then spacy train), and use it "
-        "(embed, inspect)."
+        "(embed, inspect, index-usages, neighbours)."
     ),
     no_args_is_help=True,
     rich_markup_mode="markdown",
@@ -278,7 +278,9 @@ def embed_cli(
         raise typer.BadParameter(f"{precision!r}: use one of {', '.join(PRECISIONS)}", param_hint="--precision")
     check_output_file(output, overwrite)
     _require_gpu(gpu_id)
-    nlp = _load_pipeline(model, lang, sentences and not pretokenized, dtype, precision)
+    from .pipeline.loading import load_elmo_pipeline
+
+    nlp = load_elmo_pipeline(model, lang, sentences and not pretokenized, dtype, precision)
     docs = tqdm(embedded_docs(nlp, input_path, pretokenized, docs_per_batch), unit=" docs", disable=None, leave=False)
     n_docs, n_tokens = write_layers(docs, output, layers)
     typer.echo(f"Wrote the ELMo layers of {n_docs} documents ({n_tokens} tokens) to {output}")
@@ -294,31 +296,57 @@ def _require_gpu(gpu_id: int) -> None:
             raise typer.BadParameter(f"{error} (CUDA device {gpu_id} through cupy); --gpu-id -1 runs on the CPU", param_hint="--gpu-id")
 
 
-def _load_pipeline(model: Path, lang: str, sentences: bool, dtype: str, precision: str = "fp32"):  # type: ignore[no-untyped-def]
-    """A pipeline folder with an `elmo` component, or a folder holding options.json and
-    weights.hdf5 (or lm_weights.hdf5); its elmo components at `precision`."""
-    import spacy
+@command("index-usages")
+def index_usages_cli(
+    model: Path = typer.Argument(..., help="Pipeline folder with elmo, or folder with options.json + weights.hdf5", exists=True),
+    corpus: Path = typer.Argument(..., help=".txt/.txt.gz/.jsonl/.spacy, a file or a folder of them", exists=True),
+    output: Path = typer.Argument(..., help="The index folder to write (new, empty, or an index built before)"),
+    words: str = typer.Option("", "--words", "-w", help="Index only these words, comma-separated (matched on token.lower_); default: every token"),
+    lemmas: bool = typer.Option(False, "--lemmas", help="Match --words on lemmas (the pipeline needs a lemmatizer)", **FLAG),
+    layer: str = typer.Option("top", "--layer", "-l", help="The vectors: top, average, a layer number (0 = token layer) or one weight per layer (0.2,0.3,0.5)"),
+    lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
+    docs_per_batch: int = typer.Option(64, "--docs-per-batch", help="Documents per nlp.pipe batch"),
+) -> None:
+    """Index the usages of words in a corpus, each with its ELMo vector, for `spacy-elmo
+    neighbours`. With --words, only the sentences that hold one go through the biLM. OUTPUT
+    appears complete or not at all; files you put in it stay."""
+    from .pipeline.loading import load_elmo_pipeline
+    from .usages.builder import build_usage_index
 
-    from .bilm import find_weights_file
-    from .pipeline.component import add_elmo
+    nlp = load_elmo_pipeline(model, lang)
+    chosen = [w for w in words.split(",") if w.strip()] if words else None
+    if words and not chosen:
+        raise typer.BadParameter("name one or more words, comma-separated", param_hint="--words")
+    build_usage_index(nlp, corpus, output, model=model, words=chosen, lemmas=lemmas, layer=layer,
+                      docs_per_batch=docs_per_batch, log=typer.echo)
 
-    if (model / "config.cfg").is_file():
-        components = spacy.util.load_config(model / "config.cfg", interpolate=False).get("components", {})
-        names = [name for name, block in components.items() if block.get("factory") == "elmo"]
-        if not names:
-            raise typer.BadParameter(f"{model} is a spaCy pipeline without an 'elmo' component", param_hint="MODEL")
-        return spacy.load(model, config={"components": {name: {"precision": precision} for name in names}})
-    weights = find_weights_file(model)
-    if not (model / "options.json").is_file() or weights is None:
-        raise typer.BadParameter(
-            f"{model} holds neither a spaCy pipeline (config.cfg) nor options.json + weights.hdf5",
-            param_hint="MODEL",
-        )
-    nlp = spacy.blank(lang)
-    if sentences:
-        nlp.add_pipe("sentencizer")
-    add_elmo(nlp, model / "options.json", weights, config={"dtype": dtype, "precision": precision})
-    return nlp
+
+@command("neighbours")
+def neighbours_cli(
+    index_path: Path = typer.Argument(..., metavar="INDEX", help="A folder written by spacy-elmo index-usages", exists=True),
+    sentence: str = typer.Argument(..., help="The sentence the word is used in"),
+    word: str = typer.Option(..., "--word", "-w", help="The word of the sentence to look up (its first occurrence; case-insensitive)"),
+    n: int = typer.Option(5, "--n", "-n", help="How many neighbours", min=1),
+    model: Path = typer.Option(None, "--model", help="Embed the sentence with this pipeline (default: the one the index was built with); it must hold the same biLM"),
+    any_word: bool = typer.Option(False, "--any-word", help="Search the usages of every word, not only of WORD", **FLAG),
+    min_count: int = typer.Option(1, "--min-count", help="Context-free neighbours: only word types seen this often in the indexed sentences", min=1),
+) -> None:
+    """The usages in INDEX nearest to WORD as used in SENTENCE (cosine of their ELMo vectors),
+    and WORD's context-free neighbours (the biLM's token layer; static vectors where the pipeline
+    has them): the paper's Table 4 on your corpus."""
+    from .usages.index import UsageIndex
+    from .usages.report import neighbours_table
+
+    index = UsageIndex().from_disk(index_path)
+    if model is not None:
+        from .pipeline.loading import load_elmo_pipeline
+
+        index.use_pipeline(load_elmo_pipeline(model, index.meta.get("load", {}).get("lang", "en")))
+    doc = index.nlp(sentence)
+    token = next((t for t in doc if t.lower_ == word.lower()), None)
+    if token is None:
+        raise typer.BadParameter(f"{word!r} is not a token of the sentence ({' '.join(t.text for t in doc)})", param_hint="--word")
+    typer.echo(neighbours_table(index, token, n=n, same_word=not any_word, min_count=min_count))
 
 
 @command("inspect")

@@ -105,6 +105,26 @@ def test_prepared_folders_are_marked_and_replaced_only_when_marked(corpus, tmp_p
     assert (out / "notes.txt").read_text() == "mine"
 
 
+def test_preparing_again_keeps_the_files_a_user_put_in_the_folder(corpus, tmp_path):
+    """`prepare-corpus small.txt --output prep`, a user's prep/notes.txt, then `prepare-corpus
+    other.txt --output prep`: the corpus is replaced, the user's file stays."""
+    out = tmp_path / "prep"
+    assert _cli("prepare-corpus", corpus, "--output", out, "--n-process", "1").exit_code == 0
+    (out / "notes.txt").write_text("my notes")
+    (out / "sub").mkdir()
+    (out / "sub" / "draft.md").write_text("draft")
+    other = tmp_path / "other.txt"
+    other.write_text("Another text entirely. It has two sentences.\n", encoding="utf8")
+    result = _cli("prepare-corpus", other, "--output", out, "--n-process", "1")
+    assert result.exit_code == 0 and "preparing it again" in result.output, result.output
+    assert (out / "notes.txt").read_text() == "my notes" and (out / "sub" / "draft.md").read_text() == "draft"
+    from spacy_elmo.training.prepared import PreparedCorpus
+
+    prepared = PreparedCorpus(out)
+    assert [f["path"] for f in prepared.key["files"]] == [str(other.resolve())] and prepared.meta["sentences"] == 2
+    assert not (tmp_path / "prep.tmp").exists()
+
+
 # --- finished runs, concurrent runs --------------------------------------------------------------
 
 

@@ -117,6 +117,26 @@ def test_pos_probe_smoke_workflow(shared_data, shared_bilm, installed, tmp_path)
     assert spacy.load(training / "hashed" / "model-best").pipe_names == ["tagger"]
 
 
+@pytest.mark.slow
+def test_wsd_probe_workflow(shared_data, shared_bilm, installed, tmp_path):
+    project_dir = _copy_project("wsd_probe", tmp_path)
+    cmd = [sys.executable, "-m", "spacy", "project", "run", "all", str(project_dir),
+           "--vars.data_dir", str(shared_data), "--vars.bilm", str(shared_bilm)]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=tmp_path, env=_wheel_env(installed, tmp_path))
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    result = srsly.read_json(project_dir / "metrics" / "probe.json")
+    # the counts the data README gives for these sets
+    assert result["instances"] == 7253 and result["probed"] == 5632
+    assert result["upper_bound"] == pytest.approx(0.900, abs=1e-3)
+    assert 0.754 <= result["most_frequent_sense"] <= 0.757 and "file order" in result["mfs_tie_rule"]
+    labels = [r["representation"] for r in result["rows"]]
+    assert labels[:3] == ["layer 0 (token layer)", "layer 1 (biLSTM 1)", "layer 2 (biLSTM 2)"]
+    for row in result["rows"]:
+        assert 0.5 < row["nearest_usage"] <= result["upper_bound"] and 0.5 < row["nearest_centroid"] < 1
+    table = (project_dir / "metrics" / "probe.md").read_text(encoding="utf8")
+    assert table.count("\n| ") == len(labels) + 3 and "sign test" in table
+
+
 def test_a_ready_biLM_replaces_the_pretraining(tmp_path):
     """var bilm set: its files are linked as training/bilm/model-best and the pretraining command
     never runs; empty: the command runs."""
@@ -248,7 +268,7 @@ def test_the_two_task_projects_stay_in_step():
         assert ner["commands"][name] == textcat["commands"][name], name
 
 
-@pytest.mark.parametrize("project", ["ner_conll03", "textcat_sst5", "pos_probe_ewt"])
+@pytest.mark.parametrize("project", ["ner_conll03", "textcat_sst5", "pos_probe_ewt", "wsd_probe"])
 def test_projects_use_no_file_of_the_package_source(project):
     """The configs come from `spacy-elmo init-config` / `fill-config`, so a pip install suffices."""
     text = (REPO / "projects" / project / "project.yml").read_text(encoding="utf8")

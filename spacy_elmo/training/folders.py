@@ -10,7 +10,7 @@ in the file, so that a second command on the same folder is refused instead of i
 import os
 import shutil
 from pathlib import Path
-from typing import IO, Iterable, Optional, Union
+from typing import IO, Iterable, Optional, Sequence, Union
 
 import srsly
 
@@ -96,6 +96,26 @@ def remove_own(folder: PathLike, kind: str) -> None:
     if not is_own(folder, kind):
         raise OutputFolderError(f"{folder} was not made by spacy-elmo: it was left as it is; remove or rename it yourself")
     shutil.rmtree(folder)
+
+
+def publish_files(tmp: PathLike, output: PathLike, kind: str, names: Sequence[str], last: str) -> Path:
+    """Move the files `names` that the `kind` folder `tmp` holds into `output` (claimed as a `kind`
+    folder), `last` at the end: `output` loses `last` first, so it reads as finished again only when
+    every file has arrived. A file of `names` that `tmp` lacks is removed from `output`; files a user
+    put in `output` stay. Then `tmp`, now holding only its marker and lock, is removed.
+
+    RETURNS (Path): the output folder.
+    """
+    tmp, output = Path(tmp), claim_folder(output, kind, names)
+    with FolderLock(output, f"spacy-elmo (publishing {kind})"):
+        (output / last).unlink(missing_ok=True)
+        for name in [n for n in names if n != last] + [last]:
+            if (tmp / name).exists():
+                os.replace(tmp / name, output / name)
+            else:
+                (output / name).unlink(missing_ok=True)
+    remove_own(tmp, kind)
+    return output
 
 
 def check_not_inside(output: PathLike, source: PathLike, what: str) -> None:

@@ -12,8 +12,8 @@ A prepared folder holds
 The key covers the files (path, size, modification time), the language, `max_length`, the spaCy
 version and this format's version: a prepared folder whose key differs from the one asked for is
 made anew (inside a training output) or refused (when named explicitly). The folder is built as
-`OUTPUT.tmp` (marked and locked, see folders.py) and renamed at the end; only a folder marked as
-a prepared corpus is ever replaced.
+`OUTPUT.tmp` (marked and locked, see folders.py) and its files moved into OUTPUT at the end; only a folder marked as
+a prepared corpus is ever replaced, and only its own files in it: a file a user put in the folder stays.
 """
 import multiprocessing
 import os
@@ -28,7 +28,7 @@ import srsly
 
 from ..bilm.errors import InputError
 from .corpus import SentenceSplitter, corpus_files, is_held_out, numbered_texts
-from .folders import PREPARED_CORPUS, FolderLock, check_claimable, check_not_inside, claim_folder, read_json_file, remove_own
+from .folders import PREPARED_CORPUS, FolderLock, check_claimable, check_not_inside, claim_folder, publish_files, read_json_file
 
 PathLike = Union[str, Path]
 FORMAT_VERSION = 1
@@ -176,10 +176,7 @@ def prepare_corpus(
         for name in FILES:  # what an interrupted preparation left
             (tmp / name).unlink(missing_ok=True)
         _write_prepared(files, tmp, key, lang, max_length, n_process or os.cpu_count() or 1, progress)
-        if output.exists():
-            claim_folder(output, PREPARED_CORPUS, FILES)
-            remove_own(output, PREPARED_CORPUS)
-        tmp.rename(output)
+    publish_files(tmp, output, PREPARED_CORPUS, FILES, META)
     meta = srsly.read_json(output / META)
     n_tokens, seconds = meta["tokens"], meta["seconds"]
     log(f"Prepared {n_tokens:,} tokens in {meta['sentences']:,} sentences ({meta['words']:,} distinct words) "

@@ -1,0 +1,127 @@
+"""The usage index: building speed and peak memory against the plain pipeline over the same text
+(the elmo component's own speed, in the same run), the index's size per million usages, and the
+latency of a query (exact cosine over every usage, and over one word's usages) at several sizes.
+
+    python benchmarks/usage_index_speed.py                       # shared biLM, 2,000 Reuters lines
+    python benchmarks/usage_index_speed.py --lines 500 --sizes 10000 100000
+    python benchmarks/usage_index_speed.py --bilm random         # no ../shared needed
+
+The query sizes use synthetic vectors of the biLM's width (the search does not look at values).
+"""
+import argparse
+import gzip
+import resource
+import tempfile
+import time
+from pathlib import Path
+from typing import List
+
+import numpy
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def read_lines(path: Path, n: int) -> List[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    lines = []
+    with opener(path, "rt", encoding="utf8") as f:  # type: ignore[operator]
+        for line in f:
+            if line.strip():
+                lines.append(line.strip())
+                if len(lines) == n:
+                    break
+    return lines
+
+
+def pipeline(bilm: str, tmp: Path):  # type: ignore[no-untyped-def]
+    from spacy_elmo.pipeline.loading import load_elmo_pipeline
+
+    if bilm == "random":
+        from spacy_elmo import ElmoOptions, save_original
+        from spacy_elmo.bilm import BiLM
+
+        folder = tmp / "random_bilm"
+        folder.mkdir()
+        save_original(BiLM(ElmoOptions()).eval(), folder / "options.json", folder / "weights.hdf5")
+        bilm = str(folder)
+    return load_elmo_pipeline(bilm), bilm
+
+
+def build_speed(nlp, bilm: str, text_file: Path, tmp: Path, words: List[str]) -> None:  # type: ignore[no-untyped-def]
+    from spacy_elmo.usages import build_usage_index
+
+    texts = text_file.read_text(encoding="utf8").split("\n\n")
+    started = time.perf_counter()
+    n_tokens = sum(len(doc) for doc in nlp.pipe(texts, batch_size=64))
+    plain = time.perf_counter() - started
+    print(f"plain pipeline (tokenizer, sentencizer, elmo) over {n_tokens:,} tokens: {n_tokens / plain:,.0f} tokens/s")
+    for label, chosen in (("every token", None), (f"--words {','.join(words)}", words)):
+        out = tmp / f"index_{'all' if chosen is None else 'words'}"
+        started = time.perf_counter()
+        index = build_usage_index(nlp, text_file, out, model=bilm, words=chosen, progress=False, log=lambda _: None)
+        seconds = time.perf_counter() - started
+        size = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
+        print(f"index-usages, {label}: {len(index):,} usages, {n_tokens / seconds:,.0f} corpus tokens/s "
+              f"({plain / seconds:.2f}x the plain pipeline), {size / 2**20:.1f} MiB on disk "
+              f"({size / max(len(index), 1) * 1e6 / 2**20:,.0f} MiB per million usages), peak RSS so far {peak_rss_mb():,.0f} MiB")
+
+
+def query_latency(dim: int, sizes: List[int], tmp: Path, repeats: int) -> None:
+    from spacy_elmo.usages import UsageIndex
+    from spacy_elmo.usages.storage import IndexWriter
+
+    rng = numpy.random.default_rng(0)
+    for size in sizes:
+        folder = tmp / f"synthetic_{size}"
+        meta = {"model": "", "fingerprint": "", "layer_weights": [0.0, 0.0, 1.0], "match": "lower", "files": []}
+        with IndexWriter(folder, meta) as writer:
+            writer.add_sentences([{"text": "a word", "file": 0, "doc": 0}])
+            for start in range(0, size, 1 << 16):
+                m = min(1 << 16, size - start)
+                columns = {"usage_sentence": numpy.zeros(m), "usage_token": numpy.ones(m), "usage_start": numpy.full(m, 2), "usage_end": numpy.full(m, 6)}
+                # one word in 100 is "word"; the rest spread over 1,000 other keys
+                keys = ["word" if (start + i) % 100 == 0 else f"w{(start + i) % 1000}" for i in range(m)]
+                writer.add_usages(rng.standard_normal((m, dim), dtype="float32"), columns, keys)
+            writer.finish([("word", 1)], numpy.zeros((1, dim // 2), dtype="float16"))
+        index = UsageIndex().from_disk(folder)
+        query = rng.standard_normal(dim, dtype="float32")
+        rows = index.rows_of("word")
+        for label, subset in (("every usage", None), (f"one word's {len(rows):,} usages", rows)):
+            index.nearest(query, 5, subset)  # first touch of the memory map
+            started = time.perf_counter()
+            for _ in range(repeats):
+                index.nearest(query, 5, subset)
+            ms = (time.perf_counter() - started) / repeats * 1e3
+            print(f"query over {size:>10,} usages ({label}): {ms:8.2f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bilm", default=str(SHARED / "models" / "elmo-small-wiki-reuters"), help="biLM folder, or 'random' (released small size)")
+    parser.add_argument("--text", type=Path, default=SHARED / "data" / "raw" / "reuters21578.txt.gz")
+    parser.add_argument("--lines", type=int, default=2000, help="Text lines to index")
+    parser.add_argument("--words", default="bank,play,suit", help="The chosen words of the --words build")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 1_000_000], help="Index sizes for the query latency")
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args()
+    import torch
+
+    print(f"torch threads: {torch.get_num_threads()}")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        nlp, bilm = pipeline(args.bilm, tmp)
+        text_file = tmp / "text.txt"
+        text_file.write_text("\n\n".join(read_lines(args.text, args.lines)) + "\n", encoding="utf8")
+        build_speed(nlp, bilm, text_file, tmp, args.words.split(","))
+        dim = 2 * nlp.get_pipe("elmo").options.projection_dim
+        query_latency(dim, args.sizes, tmp, args.repeats)
+        print(f"peak RSS: {peak_rss_mb():,.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

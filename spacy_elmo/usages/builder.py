@@ -1,0 +1,191 @@
+"""Building a usage index: a corpus streamed through a pipeline with `elmo`.
+
+The corpus (.txt/.txt.gz/.jsonl/.spacy, a file or a folder; documents as `training.corpus` reads
+them) is tokenized and split into sentences by the pipeline with its elmo components (and the
+components that listen to them) switched off. Only the sentences that hold a chosen word go
+through the biLM (and, for plain words, only the texts in which a regular expression finds one
+are tokenized at all), each as a Doc of its own: a usage's vector depends on its sentence alone.
+"""
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+
+import numpy
+from spacy.language import Language
+from spacy.tokens import Doc, Span, Token
+
+from ..bilm.errors import InputError
+from ..pipeline.loading import elmo_names
+from ..training.corpus import corpus_files, read_texts
+from ..training.folders import check_claimable, check_not_inside
+from .index import FILES, USAGE_INDEX, UsageIndex, bilm_fingerprint, mixed, parse_layer
+from .storage import IndexWriter
+
+PathLike = Union[str, Path]
+_SENTENCES_PER_BATCH = 256  # sentences gathered before the biLM runs over them
+
+
+def build_usage_index(
+    nlp: Language,
+    corpus: PathLike,
+    output: PathLike,
+    *,
+    model: Optional[PathLike] = None,
+    words: Optional[Sequence[str]] = None,
+    lemmas: bool = False,
+    layer: Union[str, int, Sequence[float]] = "top",
+    elmo: Optional[str] = None,
+    docs_per_batch: int = 64,
+    progress: bool = True,
+    log: Callable[[str], Any] = print,
+) -> UsageIndex:
+    """Index the usages of every token (or of `words`) in `corpus` into the folder `output`.
+
+    nlp (Language): a pipeline with an elmo component.
+    model (Optional[PathLike]): where `nlp` was loaded from (recorded, so that queries load it).
+    words (Optional[Sequence[str]]): index only these words (matched on `token.lower_`, or on the
+        lemma with `lemmas`); None indexes every token that is not whitespace.
+    lemmas (bool): match `words` on lemmas (the pipeline must set them) and key usages by lemma.
+    layer: "top", "average", a layer number or one weight per layer (see `parse_layer`).
+    elmo (Optional[str]): the elmo component to use; None: the first.
+    RETURNS (UsageIndex): the index, its queries embedded with `nlp`.
+    """
+    names = elmo_names(nlp)
+    if not names:
+        raise InputError("the pipeline has no elmo component: give a pipeline with one, or a folder with options.json + weights.hdf5")
+    if elmo is not None and elmo not in names:
+        raise InputError(f"the pipeline has no elmo component named {elmo!r} (it has {', '.join(names)})")
+    pipe = nlp.get_pipe(elmo or names[0])
+    weights = parse_layer(layer, pipe.options.n_output_layers)
+    chosen = {w.strip().lower() for w in words or () if w.strip()} or None
+    if words is not None and not chosen:
+        raise InputError("--words names no word: give one or more words, comma-separated")
+    files = corpus_files(corpus)
+    check_not_inside(output, corpus, "the corpus")
+    check_claimable(output, USAGE_INDEX, FILES, " for the index")
+    off = _elmo_dependents(nlp, names)
+    if lemmas:
+        _check_lemmas(nlp, off)
+    meta = {
+        "model": str(Path(model).resolve()) if model is not None else "",
+        "load": {"lang": nlp.lang},
+        "fingerprint": bilm_fingerprint(pipe.bilm),
+        "elmo": pipe.name,
+        "layer_weights": [float(w) for w in weights],
+        "dim": 2 * pipe.options.projection_dim,
+        "match": "lemma" if lemmas else "lower",
+        "words": sorted(chosen) if chosen else None,
+        "files": [str(f.resolve()) for f in files],
+    }
+    key: Callable[[Token], str] = (lambda t: t.lemma_.lower()) if lemmas else (lambda t: t.lower_)
+    prefilter = _word_pattern(chosen) if chosen and not lemmas else None
+    bar = _progress_bar(sum(f.stat().st_size for f in files), progress)
+    types: Counter = Counter()
+    with IndexWriter(output, meta) as writer:
+        texts = _numbered_texts(files, nlp, prefilter, bar.update if bar is not None else None)
+        docs = nlp.pipe(texts, as_tuples=True, disable=off, batch_size=docs_per_batch)
+        for batch in _sentence_batches(docs, chosen, key):
+            _index_batch(batch, pipe, weights, key, writer, types)
+            if bar is not None:
+                bar.set_postfix_str(f"{writer.n_usages:,} usages", refresh=False)
+        if bar is not None:
+            bar.close()
+        type_list = sorted(types.items(), key=lambda item: (-item[1], item[0]))
+        type_vectors = pipe.bilm.embed_words([t for t, _ in type_list])
+        folder = writer.finish(type_list, type_vectors)
+    index = UsageIndex().from_disk(folder)
+    index._nlp = nlp
+    log(f"Indexed {len(index):,} usages in {index.meta['n_sentences']:,} sentences ({len(type_list):,} word types) "
+        f"in {index.meta['seconds']:.0f}s: {folder}")
+    return index
+
+
+def _elmo_dependents(nlp: Language, names: List[str]) -> List[str]:
+    """The elmo components and every component that needs their output: off while tokenizing."""
+    off = set(names)
+    for name in names:
+        off.update(nlp.get_pipe(name).listening_components)
+    for name in nlp.pipe_names:
+        if any(r.startswith("doc._.elmo") or r.startswith("token._.elmo") for r in nlp.get_pipe_meta(name).requires):
+            off.add(name)
+    return [name for name in nlp.pipe_names if name in off]
+
+
+def _check_lemmas(nlp: Language, off: List[str]) -> None:
+    setters = [name for name in nlp.pipe_names if "token.lemma" in nlp.get_pipe_meta(name).assigns]
+    if not setters:
+        raise InputError(f"--lemmas needs a pipeline with a lemmatizer, and {nlp.pipe_names or 'this one'} has none: "
+                         "match the word forms instead (--words without --lemmas), or add a lemmatizer")
+    if all(name in off for name in setters):
+        raise InputError(f"the lemmatizer ({', '.join(setters)}) needs ELMo's output, which is computed only for "
+                         "the sentences that hold a chosen word: match word forms (--words without --lemmas)")
+
+
+def _word_pattern(words: Set[str]) -> "re.Pattern[str]":
+    """A text holds a chosen word as a token only where this finds it (case-insensitive, not
+    inside a longer run of word characters)."""
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+
+def _numbered_texts(
+    files: List[Path], nlp: Language, prefilter: Optional["re.Pattern[str]"], progress: Optional[Callable[[int], None]]
+) -> Iterator[Tuple[str, Tuple[int, int]]]:
+    """(text, (file number, document number)) for every text the prefilter lets through."""
+    for file_number, path in enumerate(files):
+        doc_number = -1
+        for text, new_doc in read_texts(path, nlp.vocab, progress):
+            doc_number += new_doc
+            if prefilter is None or prefilter.search(text):
+                yield text, (file_number, doc_number)
+
+
+Selected = Tuple[Span, List[int], Tuple[int, int]]
+
+
+def _sentence_batches(
+    docs: Iterable[Tuple[Doc, Tuple[int, int]]], chosen: Optional[Set[str]], key: Callable[[Token], str]
+) -> Iterator[List[Selected]]:
+    """Batches of (sentence, indices of its tokens to index, (file, doc)), in corpus order."""
+    batch: List[Selected] = []
+    for doc, where in docs:
+        sentences = doc.sents if doc.has_annotation("SENT_START") else [doc[:]]
+        for sent in sentences:
+            tokens = [t.i - sent.start for t in sent if not t.is_space and (chosen is None or key(t) in chosen)]
+            if tokens:
+                batch.append((sent, tokens, where))
+        if len(batch) >= _SENTENCES_PER_BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _index_batch(batch: List[Selected], pipe: Any, weights: numpy.ndarray, key: Callable[[Token], str],
+                 writer: IndexWriter, types: Counter) -> None:
+    sentence_docs = [sent.as_doc() for sent, _, _ in batch]
+    first = writer.add_sentences({"text": sent.text, "file": where[0], "doc": where[1]} for sent, _, where in batch)
+    vectors, keys = [], []
+    columns: Dict[str, List[int]] = {"usage_sentence": [], "usage_token": [], "usage_start": [], "usage_end": []}
+    for number, (doc, (_, tokens, _)) in enumerate(zip(pipe.pipe(sentence_docs), batch)):
+        types.update(t.text for t in doc if not t.is_space)
+        vectors.append(mixed(doc._.elmo.layers[:, tokens], weights))
+        for i in tokens:
+            token = doc[i]
+            columns["usage_sentence"].append(first + number)
+            columns["usage_token"].append(i)
+            columns["usage_start"].append(token.idx)
+            columns["usage_end"].append(token.idx + len(token.text))
+            keys.append(key(token))
+    writer.add_usages(numpy.concatenate(vectors), {k: numpy.asarray(v) for k, v in columns.items()}, keys)
+
+
+def _progress_bar(total_bytes: int, enabled: bool):  # type: ignore[no-untyped-def]
+    """A bar on a terminal only: redirected output gets the summary line, not frames."""
+    if not enabled or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total_bytes, unit="B", unit_scale=True, desc="Indexing usages", mininterval=1.0)

@@ -1,0 +1,378 @@
+"""UsageIndex: the usages of words in a corpus, each with its ELMo vector, searchable by cosine.
+
+A usage index folder (kind "usage-index", see training/folders.py) holds
+- `vectors.bin`: float16 (n_usages, D), each usage's vector: a biLM layer or a mix of layers
+  (`layer_weights`), memory-mapped when read; `norms.npy` their float32 norms;
+- `usage_sentence.npy`, `usage_token.npy`, `usage_start.npy`, `usage_end.npy`, `usage_key.npy`: per
+  usage its sentence, its token's index and character offsets in that sentence, and its key (the
+  word's lowercase form, or its lemma);
+- `sentences.jsonl`: per sentence its text, corpus file and document number;
+- `keys.json`: the key strings; `types.json` + `type_vectors.bin`: every word type of the indexed
+  sentences, its count and its context-free token-layer vector (float16, P wide);
+- `meta.json`, written last: the pipeline it was built with, the fingerprint of its biLM, the layer
+  weights, how keys were matched, and the sizes the other files must have.
+"""
+import hashlib
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy
+
+from ..bilm.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from spacy.language import Language
+    from spacy.tokens import Token
+
+PathLike = Union[str, Path]
+FORMAT_VERSION = 1
+USAGE_INDEX = "usage-index"
+META = "meta.json"
+ARRAYS = ("usage_sentence.npy", "usage_token.npy", "usage_start.npy", "usage_end.npy", "usage_key.npy", "norms.npy")
+FILES = (META, "vectors.bin", "sentences.jsonl", "keys.json", "types.json", "type_vectors.bin", *ARRAYS)
+MATCHES = ("lower", "lemma")
+_AGAIN = "build the index again (spacy-elmo index-usages MODEL CORPUS OUTPUT)"
+_CHUNK_ROWS = 1 << 16  # usages scored at a time (float16 -> float32 conversion in pieces)
+
+
+class Usage(NamedTuple):
+    """One usage of a word in the indexed corpus, and its cosine to the query."""
+
+    text: str
+    sentence: str
+    start: int  # character offsets of the word in `sentence`
+    end: int
+    token: int  # the word's token index in the sentence
+    doc: int  # the document's number in its corpus file (0-based)
+    file: str
+    score: float
+
+
+def bilm_fingerprint(bilm: Any) -> str:
+    """RETURNS (str): a SHA-256 of the biLM's weights (names, shapes, values): equal for the same
+    biLM loaded from the original files or from a saved pipeline, different after fine-tuning."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(bilm.state_dict().items()):
+        array = tensor.detach().float().cpu().contiguous().numpy()
+        digest.update(f"{name}:{tuple(array.shape)};".encode("utf8"))
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def parse_layer(layer: Union[str, int, Sequence[float]], n_output_layers: int) -> numpy.ndarray:
+    """The weights of the layers in a usage's vector: "top", "average", a layer number (0 = the
+    token layer) or one weight per layer ("0.2,0.3,0.5").
+
+    RETURNS (numpy.ndarray): float32 (n_output_layers,).
+    """
+    weights = numpy.zeros(n_output_layers, dtype="float32")
+    text = layer.strip() if isinstance(layer, str) else layer
+    if text == "top":
+        weights[-1] = 1.0
+    elif text == "average":
+        weights[:] = 1.0 / n_output_layers
+    elif isinstance(text, int) or (isinstance(text, str) and text.isdigit()):
+        j = int(text)
+        if not 0 <= j < n_output_layers:
+            raise InputError(f"layer {j} does not exist: the biLM has layers 0 (token layer) to {n_output_layers - 1}")
+        weights[j] = 1.0
+    else:
+        try:
+            values = [float(x) for x in text.split(",")] if isinstance(text, str) else [float(x) for x in text]
+        except ValueError:
+            values = []
+        if len(values) != n_output_layers or not all(numpy.isfinite(values)):
+            raise InputError(
+                f"layer {layer!r}: give 'top', 'average', a layer number (0 to {n_output_layers - 1}) "
+                f"or {n_output_layers} comma-separated weights"
+            )
+        weights[:] = values
+    return weights
+
+
+def mixed(layers: numpy.ndarray, weights: numpy.ndarray) -> numpy.ndarray:
+    """RETURNS (numpy.ndarray): float32 (n_tokens, D), the weighted sum of (L + 1, n_tokens, D) layers."""
+    if layers.shape[0] != len(weights):
+        raise InputError(f"the Doc's ELMo has {layers.shape[0]} layers, the index {len(weights)}: query with the index's pipeline")
+    return numpy.tensordot(weights, layers.astype("float32", copy=False), axes=1)
+
+
+class UsageIndex:
+    """The usages of words in a corpus with their ELMo vectors (see the module docstring for the
+    files). Build one with `spacy-elmo index-usages` or `build_usage_index`; read it with
+    `UsageIndex().from_disk(path)`.
+
+    >>> index = UsageIndex().from_disk("play_index")
+    >>> doc = index.nlp("Chico Ruiz made a spectacular play on Alusik's grounder")
+    >>> index.most_similar(doc[5], n=5)
+    """
+
+    def __init__(self) -> None:
+        self.path: Optional[Path] = None
+        self.meta: Dict[str, Any] = {}
+        self.vectors = numpy.zeros((0, 0), dtype="float16")
+        self.arrays: Dict[str, numpy.ndarray] = {}
+        self.sentences: List[Dict[str, Any]] = []
+        self.keys: List[str] = []
+        self.types: List[Tuple[str, int]] = []
+        self.type_vectors = numpy.zeros((0, 0), dtype="float16")
+        self._key_ids: Dict[str, int] = {}
+        self._by_key: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None
+        self._nlp: Optional["Language"] = None
+
+    def __len__(self) -> int:
+        return int(self.vectors.shape[0])
+
+    @property
+    def layer_weights(self) -> numpy.ndarray:
+        return numpy.asarray(self.meta["layer_weights"], dtype="float32")
+
+    @property
+    def fingerprint(self) -> str:
+        return str(self.meta["fingerprint"])
+
+    @property
+    def match(self) -> str:
+        """RETURNS (str): "lower" (keys are the words' lowercase forms) or "lemma"."""
+        return str(self.meta["match"])
+
+    def from_disk(self, path: PathLike, *, exclude: Sequence[str] = ()) -> "UsageIndex":
+        """Read the index folder at `path` (vectors memory-mapped); every file is checked
+        against meta.json, and a damaged or missing one is an InputError naming it."""
+        from ..training.folders import read_json_file
+
+        path = Path(path)
+        if not (path / META).is_file():
+            raise InputError(f"{path} is not a usage index (no {META}): {_AGAIN}")
+        meta = read_json_file(path / META, _AGAIN)
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT_VERSION or meta.get("kind") != USAGE_INDEX:
+            raise InputError(f"{path / META} is not the meta of a usage index of format {FORMAT_VERSION}: {_AGAIN}")
+        try:
+            n, dim, n_types, p_dim = (int(meta[k]) for k in ("n_usages", "dim", "n_types", "type_dim"))
+            n_sentences = int(meta["n_sentences"])
+        except (KeyError, TypeError, ValueError):
+            raise InputError(f"{path / META} is damaged (sizes missing): {_AGAIN}") from None
+        self.path, self.meta, self._by_key, self._nlp = path, meta, None, None
+        self.vectors = _memmap(path / "vectors.bin", (n, dim))
+        self.type_vectors = _memmap(path / "type_vectors.bin", (n_types, p_dim))
+        self.arrays = {}
+        for name in ARRAYS:
+            try:
+                array = numpy.load(path / name, mmap_mode="r", allow_pickle=False)
+            except (OSError, ValueError) as err:
+                raise InputError(f"{path / name} is missing or damaged ({err}): {_AGAIN}") from None
+            if array.shape != (n,):
+                raise InputError(f"{path / name} holds {array.shape[0] if array.ndim else 0} rows, meta.json says {n}: {_AGAIN}")
+            self.arrays[name[:-4]] = array
+        self.keys = _read_list(path / "keys.json")
+        self.types = [(str(t), int(c)) for t, c in _read_list(path / "types.json")]
+        self.sentences = _read_jsonl(path / "sentences.jsonl")
+        if len(self.types) != n_types or len(self.sentences) != n_sentences:
+            raise InputError(f"{path}: types.json or sentences.jsonl does not hold what meta.json says: {_AGAIN}")
+        if n and (int(self.arrays["usage_key"].max()) >= len(self.keys) or int(self.arrays["usage_sentence"].max()) >= n_sentences):
+            raise InputError(f"{path}: usage tables point past keys.json or sentences.jsonl: {_AGAIN}")
+        self._key_ids = {k: i for i, k in enumerate(self.keys)}
+        return self
+
+    def to_disk(self, path: PathLike, *, exclude: Sequence[str] = ()) -> None:
+        """Write a copy of the index to the folder `path` (new, empty, or a usage index)."""
+        from .storage import IndexWriter
+
+        if not self.meta:
+            raise ValueError("an empty UsageIndex: build one (build_usage_index) or read one (from_disk) first")
+        with IndexWriter(path, self.meta) as writer:
+            writer.add_sentences(self.sentences)
+            for start in range(0, len(self), _CHUNK_ROWS):
+                rows = slice(start, start + _CHUNK_ROWS)
+                writer.add_usages(numpy.asarray(self.vectors[rows]),
+                                  {name: numpy.asarray(a[rows]) for name, a in self.arrays.items() if name != "norms"},
+                                  [self.keys[k] for k in self.arrays["usage_key"][rows]])
+            writer.finish(self.types, numpy.asarray(self.type_vectors))
+
+    # --- the pipeline that embeds queries
+
+    @property
+    def nlp(self) -> "Language":
+        """RETURNS (Language): the pipeline that embeds queries: the one set with `use_pipeline`,
+        else the one the index was built with (loaded on first use)."""
+        if self._nlp is None:
+            from ..pipeline.loading import load_elmo_pipeline
+
+            model = Path(self.meta["model"])
+            if not model.exists():
+                raise InputError(f"the index {self.path} was built with {model}, which is gone: give the pipeline (--model, or UsageIndex.use_pipeline)")
+            self.use_pipeline(load_elmo_pipeline(model, **self.meta.get("load", {})))
+        return self._nlp  # type: ignore[return-value]
+
+    def use_pipeline(self, nlp: "Language") -> "UsageIndex":
+        """Embed queries with `nlp`, which must hold the index's biLM (checked by fingerprint)."""
+        self.check_pipeline(nlp)
+        self._nlp = nlp
+        return self
+
+    def check_pipeline(self, nlp: "Language") -> None:
+        """Raise an InputError unless an elmo component of `nlp` holds the biLM the index was built with."""
+        from ..pipeline.loading import elmo_names
+
+        names = elmo_names(nlp)
+        if not names:
+            raise InputError("the pipeline has no elmo component: query with the pipeline the index was built with")
+        if not any(bilm_fingerprint(nlp.get_pipe(name).bilm) == self.fingerprint for name in names):
+            raise InputError(
+                f"the pipeline's biLM differs from the one the index {self.path} was built with ({self.meta['model']}): "
+                "query with that pipeline, or build the index again with this one"
+            )
+
+    # --- queries
+
+    def vector_of(self, token: "Token") -> numpy.ndarray:
+        """RETURNS (numpy.ndarray): float32 (D,), `token`'s vector as the index stores usages
+        (its Doc must have been run through the index's pipeline)."""
+        data = token.doc._.get("elmo") if token.doc.has_extension("elmo") else None
+        if data is None:
+            raise InputError("the token's Doc has no ELMo layers (doc._.elmo): make it with the index's pipeline (index.nlp(text))")
+        vector = mixed(data.layers[:, token.i : token.i + 1], self.layer_weights)[0]
+        if vector.shape[0] != self.vectors.shape[1]:
+            raise InputError(f"the Doc's ELMo vectors are {vector.shape[0]} wide, the index's {self.vectors.shape[1]}: query with the index's pipeline")
+        return vector
+
+    def key_of(self, token: "Token") -> str:
+        """RETURNS (str): the key the index files `token`'s usages under."""
+        if self.match == "lemma":
+            if not token.lemma_:
+                raise InputError("the index keys usages by lemma, and the query pipeline set none: query with the index's pipeline")
+            return token.lemma_.lower()
+        return token.lower_
+
+    def rows_of(self, key: str) -> numpy.ndarray:
+        """RETURNS (numpy.ndarray): the rows of the usages filed under `key`."""
+        if self._by_key is None:
+            order = numpy.argsort(self.arrays["usage_key"], kind="stable")
+            starts = numpy.searchsorted(self.arrays["usage_key"][order], numpy.arange(len(self.keys) + 1))
+            self._by_key = (order, starts)
+        k = self._key_ids.get(key)
+        if k is None:
+            return numpy.zeros(0, dtype=numpy.int64)
+        order, starts = self._by_key
+        return order[starts[k] : starts[k + 1]]
+
+    def most_similar(self, token: "Token", n: int = 5, same_word: bool = True) -> List[Usage]:
+        """The `n` usages nearest to `token` in its context, by cosine.
+
+        token (Token): a token of a Doc made by the index's pipeline.
+        same_word (bool): only usages of the same word (same key); False searches every usage.
+        RETURNS (List[Usage]): best first.
+        """
+        rows = self.rows_of(self.key_of(token)) if same_word else None
+        return self.nearest(self.vector_of(token), n, rows)
+
+    def nearest(self, vector: numpy.ndarray, n: int = 5, rows: Optional[numpy.ndarray] = None) -> List[Usage]:
+        """The `n` usages (among `rows`, or all) nearest to `vector` by cosine, exact (brute force)."""
+        if n <= 0:
+            return []
+        query = numpy.asarray(vector, dtype="float32")
+        query = query / max(float(numpy.linalg.norm(query)), 1e-12)
+        norms = self.arrays["norms"]
+        scores_parts, row_parts = [], []
+        if rows is not None:
+            rows = numpy.sort(numpy.asarray(rows, dtype=numpy.int64))
+        total = len(self) if rows is None else len(rows)
+        for start in range(0, total, _CHUNK_ROWS):
+            if rows is None:
+                chunk = numpy.arange(start, min(start + _CHUNK_ROWS, total))
+                block = self.vectors[start : start + len(chunk)]
+            else:
+                chunk = rows[start : start + _CHUNK_ROWS]
+                block = self.vectors[chunk]
+            scores = (numpy.asarray(block, dtype="float32") @ query) / numpy.maximum(norms[chunk], 1e-12)
+            keep = min(n, len(scores))
+            best = numpy.argpartition(-scores, keep - 1)[:keep]
+            scores_parts.append(scores[best])
+            row_parts.append(chunk[best])
+        if not scores_parts:
+            return []
+        scores, found = numpy.concatenate(scores_parts), numpy.concatenate(row_parts)
+        order = numpy.lexsort((found, -scores))[:n]  # ties: the earlier usage first
+        return [self.usage(int(found[i]), float(scores[i])) for i in order]
+
+    def usage(self, row: int, score: float = float("nan")) -> Usage:
+        """RETURNS (Usage): usage `row` of the index."""
+        sentence = self.sentences[int(self.arrays["usage_sentence"][row])]
+        start, end = int(self.arrays["usage_start"][row]), int(self.arrays["usage_end"][row])
+        files = self.meta.get("files", [])
+        file_number = int(sentence.get("file", 0))
+        return Usage(sentence["text"][start:end], sentence["text"], start, end, int(self.arrays["usage_token"][row]),
+                     int(sentence.get("doc", 0)), files[file_number] if file_number < len(files) else "", score)
+
+    def type_neighbours(self, word: str, n: int = 5, min_count: int = 1) -> List[Tuple[str, float]]:
+        """The word types of the indexed sentences nearest to `word` by the biLM's context-free
+        token layer (cosine), `word` itself left out: ELMo's answer without context."""
+        bilm = self._bilm()
+        query = bilm.embed_words([word])[0]
+        vectors = numpy.asarray(self.type_vectors, dtype="float32")
+        scores = vectors @ (query / max(float(numpy.linalg.norm(query)), 1e-12))
+        scores /= numpy.maximum(numpy.linalg.norm(vectors, axis=1), 1e-12)
+        out = []
+        for i in numpy.lexsort((numpy.arange(len(scores)), -scores)):
+            text, count = self.types[int(i)]
+            if text != word and count >= min_count:
+                out.append((text, float(scores[i])))
+                if len(out) == n:
+                    break
+        return out
+
+    def static_neighbours(self, word: str, n: int = 5) -> Optional[List[Tuple[str, float]]]:
+        """The nearest words by the query pipeline's static vectors (cosine), or None where it has none."""
+        vectors = self.nlp.vocab.vectors
+        if vectors.size == 0 or not self.nlp.vocab.has_vector(word):
+            return None
+        query = numpy.asarray(self.nlp.vocab.get_vector(word), dtype="float32")[None]
+        keys, _, scores = vectors.most_similar(query, n=n + 1)
+        strings = self.nlp.vocab.strings
+        out = [(strings[int(k)], float(s)) for k, s in zip(keys[0], scores[0]) if int(k) in strings and strings[int(k)] != word]
+        return out[:n]
+
+    def _bilm(self) -> Any:
+        from ..pipeline.loading import elmo_names
+
+        for name in elmo_names(self.nlp):
+            bilm = self.nlp.get_pipe(name).bilm
+            if bilm_fingerprint(bilm) == self.fingerprint:
+                return bilm
+        raise InputError("the query pipeline no longer holds the index's biLM")  # pragma: no cover
+
+
+def _memmap(path: Path, shape: Tuple[int, int]) -> numpy.ndarray:
+    expected = shape[0] * shape[1] * 2
+    if not path.is_file() or path.stat().st_size != expected:
+        size = path.stat().st_size if path.is_file() else "no file"
+        raise InputError(f"{path} should hold {shape[0]} x {shape[1]} float16 values ({expected} bytes), found {size}: {_AGAIN}")
+    if expected == 0:
+        return numpy.zeros(shape, dtype="float16")
+    return numpy.memmap(path, dtype="float16", mode="r", shape=shape)
+
+
+def _read_list(path: Path) -> list:
+    from ..training.folders import read_json_file
+
+    data = read_json_file(path, _AGAIN) if path.is_file() else None
+    if not isinstance(data, list):
+        raise InputError(f"{path} is missing or damaged (not a JSON list): {_AGAIN}")
+    return data
+
+
+def _read_jsonl(path: Path) -> List[Dict[str, Any]]:
+    if not path.is_file():
+        raise InputError(f"{path} is missing: {_AGAIN}")
+    out = []
+    with path.open(encoding="utf8") as f:
+        for number, line in enumerate(f, start=1):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = None
+            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+                raise InputError(f"{path}:{number} is damaged: {_AGAIN}")
+            out.append(record)
+    return out

@@ -1,0 +1,54 @@
+"""The neighbours of a word in context as a table a person reads at a glance (`spacy-elmo neighbours`)."""
+from typing import List, Optional, Tuple
+
+from spacy.tokens import Token
+
+from .index import UsageIndex, Usage
+
+_CONTEXT = 60  # characters shown on each side of a usage
+
+
+def describe_layer(weights: List[float]) -> str:
+    """RETURNS (str): "layer 2", "average of layers 0-2" or "mix 0.2/0.3/0.5"."""
+    nonzero = [j for j, w in enumerate(weights) if w]
+    if len(nonzero) == 1 and weights[nonzero[0]] == 1.0:
+        return f"layer {nonzero[0]}" + (" (token layer)" if nonzero[0] == 0 else "")
+    if len(set(weights)) == 1:
+        return f"average of layers 0-{len(weights) - 1}"
+    return "mix " + "/".join(f"{w:g}" for w in weights)
+
+
+def in_context(usage: Usage, width: int = _CONTEXT) -> str:
+    """The usage's sentence around the word, the word in [brackets], cut to `width` a side."""
+    left = usage.sentence[: usage.start]
+    right = usage.sentence[usage.end :]
+    if len(left) > width:
+        left = "..." + left[-width:].split(" ", 1)[-1]
+    if len(right) > width:
+        right = right[:width].rsplit(" ", 1)[0] + "..."
+    return f"{left}[{usage.text}]{right}".replace("\n", " ")
+
+
+def neighbours_table(index: UsageIndex, token: Token, n: int = 5, same_word: bool = True, min_count: int = 1) -> str:
+    """RETURNS (str): the nearest usages of `token` in context, then its context-free neighbours
+    by the token layer (over the indexed word types) and by static vectors (where the pipeline has them)."""
+    usages = index.most_similar(token, n=n, same_word=same_word)
+    key = index.key_of(token)
+    n_same = len(index.rows_of(key))
+    where = f"{n_same:,} usages of {key!r}" if same_word else f"{len(index):,} usages"
+    lines = [f"Nearest usages of {token.text!r} in {token.sent.text if token.doc.has_annotation('SENT_START') else token.doc.text!r}",
+             f"({describe_layer(index.meta['layer_weights'])}, cosine, among {where} in {index.path})", ""]
+    if usages:
+        lines.append(f"{'#':>3}  {'cosine':>6}  usage")
+        lines += [f"{rank:>3}  {u.score:6.3f}  {in_context(u)}" for rank, u in enumerate(usages, start=1)]
+    else:
+        lines.append(f"  none: the index holds no usage of {key!r}")
+    lines += ["", "Context-free neighbours of " + repr(token.text) + ":"]
+    lines.append("  token layer:    " + _words(index.type_neighbours(token.text, n, min_count)))
+    static = index.static_neighbours(token.text, n)
+    lines.append("  static vectors: " + ("none in this pipeline" if static is None else _words(static)))
+    return "\n".join(lines)
+
+
+def _words(pairs: Optional[List[Tuple[str, float]]]) -> str:
+    return ", ".join(f"{w} ({s:.2f})" for w, s in pairs or []) or "none"

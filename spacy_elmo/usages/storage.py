@@ -1,0 +1,102 @@
+"""Writing a usage index folder: streamed into `OUTPUT.tmp`, then moved into OUTPUT (see
+`training.folders.publish_files`: a user's files in OUTPUT stay, meta.json arrives last)."""
+import json
+import time
+from pathlib import Path
+from typing import Any, Dict, IO, Iterable, List, Optional, Sequence, Tuple
+
+import numpy
+import srsly
+
+from ..training.folders import FolderLock, check_claimable, claim_folder, publish_files, remove_own
+from .index import ARRAYS, FILES, FORMAT_VERSION, META, USAGE_INDEX, PathLike
+
+_HINT = " for the index (a usage index built before is replaced)"
+
+
+class IndexWriter:
+    """Append sentences and usages, then `finish`; a context manager that removes its temporary
+    folder when the block fails, leaving OUTPUT as it was.
+
+    output (PathLike): the index folder: new, empty, or a usage index.
+    meta (Dict[str, Any]): what meta.json records besides the sizes (model, fingerprint,
+        layer_weights, match, words, files, load).
+    """
+
+    def __init__(self, output: PathLike, meta: Dict[str, Any]) -> None:
+        self.output = check_claimable(output, USAGE_INDEX, FILES, _HINT)
+        self.meta = dict(meta)
+        self.tmp = claim_folder(self.output.with_name(self.output.name + ".tmp"), USAGE_INDEX, FILES)
+        self._lock = FolderLock(self.tmp, "spacy-elmo index-usages").acquire()
+        for name in FILES:  # what an interrupted build left
+            (self.tmp / name).unlink(missing_ok=True)
+        self._vectors: IO[bytes] = (self.tmp / "vectors.bin").open("wb")
+        self._sentences: IO[str] = (self.tmp / "sentences.jsonl").open("w", encoding="utf8")
+        self._columns: Dict[str, List[numpy.ndarray]] = {name[:-4]: [] for name in ARRAYS}
+        self._key_ids: Dict[str, int] = {}
+        self.n_usages = self.n_sentences = 0
+        self.dim: Optional[int] = None
+        self._started = time.perf_counter()
+
+    def __enter__(self) -> "IndexWriter":
+        return self
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        self._close()
+        if exc_type is not None and self.tmp.exists():
+            remove_own(self.tmp, USAGE_INDEX)
+
+    def _close(self) -> None:
+        for handle in (self._vectors, self._sentences):
+            if not handle.closed:
+                handle.close()
+        self._lock.release()
+
+    def add_sentences(self, records: Iterable[Dict[str, Any]]) -> int:
+        """Append sentences ({"text", "file", "doc"}); RETURNS (int): the number of the first."""
+        first = self.n_sentences
+        for record in records:
+            self._sentences.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self.n_sentences += 1
+        return first
+
+    def add_usages(self, vectors: numpy.ndarray, columns: Dict[str, numpy.ndarray], keys: Sequence[str]) -> None:
+        """Append usages: `vectors` (n, D), `columns` usage_sentence / usage_token / usage_start /
+        usage_end (n,) each, `keys` the n key strings."""
+        vectors = numpy.ascontiguousarray(vectors, dtype="float16")
+        if self.dim is None:
+            self.dim = int(vectors.shape[1])
+        elif vectors.shape[1] != self.dim:
+            raise ValueError(f"usage vectors are {vectors.shape[1]} wide, earlier ones {self.dim}")
+        self._vectors.write(vectors.tobytes())
+        self._columns["norms"].append(numpy.linalg.norm(vectors.astype("float32"), axis=1).astype("float32"))
+        for name in ("usage_sentence", "usage_token", "usage_start", "usage_end"):
+            self._columns[name].append(numpy.asarray(columns[name], dtype="int64" if name == "usage_sentence" else "int32"))
+        ids = [self._key_ids.setdefault(k, len(self._key_ids)) for k in keys]
+        self._columns["usage_key"].append(numpy.asarray(ids, dtype="int32"))
+        self.n_usages += len(vectors)
+
+    def finish(self, types: Sequence[Tuple[str, int]], type_vectors: numpy.ndarray) -> Path:
+        """Write the tables and meta.json and move the index into OUTPUT.
+
+        types: every word type of the indexed sentences with its count; type_vectors (n_types, P)
+        their token-layer vectors.
+        RETURNS (Path): the index folder.
+        """
+        self._vectors.close()
+        self._sentences.close()
+        for name in ARRAYS:
+            parts = self._columns[name[:-4]]
+            dtype = "float32" if name == "norms.npy" else "int64" if name == "usage_sentence.npy" else "int32"
+            numpy.save(self.tmp / name, numpy.concatenate(parts) if parts else numpy.zeros(0, dtype=dtype), allow_pickle=False)
+        srsly.write_json(self.tmp / "keys.json", list(self._key_ids))
+        srsly.write_json(self.tmp / "types.json", [[t, int(c)] for t, c in types])
+        type_vectors = numpy.ascontiguousarray(type_vectors, dtype="float16")
+        (self.tmp / "type_vectors.bin").write_bytes(type_vectors.tobytes())
+        meta = {**self.meta, "kind": USAGE_INDEX, "format": FORMAT_VERSION, "n_usages": self.n_usages,
+                "dim": int(self.dim or 0), "n_sentences": self.n_sentences, "n_types": len(types),
+                "type_dim": int(type_vectors.shape[1]) if type_vectors.ndim == 2 else 0,
+                "seconds": round(time.perf_counter() - self._started, 1)}
+        srsly.write_json(self.tmp / META, meta)
+        self._close()
+        return publish_files(self.tmp, self.output, USAGE_INDEX, FILES, META)

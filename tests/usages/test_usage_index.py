@@ -1,0 +1,232 @@
+"""The usage index: building (whole, in pieces, chosen words), storage, queries against a brute-force
+computation on the biLM itself, the folder rules, mismatched biLMs, the component and the CLI."""
+import shutil
+
+import numpy
+import pytest
+import spacy
+from typer.testing import CliRunner
+
+from spacy_elmo import load_original, save_original
+from spacy_elmo.bilm.errors import InputError
+from spacy_elmo.cli import app
+from spacy_elmo.pipeline.loading import load_elmo_pipeline
+from spacy_elmo.usages import UsageIndex, build_usage_index
+from spacy_elmo.usages.index import parse_layer
+
+from ..helpers import tiny_bilm
+
+DOCS = [
+    "The children play in the park. They play football after school.",
+    "Hamlet is a play by Shakespeare. The play ran for a year on Broadway.",
+    "The bank raised its interest rate. She sat on the bank of the river and watched them play.",
+    "A suit and tie. He filed a suit against the bank.",
+]
+
+
+@pytest.fixture
+def bilm_dir(tmp_path):
+    folder = tmp_path / "bilm"
+    folder.mkdir()
+    save_original(tiny_bilm(seed=3), folder / "options.json", folder / "weights.hdf5")
+    return folder
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n\n".join(DOCS) + "\n", encoding="utf8")
+    return path
+
+
+@pytest.fixture
+def nlp(bilm_dir):
+    return load_elmo_pipeline(bilm_dir)
+
+
+@pytest.fixture
+def index(nlp, bilm_dir, corpus, tmp_path):
+    return build_usage_index(nlp, corpus, tmp_path / "index", model=bilm_dir, progress=False, log=lambda _: None)
+
+
+def _brute_force(bilm_dir, nlp, query_sentence, query_word, layer=-1, same_word=True):
+    """Cosines of the query token to every corpus token, from the biLM's own embed (float64)."""
+    bilm = load_original(bilm_dir / "options.json", bilm_dir / "weights.hdf5")
+    sentences = [[t.text for t in sent] for doc in nlp.pipe(DOCS) for sent in doc.sents]
+    layers = bilm.embed(sentences)
+    query_words = [t.text for t in nlp(query_sentence)]
+    query = bilm.embed([query_words])[0][layer, query_words.index(query_word)].astype("float64")
+    found = []
+    for words, sentence_layers in zip(sentences, layers):
+        for i, word in enumerate(words):
+            if not same_word or word.lower() == query_word.lower():
+                v = sentence_layers[layer, i].astype("float64")
+                found.append((float(v @ query / numpy.linalg.norm(v) / numpy.linalg.norm(query)), " ".join(words), i))
+    return sorted(found, key=lambda x: -x[0])
+
+
+def test_nearest_usages_equal_a_brute_force_computation(index, nlp, bilm_dir):
+    doc = index.nlp("A new play opened on Broadway.")
+    for same_word in (True, False):
+        expected = _brute_force(bilm_dir, nlp, "A new play opened on Broadway.", "play", same_word=same_word)
+        got = index.most_similar(doc[2], n=4, same_word=same_word)
+        assert len(got) == 4
+        numpy.testing.assert_allclose([u.score for u in got], [e[0] for e in expected[:4]], atol=2e-3)
+        # the same usages (in another order only where scores tie within float16 rounding)
+        for u in got:
+            tied = {(e[1], e[2]) for e in expected if abs(e[0] - u.score) < 2e-3}
+            assert (" ".join(t.text for t in nlp.make_doc(u.sentence)), u.token) in tied
+    assert all(u.text.lower() == "play" for u in index.most_similar(doc[2], n=10))
+    assert len(index.most_similar(doc[2], n=10)) == 5  # "play" occurs 5 times in DOCS
+
+
+def test_usage_records_where_it_comes_from(index, corpus):
+    usages = index.most_similar(index.nlp("Hamlet is a play.")[3], n=10)
+    hamlet = next(u for u in usages if u.sentence.startswith("Hamlet"))
+    assert hamlet.sentence == "Hamlet is a play by Shakespeare."
+    assert hamlet.sentence[hamlet.start : hamlet.end] == "play" == hamlet.text
+    assert hamlet.token == 3 and hamlet.doc == 1 and hamlet.file == str(corpus.resolve())
+
+
+def test_round_trip_to_disk(index, tmp_path):
+    index.to_disk(tmp_path / "copy")
+    copy = UsageIndex().from_disk(tmp_path / "copy")
+    assert len(copy) == len(index) > 0
+    numpy.testing.assert_array_equal(numpy.asarray(copy.vectors), numpy.asarray(index.vectors))
+    for name in index.arrays:
+        numpy.testing.assert_array_equal(copy.arrays[name], index.arrays[name])
+    assert copy.sentences == index.sentences and copy.keys == index.keys and copy.types == index.types
+    numpy.testing.assert_array_equal(numpy.asarray(copy.type_vectors), numpy.asarray(index.type_vectors))
+    assert {k: v for k, v in copy.meta.items() if k != "seconds"} == {k: v for k, v in index.meta.items() if k != "seconds"}
+
+
+def test_a_corpus_in_pieces_gives_the_same_index(nlp, bilm_dir, index, tmp_path):
+    pieces = tmp_path / "pieces"
+    pieces.mkdir()
+    (pieces / "a.txt").write_text("\n\n".join(DOCS[:2]) + "\n", encoding="utf8")
+    (pieces / "b.txt.gz").write_bytes(__import__("gzip").compress(("\n\n".join(DOCS[2:]) + "\n").encode("utf8")))
+    other = build_usage_index(nlp, pieces, tmp_path / "index2", docs_per_batch=1, progress=False, log=lambda _: None)
+    assert [s["text"] for s in other.sentences] == [s["text"] for s in index.sentences]
+    assert [s["file"] for s in other.sentences] == [0] * 4 + [1] * 4
+    numpy.testing.assert_allclose(numpy.asarray(other.vectors, "float32"), numpy.asarray(index.vectors, "float32"), atol=1e-3)
+    for name in ("usage_sentence", "usage_token", "usage_start", "usage_end"):
+        numpy.testing.assert_array_equal(other.arrays[name], index.arrays[name])
+    assert [other.keys[k] for k in other.arrays["usage_key"]] == [index.keys[k] for k in index.arrays["usage_key"]]
+
+
+def test_chosen_words_index_only_their_usages(nlp, index, corpus, tmp_path):
+    chosen = build_usage_index(nlp, corpus, tmp_path / "chosen", words=["PLAY", "suit"], progress=False, log=lambda _: None)
+    assert sorted(chosen.keys) == ["play", "suit"]
+    assert len(chosen) == len(index.rows_of("play")) + len(index.rows_of("suit")) == 7
+    # each usage's vector is the one of the full index (its sentence alone decides it)
+    full = {(index.sentences[int(s)]["text"], int(t)): i for i, (s, t) in enumerate(zip(index.arrays["usage_sentence"], index.arrays["usage_token"]))}
+    for row in range(len(chosen)):
+        sentence = chosen.sentences[int(chosen.arrays["usage_sentence"][row])]["text"]
+        twin = full[(sentence, int(chosen.arrays["usage_token"][row]))]
+        numpy.testing.assert_allclose(numpy.asarray(chosen.vectors[row], "float32"), numpy.asarray(index.vectors[twin], "float32"), atol=1e-3)
+    # only sentences that hold a chosen word went through the biLM
+    assert len(chosen.sentences) == 7
+
+
+def test_layers_and_type_neighbours(nlp, bilm_dir, corpus, tmp_path):
+    index = build_usage_index(nlp, corpus, tmp_path / "l0", layer=0, progress=False, log=lambda _: None)
+    bilm = load_original(bilm_dir / "options.json", bilm_dir / "weights.hdf5")
+    doc = index.nlp("They play.")
+    # layer 0 is context-free: every usage of "play" is at cosine 1
+    assert [round(u.score, 3) for u in index.most_similar(doc[1], n=3)] == [1.0, 1.0, 1.0]
+    types = [t for t, _ in index.types]
+    vectors = bilm.embed_words(types)
+    q = bilm.embed_words(["play"])[0]
+    cos = vectors @ q / numpy.linalg.norm(vectors, axis=1) / numpy.linalg.norm(q)
+    expected = [types[i] for i in numpy.argsort(-cos, kind="stable") if types[i] != "play"][:3]
+    assert [w for w, _ in index.type_neighbours("play", 3)] == expected
+    assert index.static_neighbours("play") is None  # the pipeline has no static vectors
+    assert parse_layer("average", 3).tolist() == pytest.approx([1 / 3] * 3)
+    assert parse_layer("0.2,0.3,0.5", 3).tolist() == pytest.approx([0.2, 0.3, 0.5])
+    for bad in ("3", "0.5,0.5", "middle"):
+        with pytest.raises(InputError):
+            parse_layer(bad, 3)
+
+
+@pytest.mark.parametrize("damage", ["truncate_vectors", "meta_json", "drop_sentences", "rows_mismatch", "no_meta"])
+def test_a_damaged_index_fails_in_one_line(index, tmp_path, damage):
+    folder = tmp_path / "damaged"
+    shutil.copytree(index.path, folder)
+    if damage == "truncate_vectors":
+        data = (folder / "vectors.bin").read_bytes()
+        (folder / "vectors.bin").write_bytes(data[:-2])
+    elif damage == "meta_json":
+        (folder / "meta.json").write_text("{not json", encoding="utf8")
+    elif damage == "drop_sentences":
+        (folder / "sentences.jsonl").unlink()
+    elif damage == "rows_mismatch":
+        numpy.save(folder / "usage_token.npy", numpy.zeros(3, dtype="int32"))
+    else:
+        (folder / "meta.json").unlink()
+    with pytest.raises(InputError) as err:
+        UsageIndex().from_disk(folder)
+    assert "\n" not in str(err.value) and str(folder) in str(err.value)
+
+
+def test_another_biLM_is_refused(index, tmp_path, corpus):
+    other_dir = tmp_path / "other_bilm"
+    other_dir.mkdir()
+    save_original(tiny_bilm(seed=4), other_dir / "options.json", other_dir / "weights.hdf5")
+    with pytest.raises(InputError, match="differs") as err:
+        index.use_pipeline(load_elmo_pipeline(other_dir))
+    assert "\n" not in str(err.value)
+    run = CliRunner().invoke(app, ["neighbours", str(index.path), "They play.", "--word", "play", "--model", str(other_dir)])
+    assert run.exit_code == 1 and "differs" in run.output and run.output.count("\n") == 1
+
+
+def test_build_refuses_a_foreign_folder_and_keeps_user_files(nlp, corpus, tmp_path, index):
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "thesis.tex").write_text("mine", encoding="utf8")
+    with pytest.raises(InputError, match="not empty"):
+        build_usage_index(nlp, corpus, foreign, progress=False, log=lambda _: None)
+    assert sorted(p.name for p in foreign.iterdir()) == ["thesis.tex"]
+    # an index folder with a user's file in it: built again, the file stays
+    (index.path / "notes.txt").write_text("keep me", encoding="utf8")
+    again = build_usage_index(nlp, corpus, index.path, words=["bank"], progress=False, log=lambda _: None)
+    assert (index.path / "notes.txt").read_text(encoding="utf8") == "keep me"
+    assert again.keys == ["bank"] and not (index.path.parent / "index.tmp").exists()
+
+
+def test_lemmas_need_a_lemmatizer(nlp, corpus, tmp_path):
+    with pytest.raises(InputError, match="lemmatizer"):
+        build_usage_index(nlp, corpus, tmp_path / "lemmas", words=["play"], lemmas=True, progress=False, log=lambda _: None)
+
+
+def test_component_gives_token_usages_and_saves_only_the_path(index, nlp, tmp_path, bilm_dir):
+    nlp.add_pipe("elmo_usages", config={"index": str(index.path)})
+    doc = nlp("A new play opened on Broadway.")
+    assert doc[2]._.elmo_usages(3) == index.most_similar(doc[2], n=3)
+    nlp.to_disk(tmp_path / "pipeline")
+    saved = sorted(p.name for p in (tmp_path / "pipeline").rglob("*"))
+    assert "vectors.bin" not in saved and "elmo_usages" not in saved
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert loaded.config["components"]["elmo_usages"]["index"] == str(index.path)
+    doc = loaded("A new play opened on Broadway.")
+    assert [u.sentence for u in doc[2]._.elmo_usages(2)] == [u.sentence for u in index.most_similar(doc[2], n=2)]
+    other_dir = tmp_path / "other_bilm"
+    other_dir.mkdir()
+    save_original(tiny_bilm(seed=5), other_dir / "options.json", other_dir / "weights.hdf5")
+    other = load_elmo_pipeline(other_dir)
+    other.add_pipe("elmo_usages", config={"index": str(index.path)})
+    with pytest.raises(InputError, match="another biLM"):
+        other("A play.")
+
+
+def test_cli_builds_and_queries(bilm_dir, corpus, tmp_path):
+    runner = CliRunner()
+    run = runner.invoke(app, ["index-usages", str(bilm_dir), str(corpus), str(tmp_path / "cli_index"), "--words", "play,bank"])
+    assert run.exit_code == 0, run.output
+    assert "Indexed 8 usages" in run.output  # play 5, bank 3
+    run = runner.invoke(app, ["neighbours", str(tmp_path / "cli_index"), "They sat on the bank.", "--word", "bank", "--n", "2"])
+    assert run.exit_code == 0, run.output
+    rows = [line for line in run.output.splitlines() if line.strip()[:1].isdigit()]
+    assert len(rows) == 2 and all("[bank]" in line for line in rows)
+    assert "token layer:" in run.output and "static vectors: none in this pipeline" in run.output
+    run = runner.invoke(app, ["neighbours", str(tmp_path / "cli_index"), "They sat down.", "--word", "bank"])
+    assert run.exit_code == 2 and "not a token" in run.output
