@@ -20,7 +20,8 @@ from ..bilm.errors import InputError
 from ..pipeline.loading import elmo_names
 from ..training.corpus import corpus_files, read_texts
 from ..training.folders import check_claimable, check_not_inside
-from .index import FILES, USAGE_INDEX, UsageIndex, bilm_fingerprint, mixed, parse_layer
+from .index import UsageIndex, bilm_fingerprint, mixed, parse_layer
+from .layout import FILES, USAGE_INDEX
 from .storage import IndexWriter
 
 PathLike = Union[str, Path]

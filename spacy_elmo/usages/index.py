@@ -25,13 +25,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
     from spacy.tokens import Token
 
-PathLike = Union[str, Path]
-FORMAT_VERSION = 1
-USAGE_INDEX = "usage-index"
-META = "meta.json"
-ARRAYS = ("usage_sentence.npy", "usage_token.npy", "usage_start.npy", "usage_end.npy", "usage_key.npy", "norms.npy")
-FILES = (META, "vectors.bin", "sentences.jsonl", "keys.json", "types.json", "type_vectors.bin", *ARRAYS)
-MATCHES = ("lower", "lemma")
+from .layout import ARRAYS, FORMAT_VERSION, META, USAGE_INDEX, PathLike
+from .storage import IndexWriter
+
 _AGAIN = "build the index again (spacy-elmo index-usages MODEL CORPUS OUTPUT)"
 _CHUNK_ROWS = 1 << 16  # usages scored at a time (float16 -> float32 conversion in pieces)
 
@@ -177,8 +173,6 @@ class UsageIndex:
 
     def to_disk(self, path: PathLike, *, exclude: Sequence[str] = ()) -> None:
         """Write a copy of the index to the folder `path` (new, empty, or a usage index)."""
-        from .storage import IndexWriter
-
         if not self.meta:
             raise ValueError("an empty UsageIndex: build one (build_usage_index) or read one (from_disk) first")
         with IndexWriter(path, self.meta) as writer:

@@ -9,7 +9,7 @@ import numpy
 import srsly
 
 from ..training.folders import FolderLock, check_claimable, claim_folder, publish_files, remove_own
-from .index import ARRAYS, FILES, FORMAT_VERSION, META, USAGE_INDEX, PathLike
+from .layout import ARRAYS, FILES, FORMAT_VERSION, META, USAGE_INDEX, PathLike
 
 _HINT = " for the index (a usage index built before is replaced)"
 
