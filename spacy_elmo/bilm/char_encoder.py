@@ -35,9 +35,9 @@ class Highway(nn.Module):
 class CharEncoder(nn.Module):
     """Maps the distinct token types of a batch to P-dimensional token vectors.
 
-    At inference (no grad, eval mode), vectors are kept in an LRU cache keyed by the token text,
-    since the token layer does not depend on context; `BiLM` clears it whenever the weights may
-    change.
+    At inference (no grad, eval mode), vectors are kept in an LRU cache keyed by the token text
+    (one per precision used, each of at most `cache_size` words), since the token layer does not
+    depend on context; `BiLM` clears it whenever the weights may change.
     """
 
     def __init__(self, options: ElmoOptions, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
@@ -56,7 +56,9 @@ class CharEncoder(nn.Module):
             if options.has_char_projection
             else None
         )
-        self._cache: "OrderedDict[str, torch.Tensor]" = OrderedDict()
+        # one LRU cache per precision of the products (BiLM.precision): a change of precision
+        # keeps the vectors computed at the others
+        self._caches: "Dict[torch.dtype, OrderedDict[str, torch.Tensor]]" = {}
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -77,9 +79,14 @@ class CharEncoder(nn.Module):
                 nn.init.zeros_(self.projection.bias)
         self.clear_cache()
 
+    @property
+    def _cache(self) -> "OrderedDict[str, torch.Tensor]":
+        """The cache of the current precision."""
+        return self._caches.setdefault(self.packs.dtype, OrderedDict())
+
     def clear_cache(self) -> None:
-        """Forget the cached word vectors and prepacked weights."""
-        self._cache.clear()
+        """Forget the cached word vectors and prepacked weights (of every precision)."""
+        self._caches.clear()
         self.packs.clear()
 
     def encode_chars(self, type_chars: torch.Tensor) -> torch.Tensor:

@@ -68,11 +68,11 @@ class BiLM(nn.Module):
                 stacklevel=2,
             )
             value = "fp32"
-        if value != self._precision:
-            self._precision = value
-            for packs in self._packs():
-                packs.set_dtype(_DTYPES[value])
-            self.clear_caches()
+        # The packed weights and cached word vectors of the former precision stay (see
+        # PackedWeights): switching back costs nothing; clear_caches() frees them.
+        self._precision = value
+        for packs in self._packs():
+            packs.set_dtype(_DTYPES[value])
 
     def _packs(self) -> Iterator[PackedWeights]:
         yield self.char_encoder.packs
@@ -95,7 +95,9 @@ class BiLM(nn.Module):
 
     def clear_caches(self) -> None:
         """Forget everything derived from the weights: cached word vectors and prepacked
-        matrices. Done automatically by any forward pass with gradients enabled (the step before
+        matrices, of every precision used (each precision used keeps its own until then: a
+        float32 copy of the large weights, half that for bf16, a quarter for int8, plus up to
+        `cache_size` word vectors; call this to free those of precisions no longer used). Done automatically by any forward pass with gradients enabled (the step before
         an update), by `load_state_dict` and by device or dtype moves; call it after editing
         weights by hand."""
         self.char_encoder.clear_cache()

@@ -140,19 +140,20 @@ class _OneDnnProduct(torch.autograd.Function):
 
 
 class PackedWeights:
-    """The prepacked copies of a module's weights, keyed by the caller. Call `clear` whenever
-    the weights may have changed. Never pickled: a copy of the module starts empty."""
+    """The prepacked copies of a module's weights, keyed by the caller and the precision: copies
+    made for one precision stay while another is used, so switching back (a per-call precision)
+    packs nothing again. Each precision used holds one copy of the large weights (float32: their
+    size, bf16: half, int8: a quarter); `clear` frees them all, and must be called whenever the
+    weights may have changed. Never pickled: a copy of the module starts empty."""
 
     enabled = True  # a switch for benchmarks and tests
 
     def __init__(self) -> None:
-        self._packs: Dict[Hashable, torch.Tensor] = {}
+        self._packs: Dict[Tuple[torch.dtype, Hashable], Any] = {}
         self.dtype = torch.float32  # of the packed weights and the products
 
     def set_dtype(self, dtype: torch.dtype) -> None:
-        if dtype != self.dtype:
-            self.dtype = dtype
-            self.clear()
+        self.dtype = dtype
 
     def clear(self) -> None:
         self._packs.clear()
@@ -181,14 +182,14 @@ class PackedWeights:
         """`x @ weight` for x (..., K) and weight (K, N)."""
         if not self.usable(x, weight):
             return product(x.reshape(-1, x.shape[-1]), weight).view(*x.shape[:-1], weight.shape[1])
-        packed = self._packs.get(key)
+        packed = self._packs.get((self.dtype, key))
         rows = x.reshape(-1, x.shape[-1])
         if self.dtype == torch.qint8:
             if packed is None:
-                packed = self._packs[key] = _int8_pack(weight)
+                packed = self._packs[(self.dtype, key)] = _int8_pack(weight)
             out = _int8_product(rows, packed)
         else:
             if packed is None:
-                packed = self._packs[key] = torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous().to(self.dtype), _ROWS_HINT)
+                packed = self._packs[(self.dtype, key)] = torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous().to(self.dtype), _ROWS_HINT)
             out = torch.ops.mkldnn._linear_pointwise(rows.to(self.dtype), packed, None, "none", [], "").to(x.dtype)
         return out.view(*x.shape[:-1], weight.shape[1])

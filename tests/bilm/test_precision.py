@@ -101,3 +101,49 @@ def test_the_component_takes_precision_from_its_config(tmp_path):
     assert 0 < numpy.abs(bf16 - fp32).max() < 0.05
     with pytest.raises(ValueError, match="precision must be one of"):
         spacy.load(tmp_path / "p", config={"components": {"elmo": {"precision": "fp16"}}})
+
+
+@pytest.mark.parametrize("precision", [pytest.param("bf16", marks=needs_bf16), pytest.param("int8", marks=needs_int8)])
+def test_a_per_call_precision_packs_once_and_keeps_the_token_cache(precision, monkeypatch):
+    """`embed(..., precision=P)` called again packs no weight and runs no char CNN for words it
+    has seen at P; the fp32 calls between keep their own packs and cache; the per-call and the
+    attribute forms give the same layers."""
+    import spacy_elmo.bilm.char_encoder as char_encoder
+
+    cell, proj, highway = SIZES["small"]
+    torch.manual_seed(0)
+    bilm = BiLM(ElmoOptions(cell_dim=cell, projection_dim=proj, n_highway=highway)).eval()
+    sentences = [["The", "cat", "sat", "on", "the", "mat", "."], ["A", "dog", "barked", "loudly", "."]]
+    encoded = {"types": 0}
+    real_encode = char_encoder.CharEncoder.encode_chars
+
+    def counting_encode(self, type_chars):
+        encoded["types"] += type_chars.shape[0]
+        return real_encode(self, type_chars)
+
+    def packed():
+        """Every packed weight, by module, precision and key: the objects themselves."""
+        return {(i, k): id(v) for i, packs in enumerate(bilm._packs()) for k, v in packs._packs.items()}
+
+    monkeypatch.setattr(char_encoder.CharEncoder, "encode_chars", counting_encode)
+    first = bilm.embed(sentences, precision=precision)
+    fp32 = bilm.embed(sentences)
+    before = packed()
+    assert {key[1][0] for key in before} == {torch.float32, {"bf16": torch.bfloat16, "int8": torch.qint8}[precision]}
+    assert encoded["types"] > 0
+    encoded["types"] = 0
+    again = bilm.embed(sentences, precision=precision)
+    fp32_again = bilm.embed(sentences)
+    assert packed() == before and encoded["types"] == 0
+    bilm.precision = precision
+    attribute = bilm.embed(sentences)
+    assert packed() == before and encoded["types"] == 0
+    for a, b, c, d, e in zip(first, again, attribute, fp32, fp32_again):
+        numpy.testing.assert_array_equal(a, b)
+        numpy.testing.assert_array_equal(a, c)
+        numpy.testing.assert_array_equal(d, e)
+    # clear_caches frees every precision's packs and cached vectors
+    bilm.clear_caches()
+    assert packed() == {}
+    bilm.embed(sentences, precision=precision)
+    assert encoded["types"] > 0 and len(packed()) > 0
