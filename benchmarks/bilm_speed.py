@@ -17,6 +17,8 @@ Each measurement runs in its own process so that peak memory is its own.
     python benchmarks/bilm_speed.py                      # small, medium, original
     python benchmarks/bilm_speed.py --sizes small --sentences 64
     python benchmarks/bilm_speed.py --methods ours --precision fp32 bf16 int8 --sentences 512
+    python benchmarks/bilm_speed.py --methods ours --precision fp32 int8 --per-call   # embed(..., precision=P)
+    python benchmarks/bilm_speed.py --device cuda --methods naive,ours --precision fp32 bf16
 """
 import argparse
 import json
@@ -101,7 +103,8 @@ def naive_forward(bilm, char_ids):  # type: ignore[no-untyped-def]
     return torch.stack(outputs)
 
 
-def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: int, data: Path, precision: str = "fp32") -> Dict:
+def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: int, data: Path, precision: str = "fp32",
+            device: str = "cpu", per_call: bool = False) -> Dict:
     import numpy
     import torch
 
@@ -113,16 +116,26 @@ def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: 
     torch.manual_seed(0)
     cell, proj, highway = SIZES[size]
     cache_size = 50_000 if method == "ours+cache" else 0
-    bilm = BiLM(ElmoOptions(cell_dim=cell, projection_dim=proj, n_highway=highway), cache_size=cache_size).eval()
-    bilm.precision = precision
+    bilm = BiLM(ElmoOptions(cell_dim=cell, projection_dim=proj, n_highway=highway), cache_size=cache_size).eval().to(device)
+    bilm.precision = "fp32" if per_call else precision
     sentences, source = read_sentences(data, n_sentences)
     batches = [sentences[i : i + batch_size] for i in range(0, len(sentences), batch_size)]
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
     def run(batch: List[List[str]]):  # type: ignore[no-untyped-def]
         if method == "naive":
-            return naive_forward(bilm, sentences_to_char_ids(batch))
+            return naive_forward(bilm, sentences_to_char_ids(batch).to(device))
+        if per_call:  # what embed(..., precision=P) does around each call
+            bilm.precision = precision
+            try:
+                return bilm(CharBatch.from_sentences(batch))
+            finally:
+                bilm.precision = "fp32"
         return bilm(CharBatch.from_sentences(batch))
+
+    def sync() -> None:
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
 
     with torch.inference_mode():
         run(batches[0])  # warm-up (fills the cache for "ours+cache", as a running pipeline would)
@@ -131,29 +144,34 @@ def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: 
             check = batches[0][:8]
             diff = float((run(check) - naive_forward(bilm, sentences_to_char_ids(check))).abs().max())
         n_tokens = 0
+        sync()
         start = time.perf_counter()
         for batch in batches:
             run(batch)
             n_tokens += sum(len(s) for s in batch)
+        sync()
         elapsed = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     params = sum(p.numel() for p in bilm.parameters())
     error = {}
-    if bilm.precision != "fp32":
-        low = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in bilm.embed(sentences)])
+    if precision != "fp32" and bilm.precision == ("fp32" if per_call else precision):
+        low = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in bilm.embed(sentences, precision=precision)])
         exact = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in bilm.embed(sentences, precision="fp32")])
         cos = (low * exact).sum(-1) / numpy.maximum(numpy.linalg.norm(low, axis=-1) * numpy.linalg.norm(exact, axis=-1), 1e-12)
         error = {"max_abs_diff_vs_fp32": float(numpy.abs(low - exact).max()), "min_cosine_vs_fp32": float(cos.min())}
     return {
         "size": size,
         "method": method,
-        "precision": bilm.precision,
+        "precision": precision if per_call else bilm.precision,
+        "per_call": per_call,
+        "device": device,
         **error,
         "params_m": round(params / 1e6, 1),
         "tokens": n_tokens,
         "tokens_per_s": round(n_tokens / elapsed, 1),
         "peak_rss_mb": round(peak / 1024, 1),
         "peak_rss_delta_mb": round((peak - rss_before) / 1024, 1),
+        "peak_cuda_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if device.startswith("cuda") else None,
         "max_abs_diff_vs_naive": diff,
         "data": source,
         "threads": threads,
@@ -173,10 +191,12 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--precision", nargs="+", default=["fp32"], help="fp32, bf16 and/or int8, for ours and ours+cache")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--per-call", action="store_true", help="ask for the precision per call (as embed(..., precision=P) does), not on the model")
     parser.add_argument("--one", nargs=3, metavar=("SIZE", "METHOD", "PRECISION"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        row = measure(args.one[0], args.one[1], args.sentences, args.batch_size, args.threads, args.data, args.one[2])
+        row = measure(args.one[0], args.one[1], args.sentences, args.batch_size, args.threads, args.data, args.one[2], args.device, args.per_call)
         print(json.dumps(row))
         return
     rows = []
@@ -189,7 +209,8 @@ def main() -> None:
         for method in args.methods.split(","):
             for precision in (args.precision if method.startswith("ours") else ["fp32"]):
                 cmd = [sys.executable, __file__, "--one", size, method, precision, "--sentences", str(args.sentences),
-                       "--batch-size", str(args.batch_size), "--threads", str(args.threads), "--data", str(args.data)]
+                       "--batch-size", str(args.batch_size), "--threads", str(args.threads), "--data", str(args.data),
+                       "--device", args.device] + (["--per-call"] if args.per_call else [])
                 row = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
                 rows.append(row)
                 if method == "naive":

@@ -54,6 +54,7 @@ def pipeline(bilm: str, tmp: Path):  # type: ignore[no-untyped-def]
 
 def build_speed(nlp, bilm: str, text_file: Path, tmp: Path, words: List[str]) -> None:  # type: ignore[no-untyped-def]
     from spacy_elmo.usages import build_usage_index
+    from spacy_elmo.usages.layout import ARRAYS
 
     texts = text_file.read_text(encoding="utf8").split("\n\n")
     started = time.perf_counter()
@@ -66,9 +67,11 @@ def build_speed(nlp, bilm: str, text_file: Path, tmp: Path, words: List[str]) ->
         index = build_usage_index(nlp, text_file, out, model=bilm, words=chosen, progress=False, log=lambda _: None)
         seconds = time.perf_counter() - started
         size = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
-        print(f"index-usages, {label}: {len(index):,} usages, {n_tokens / seconds:,.0f} corpus tokens/s "
-              f"({plain / seconds:.2f}x the plain pipeline), {size / 2**20:.1f} MiB on disk "
-              f"({size / max(len(index), 1) * 1e6 / 2**20:,.0f} MiB per million usages), peak RSS so far {peak_rss_mb():,.0f} MiB")
+        per_usage = sum((out / name).stat().st_size for name in ("vectors.bin", *ARRAYS))
+        print(f"index-usages, {label}: {len(index):,} usages in {index.meta['n_sentences']:,} sentences, "
+              f"{n_tokens / seconds:,.0f} corpus tokens/s ({seconds / plain:.2f}x the plain pipeline's time), "
+              f"{size / 2**20:.1f} MiB on disk: vectors + usage tables {per_usage / max(len(index), 1) * 1e6 / 2**20:,.0f} MiB "
+              f"per million usages, sentences + word types {(size - per_usage) / 2**20:.1f} MiB; peak RSS so far {peak_rss_mb():,.0f} MiB")
 
 
 def query_latency(dim: int, sizes: List[int], tmp: Path, repeats: int) -> None:

@@ -15,6 +15,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    if any("gpu" in item.keywords for item in items):
+        import torch
+
+        if not torch.cuda.is_available():
+            skip_gpu = pytest.mark.skip(reason="gpu: needs CUDA (on a machine with a GPU: pytest -m gpu, or benchmarks/gpu_check.sh)")
+            for item in items:
+                if "gpu" in item.keywords:
+                    item.add_marker(skip_gpu)
     if config.getoption("--runslow"):
         return
     skip_slow = pytest.mark.skip(reason="slow: run with --runslow")

@@ -230,3 +230,17 @@ def test_cli_builds_and_queries(bilm_dir, corpus, tmp_path):
     assert "token layer:" in run.output and "static vectors: none in this pipeline" in run.output
     run = runner.invoke(app, ["neighbours", str(tmp_path / "cli_index"), "They sat down.", "--word", "bank"])
     assert run.exit_code == 2 and "not a token" in run.output
+
+
+def test_static_neighbours_come_from_the_pipelines_vectors(index, nlp):
+    words = ["play", "game", "drama", "bank", "river"]
+    table = numpy.array([[1, 0, 0], [0.9, 0.1, 0], [0.6, 0.8, 0], [0, 0, 1], [0, 0.2, 1]], dtype="float32")
+    for word, row in zip(words, table):
+        nlp.vocab.set_vector(word, row)
+    index.use_pipeline(nlp)
+    got = index.static_neighbours("play", n=2)
+    unit = table / numpy.linalg.norm(table, axis=1, keepdims=True)
+    cos = unit[1:] @ unit[0]
+    assert [w for w, _ in got] == ["game", "drama"]
+    numpy.testing.assert_allclose([s for _, s in got], sorted(cos, reverse=True)[:2], atol=1e-5)
+    assert index.static_neighbours("unseen") is None
