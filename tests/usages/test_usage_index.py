@@ -242,5 +242,5 @@ def test_static_neighbours_come_from_the_pipelines_vectors(index, nlp):
     unit = table / numpy.linalg.norm(table, axis=1, keepdims=True)
     cos = unit[1:] @ unit[0]
     assert [w for w, _ in got] == ["game", "drama"]
-    numpy.testing.assert_allclose([s for _, s in got], sorted(cos, reverse=True)[:2], atol=1e-5)
+    numpy.testing.assert_allclose([s for _, s in got], sorted(cos, reverse=True)[:2], atol=1e-4)  # spaCy rounds to 4 places
     assert index.static_neighbours("unseen") is None
