@@ -84,6 +84,16 @@ def test_smoke_workflow(project, task, score, shared_data, installed, tmp_path):
     # The spacy pretrain row started from the pretrained tok2vec.
     spacy_row = spacy.load(training / f"{task}_spacy_pretrain" / "model-best")
     assert spacy_row.config["paths"]["init_tok2vec"].endswith("spacy_pretrain/model-budget.bin")
+    # The few-labels smoke run: 30% and 100% of the slice, two seeds, each row on its fraction's subset.
+    n_slice = len(DocBin().from_disk(project_dir / "corpus" / "smoke" / "train.spacy"))
+    for name in ("train_f30.spacy", "train_f30_s1.spacy"):
+        assert len(DocBin().from_disk(project_dir / "corpus" / "smoke" / "few" / name)) == round(0.3 * n_slice)
+    few = srsly.read_json(metrics / "few_labels.json")
+    assert [r["name"] for r in few["rows"]] == ["baseline + vectors", "ELMo + vectors"]
+    for row in few["rows"]:
+        assert [p["fraction"] for p in row["points"]] == [30, 100] and all(len(p["scores"]) == 2 for p in row["points"])
+    elmo_run = spacy.load(training / "few" / "f30" / f"{task}_elmo_vectors_s1" / "model-best")
+    assert elmo_run.config["paths"]["train"].endswith("train_f30_s1.spacy") and "elmo" in elmo_run.pipe_names
 
 
 PROBE_ROWS = ["tagger", "hashed", "layer0", "layer1", "layer2", "mix"]
@@ -246,7 +256,8 @@ def test_the_projects_train_evaluate_and_compare_every_seed(project, rows):
 
 # What only the data decides: where it comes from, how it is converted and sliced, and how the
 # results are titled and scored.
-DATA_COMMANDS = {"fetch", "convert", "smoke-data", "results", "smoke-results"}
+# few-data draws subsets its own way per task (CoNLL: whole articles; SST: sentences); the results name their scores
+DATA_COMMANDS = {"fetch", "convert", "smoke-data", "results", "smoke-results", "few-data", "few-results", "smoke-few-results"}
 
 
 def _task_neutral(project: str, task: str) -> dict:
@@ -273,3 +284,104 @@ def test_projects_use_no_file_of_the_package_source(project):
     """The configs come from `spacy-elmo init-config` / `fill-config`, so a pip install suffices."""
     text = (REPO / "projects" / project / "project.yml").read_text(encoding="utf8")
     assert "spacy_elmo/" not in text
+
+
+def _few_train_lines(project: str) -> dict:
+    """{fraction: [(row output folder, --paths.train, {--training.* : value}), ...]} of the few-N commands."""
+    config = srsly.read_yaml(REPO / "projects" / project / "project.yml")
+    out = {}
+    for command in config["commands"]:
+        match = re.fullmatch(r"few-(\d+)", command["name"])
+        if not match:
+            continue
+        rows = []
+        for line in command["script"]:
+            if " spacy train " not in line:
+                continue
+            args = line.split(" spacy train ", 1)[1].split()
+            pairs = dict(zip(args[1::2], args[2::2]))
+            rows.append((pairs["--output"], pairs["--paths.train"], {k: v for k, v in pairs.items() if k.startswith("--training.") and k != "--training.logger.output_file"}))
+        out[int(match.group(1))] = rows
+    return out
+
+
+@pytest.mark.parametrize("project,task", [("ner_conll03", "ner"), ("textcat_sst5", "textcat")])
+def test_every_row_of_a_fraction_trains_on_the_same_subset_with_the_same_settings(project, task):
+    fractions = _few_train_lines(project)
+    assert sorted(fractions) == [1, 3, 10, 30, 100]
+    for fraction, rows in fractions.items():
+        assert len({paths for _, paths, _ in rows}) == 1 and rows[0][1] == f"corpus/few/train_f{fraction}{{run}}.spacy"
+        assert len({tuple(sorted(settings.items())) for _, _, settings in rows}) == 1, fraction
+        assert set(rows[0][2]) == {"--training.eval_frequency", "--training.patience", "--training.max_steps"}
+        names = sorted(folder.rsplit("/", 1)[1] for folder, _, _ in rows)
+        expected = ["baseline_vectors", "elmo_adapted_vectors", "elmo_vectors"] + ([] if fraction == 30 else ["elmo_cont_vectors"])
+        assert names == sorted(f"{task}_{name}{{run}}" for name in expected)
+    # the stopping rule grows with the fraction
+    patience = [int(fractions[f][0][2]["--training.patience"]) for f in sorted(fractions)]
+    assert patience == sorted(patience) and patience[0] < patience[-1]
+
+
+def _few_labels_module():
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import few_labels
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    return few_labels
+
+
+def test_few_labels_subsets_are_whole_articles_drawn_per_seed(tmp_path):
+    few = _few_labels_module()
+    articles = []
+    for a in range(10):
+        sentences = [f"Word{a}_{s} NN O O\nin IN O O\nParis NNP O I-LOC\n" for s in range(a % 3 + 1)]
+        articles.append("-DOCSTART- -X- O O\n\n" + "\n".join(sentences))
+    conll = tmp_path / "train.conll"
+    conll.write_text("\n".join(articles), encoding="utf8")
+    assert len(few.conll_articles(conll.read_text())) == 10
+    out = tmp_path / "few"
+    run = subprocess.run([sys.executable, str(SCRIPTS / "few_labels.py"), "conll-subsets", str(conll), str(out),
+                          "--fractions", "30,100", "--seeds", "0,1"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    vocab = spacy.blank("en").vocab
+
+    def words(name):
+        return [t.text for doc in DocBin().from_disk(out / name).get_docs(vocab) for t in doc]
+
+    chosen = {seed: sorted({w.split("_")[0] for w in words(f"train_f30{'' if seed == 0 else '_s1'}.spacy") if w.startswith("Word")}) for seed in (0, 1)}
+    # 3 of 10 articles each, whole (every sentence of a chosen article is there), different per seed
+    for seed, names in chosen.items():
+        assert len(names) == 3
+        expected = sorted(f"Word{i}" for i in few.choose(10, 30, seed))
+        assert names == expected
+        for name in names:
+            a = int(name[4:])
+            assert sum(w.startswith(f"Word{a}_") for w in words(f"train_f30{'' if seed == 0 else '_s1'}.spacy")) == a % 3 + 1
+    assert chosen[0] != chosen[1]
+    assert len(words("train_f100.spacy")) == len(words("train_f100_s1.spacy")) == sum(3 * (a % 3 + 1) for a in range(10))
+    assert few.choose(10, 30, 0) == few.choose(10, 30, 0) and len(few.choose(1000, 1, 2)) == 10 and few.choose(5, 1, 0) != []
+
+
+def test_few_labels_report_interpolates_in_log_fraction(tmp_path):
+    few = _few_labels_module()
+    # from 70 at 1% to 80 at 10%: 75 is reached halfway in log-fraction, at sqrt(10) = 3.16%
+    assert few.reaches([1, 10, 100], [70, 80, 90], 75) == pytest.approx(10 ** 0.5)
+    assert few.reaches([1, 10], [70, 80], 85) is None and few.reaches([1, 10], [90, 95], 80) == 1
+    metrics = tmp_path / "metrics" / "few"
+    scores = {("base", 1): [0.70, 0.72], ("base", 10): [0.80, 0.80], ("elmo", 1): [0.78, 0.80], ("elmo", 10): [0.84, 0.86]}
+    for (row, fraction), values in scores.items():
+        (metrics / f"f{fraction}").mkdir(parents=True, exist_ok=True)
+        for seed, value in zip((0, 1), values):
+            srsly.write_json(metrics / f"f{fraction}" / f"{row}{'' if seed == 0 else '_s1'}.json", {"ents_f": value})
+    run = subprocess.run([sys.executable, str(SCRIPTS / "few_labels.py"), "report", str(metrics), "--score", "ents_f",
+                          "--fractions", "1,10", "--seeds", "0,1", "--row", "baseline=base", "--row", "ELMo=elmo"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    result = srsly.read_json(metrics.parent / "few_labels.json")
+    elmo = result["rows"][1]
+    assert [p["mean"] for p in elmo["points"]] == pytest.approx([79.0, 85.0])
+    assert elmo["points"][0]["sd"] == pytest.approx(2 ** 0.5)
+    # the baseline's 10% score (80) is reached between 1% (79) and 10% (85): 10 ** (1/6)
+    assert "at 1.5%" in elmo["reaches"][0]
+    table = (metrics.parent / "few_labels.md").read_text()
+    assert "| 1% | 71.00 ± 1.41 (n=2) | 79.00 ± 1.41 (n=2) **+8.00** |" in table
+    assert (metrics.parent / "few_labels.png").stat().st_size > 0
