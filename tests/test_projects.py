@@ -99,13 +99,19 @@ def test_smoke_workflow(project, task, score, shared_data, installed, tmp_path):
 PROBE_ROWS = ["tagger", "hashed", "layer0", "layer1", "layer2", "mix"]
 
 
-@pytest.mark.slow
-def test_pos_probe_smoke_workflow(shared_data, shared_bilm, installed, tmp_path):
-    project_dir = _copy_project("pos_probe_ewt", tmp_path)
-    cmd = [sys.executable, "-m", "spacy", "project", "run", "smoke", str(project_dir),
+def _run_probe_project(project: str, workflow: str, shared_data: Path, shared_bilm: Path, installed: Path, tmp_path: Path) -> Path:
+    """Run a probe project's workflow on the shared data and biLM, from the installed wheel."""
+    project_dir = _copy_project(project, tmp_path)
+    cmd = [sys.executable, "-m", "spacy", "project", "run", workflow, str(project_dir),
            "--vars.data_dir", str(shared_data), "--vars.bilm", str(shared_bilm)]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=tmp_path, env=_wheel_env(installed, tmp_path))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return project_dir
+
+
+@pytest.mark.slow
+def test_pos_probe_smoke_workflow(shared_data, shared_bilm, installed, tmp_path):
+    project_dir = _run_probe_project("pos_probe_ewt", "smoke", shared_data, shared_bilm, installed, tmp_path)
 
     metrics = project_dir / "metrics" / "smoke"
     result = srsly.read_json(metrics / "results.json")
@@ -129,11 +135,7 @@ def test_pos_probe_smoke_workflow(shared_data, shared_bilm, installed, tmp_path)
 
 @pytest.mark.slow
 def test_wsd_probe_workflow(shared_data, shared_bilm, installed, tmp_path):
-    project_dir = _copy_project("wsd_probe", tmp_path)
-    cmd = [sys.executable, "-m", "spacy", "project", "run", "all", str(project_dir),
-           "--vars.data_dir", str(shared_data), "--vars.bilm", str(shared_bilm)]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=tmp_path, env=_wheel_env(installed, tmp_path))
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    project_dir = _run_probe_project("wsd_probe", "all", shared_data, shared_bilm, installed, tmp_path)
     result = srsly.read_json(project_dir / "metrics" / "probe.json")
     # the counts the data README gives for these sets
     assert result["instances"] == 7253 and result["probed"] == 5632
