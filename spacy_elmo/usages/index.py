@@ -286,7 +286,10 @@ class UsageIndex:
             products = (torch.from_numpy(numpy.ascontiguousarray(block)) @ query16).float().numpy()
             scores = products / numpy.maximum(norms[chunk], 1e-12)
             keep = min(n, len(scores))
-            best = numpy.argpartition(-scores, keep - 1)[:keep]
+            # every row that ties with the n-th best stays a candidate: float16 products tie often,
+            # and the final order (score, then row) must not depend on which of them a partition kept
+            kth = numpy.partition(scores, len(scores) - keep)[len(scores) - keep]
+            best = numpy.flatnonzero(scores >= kth)
             scores_parts.append(scores[best])
             row_parts.append(chunk[best])
         if not scores_parts:

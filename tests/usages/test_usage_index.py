@@ -244,3 +244,13 @@ def test_static_neighbours_come_from_the_pipelines_vectors(index, nlp):
     assert [w for w, _ in got] == ["game", "drama"]
     numpy.testing.assert_allclose([s for _, s in got], sorted(cos, reverse=True)[:2], atol=1e-4)  # spaCy rounds to 4 places
     assert index.static_neighbours("unseen") is None
+
+
+def test_fewer_neighbours_are_a_prefix_of_more(index):
+    """Ties (float16 products tie often) never make the n best depend on n."""
+    doc = index.nlp("A new play opened on Broadway.")
+    everything = index.most_similar(doc[2], n=len(index), same_word=False)
+    assert len(everything) == len(index)
+    assert all(a.score >= b.score for a, b in zip(everything, everything[1:]))
+    for n in (1, 3, 7, 20):
+        assert index.most_similar(doc[2], n=n, same_word=False) == everything[:n]
