@@ -38,6 +38,18 @@ def corpus_files(path: PathLike) -> List[Path]:
     return files
 
 
+def files_progress_bar(files: List[Path], enabled: bool, desc: str):  # type: ignore[no-untyped-def]
+    """A bar over the bytes of `files` (for `read_texts`' progress callback), on a terminal only:
+    redirected output gets the caller's summary line, not frames. None where there is no bar."""
+    import sys
+
+    if not enabled or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=sum(f.stat().st_size for f in files), unit="B", unit_scale=True, desc=desc, mininterval=1.0)
+
+
 def read_texts(
     path: Path, lang_vocab, progress: Optional[Callable[[int], None]] = None  # type: ignore[no-untyped-def]
 ) -> Iterator[Tuple[str, bool]]:

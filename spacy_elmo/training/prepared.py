@@ -17,7 +17,6 @@ a prepared corpus is ever replaced, and only its own files in it: a file a user 
 """
 import multiprocessing
 import os
-import sys
 import time
 from collections import deque
 from pathlib import Path
@@ -27,7 +26,7 @@ import numpy
 import srsly
 
 from ..bilm.errors import InputError
-from .corpus import SentenceSplitter, corpus_files, is_held_out, numbered_texts
+from .corpus import SentenceSplitter, corpus_files, files_progress_bar, is_held_out, numbered_texts
 from .folders import PREPARED_CORPUS, FolderLock, check_claimable, check_not_inside, claim_folder, publish_files, read_json_file
 
 PathLike = Union[str, Path]
@@ -187,7 +186,7 @@ def prepare_corpus(
 def _write_prepared(files: List[Path], tmp: Path, key: Dict[str, Any], lang: str, max_length: int, n_process: int, progress: bool) -> None:
     """Tokenize `files` into the folder `tmp`; meta.json last."""
     started = time.perf_counter()
-    bar = _progress_bar(sum(f.stat().st_size for f in files), progress)
+    bar = files_progress_bar(files, progress, "Preparing corpus")
     table: Dict[str, int] = {}
     lengths: List[numpy.ndarray] = []
     lines: List[numpy.ndarray] = []
@@ -297,15 +296,6 @@ def _tokenize(texts: List[str]) -> Tokenized:
     distinct, local = numpy.unique(orth, return_inverse=True)
     strings = _SPLITTER.nlp.vocab.strings
     return [strings[int(h)] for h in distinct], local.astype(numpy.int32), lengths, text_of
-
-
-def _progress_bar(total_bytes: int, enabled: bool):  # type: ignore[no-untyped-def]
-    """A bar on a terminal only: redirected output gets the summary line, not frames."""
-    if not enabled or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total_bytes, unit="B", unit_scale=True, desc="Preparing corpus", mininterval=1.0)
 
 
 def prepared_for_training(

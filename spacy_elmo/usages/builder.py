@@ -7,7 +7,6 @@ through the biLM (and, for plain words, only the texts in which a regular expres
 are tokenized at all), each as a Doc of its own: a usage's vector depends on its sentence alone.
 """
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
@@ -18,7 +17,7 @@ from spacy.tokens import Doc, Span, Token
 
 from ..bilm.errors import InputError
 from ..pipeline.loading import elmo_names
-from ..training.corpus import corpus_files, read_texts
+from ..training.corpus import corpus_files, files_progress_bar, read_texts
 from ..training.folders import check_claimable, check_not_inside
 from .index import UsageIndex, bilm_fingerprint, mixed, parse_layer
 from .layout import FILES, USAGE_INDEX
@@ -82,7 +81,7 @@ def build_usage_index(
     }
     key: Callable[[Token], str] = (lambda t: t.lemma_.lower()) if lemmas else (lambda t: t.lower_)
     prefilter = _word_pattern(chosen) if chosen and not lemmas else None
-    bar = _progress_bar(sum(f.stat().st_size for f in files), progress)
+    bar = files_progress_bar(files, progress, "Indexing usages")
     types: Counter = Counter()
     with IndexWriter(output, meta) as writer:
         texts = _numbered_texts(files, nlp, prefilter, bar.update if bar is not None else None)
@@ -181,12 +180,3 @@ def _index_batch(batch: List[Selected], pipe: Any, weights: numpy.ndarray, key: 
             columns["usage_end"].append(token.idx + len(token.text))
             keys.append(key(token))
     writer.add_usages(numpy.concatenate(vectors), {k: numpy.asarray(v) for k, v in columns.items()}, keys)
-
-
-def _progress_bar(total_bytes: int, enabled: bool):  # type: ignore[no-untyped-def]
-    """A bar on a terminal only: redirected output gets the summary line, not frames."""
-    if not enabled or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total_bytes, unit="B", unit_scale=True, desc="Indexing usages", mininterval=1.0)
