@@ -339,9 +339,7 @@ def neighbours_cli(
 
     index = UsageIndex().from_disk(index_path)
     if model is not None:
-        from .pipeline.loading import load_elmo_pipeline
-
-        index.use_pipeline(load_elmo_pipeline(model, index.meta.get("load", {}).get("lang", "en")))
+        index.use_model(model)
     doc = index.nlp(sentence)
     token = next((t for t in doc if t.lower_ == word.lower()), None)
     if token is None:

@@ -97,9 +97,9 @@ class BiLM(nn.Module):
         """Forget everything derived from the weights: cached word vectors and prepacked
         matrices, of every precision used (each precision used keeps its own until then: a
         float32 copy of the large weights, half that for bf16, a quarter for int8, plus up to
-        `cache_size` word vectors; call this to free those of precisions no longer used). Done automatically by any forward pass with gradients enabled (the step before
-        an update), by `load_state_dict` and by device or dtype moves; call it after editing
-        weights by hand."""
+        `cache_size` word vectors; call this to free those of precisions no longer used). Done
+        automatically by any forward pass with gradients enabled (the step before an update), by
+        `load_state_dict` and by device or dtype moves; call it after editing weights by hand."""
         self.char_encoder.clear_cache()
         for layer in self.layers:
             layer.packs.clear()

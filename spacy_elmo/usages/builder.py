@@ -19,7 +19,7 @@ from ..bilm.errors import InputError
 from ..pipeline.loading import elmo_names
 from ..training.corpus import corpus_files, files_progress_bar, read_texts
 from ..training.folders import check_claimable, check_not_inside
-from .index import UsageIndex, bilm_fingerprint, mixed, parse_layer
+from .index import UsageIndex, bilm_fingerprint, mixed, parse_layer, usage_key
 from .layout import FILES, USAGE_INDEX
 from .storage import IndexWriter
 
@@ -79,7 +79,8 @@ def build_usage_index(
         "words": sorted(chosen) if chosen else None,
         "files": [str(f.resolve()) for f in files],
     }
-    key: Callable[[Token], str] = (lambda t: t.lemma_.lower()) if lemmas else (lambda t: t.lower_)
+    match = meta["match"]
+    key: Callable[[Token], str] = lambda t: usage_key(t, match)  # noqa: E731
     prefilter = _word_pattern(chosen) if chosen and not lemmas else None
     bar = files_progress_bar(files, progress, "Indexing usages")
     types: Counter = Counter()
@@ -96,7 +97,7 @@ def build_usage_index(
         type_vectors = pipe.bilm.embed_words([t for t, _ in type_list])
         folder = writer.finish(type_list, type_vectors)
     index = UsageIndex().from_disk(folder)
-    index._nlp = nlp
+    index._embed_with(nlp, pipe.name)
     log(f"Indexed {len(index):,} usages in {index.meta['n_sentences']:,} sentences ({len(type_list):,} word types) "
         f"in {index.meta['seconds']:.0f}s: {folder}")
     return index

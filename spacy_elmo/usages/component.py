@@ -12,7 +12,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Token
 
 from ..bilm.errors import InputError
-from .index import Usage, UsageIndex, bilm_fingerprint
+from .index import Usage, UsageIndex
 
 _OPEN: Dict[str, UsageIndex] = {}
 
@@ -75,11 +75,8 @@ class ElmoUsages:
     def _check_biLM(self) -> None:
         """The pipeline's ELMo must be the index's: checked once, at the first Doc (the weights
         are loaded after the component is built)."""
-        from ..pipeline.loading import elmo_names
-
         index = self.index
-        prints = {bilm_fingerprint(self.nlp.get_pipe(n).bilm) for n in elmo_names(self.nlp)}
-        if index.fingerprint not in prints:
+        if index.matching_elmo(self.nlp) is None:
             raise InputError(f"[{self.name}] the usage index {self.index_path} was built with another biLM "
                              f"({index.meta['model']}) than this pipeline's elmo: build the index with this pipeline")
         self._checked = True

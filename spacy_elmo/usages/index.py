@@ -88,6 +88,12 @@ def parse_layer(layer: Union[str, int, Sequence[float]], n_output_layers: int) -
     return weights
 
 
+def usage_key(token: "Token", match: str) -> str:
+    """RETURNS (str): the key a usage of `token` is filed under: its lemma, lowercased, where
+    `match` is "lemma", else its lowercase form."""
+    return token.lemma_.lower() if match == "lemma" else token.lower_
+
+
 def mixed(layers: numpy.ndarray, weights: numpy.ndarray) -> numpy.ndarray:
     """RETURNS (numpy.ndarray): float32 (n_tokens, D), the weighted sum of (L + 1, n_tokens, D) layers."""
     if layers.shape[0] != len(weights):
@@ -117,6 +123,7 @@ class UsageIndex:
         self._key_ids: Dict[str, int] = {}
         self._by_key: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None
         self._nlp: Optional["Language"] = None
+        self._elmo = ""  # the component of _nlp that holds the index's biLM
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
@@ -150,7 +157,7 @@ class UsageIndex:
             n_sentences = int(meta["n_sentences"])
         except (KeyError, TypeError, ValueError):
             raise InputError(f"{path / META} is damaged (sizes missing): {_AGAIN}") from None
-        self.path, self.meta, self._by_key, self._nlp = path, meta, None, None
+        self.path, self.meta, self._by_key, self._nlp, self._elmo = path, meta, None, None, ""
         self.vectors = _memmap(path / "vectors.bin", (n, dim))
         self.type_vectors = _memmap(path / "type_vectors.bin", (n_types, p_dim))
         self.arrays = {}
@@ -192,32 +199,51 @@ class UsageIndex:
         """RETURNS (Language): the pipeline that embeds queries: the one set with `use_pipeline`,
         else the one the index was built with (loaded on first use)."""
         if self._nlp is None:
-            from ..pipeline.loading import load_elmo_pipeline
-
             model = Path(self.meta["model"])
             if not model.exists():
                 raise InputError(f"the index {self.path} was built with {model}, which is gone: give the pipeline (--model, or UsageIndex.use_pipeline)")
-            self.use_pipeline(load_elmo_pipeline(model, **self.meta.get("load", {})))
+            self.use_model(model)
         return self._nlp  # type: ignore[return-value]
+
+    def use_model(self, model: PathLike) -> "UsageIndex":
+        """Embed queries with the pipeline (or original ELMo files) at `model`, loaded as the index's
+        was; it must hold the index's biLM."""
+        from ..pipeline.loading import load_elmo_pipeline
+
+        return self.use_pipeline(load_elmo_pipeline(model, **self.meta.get("load", {})))
 
     def use_pipeline(self, nlp: "Language") -> "UsageIndex":
         """Embed queries with `nlp`, which must hold the index's biLM (checked by fingerprint)."""
-        self.check_pipeline(nlp)
-        self._nlp = nlp
+        self._embed_with(nlp, self.check_pipeline(nlp))
         return self
 
-    def check_pipeline(self, nlp: "Language") -> None:
-        """Raise an InputError unless an elmo component of `nlp` holds the biLM the index was built with."""
+    def _embed_with(self, nlp: "Language", elmo: str) -> None:
+        """Use `nlp`, whose component `elmo` is known to hold the index's biLM."""
+        self._nlp, self._elmo = nlp, elmo
+
+    def matching_elmo(self, nlp: "Language") -> Optional[str]:
+        """RETURNS (Optional[str]): the first elmo component of `nlp` whose biLM is the index's
+        (same fingerprint), None if none is."""
         from ..pipeline.loading import elmo_names
 
-        names = elmo_names(nlp)
-        if not names:
+        return next((name for name in elmo_names(nlp) if bilm_fingerprint(nlp.get_pipe(name).bilm) == self.fingerprint), None)
+
+    def check_pipeline(self, nlp: "Language") -> str:
+        """Raise an InputError unless an elmo component of `nlp` holds the biLM the index was built with.
+
+        RETURNS (str): the name of that component.
+        """
+        from ..pipeline.loading import elmo_names
+
+        if not elmo_names(nlp):
             raise InputError("the pipeline has no elmo component: query with the pipeline the index was built with")
-        if not any(bilm_fingerprint(nlp.get_pipe(name).bilm) == self.fingerprint for name in names):
+        elmo = self.matching_elmo(nlp)
+        if elmo is None:
             raise InputError(
                 f"the pipeline's biLM differs from the one the index {self.path} was built with ({self.meta['model']}): "
                 "query with that pipeline, or build the index again with this one"
             )
+        return elmo
 
     # --- queries
 
@@ -234,11 +260,9 @@ class UsageIndex:
 
     def key_of(self, token: "Token") -> str:
         """RETURNS (str): the key the index files `token`'s usages under."""
-        if self.match == "lemma":
-            if not token.lemma_:
-                raise InputError("the index keys usages by lemma, and the query pipeline set none: query with the index's pipeline")
-            return token.lemma_.lower()
-        return token.lower_
+        if self.match == "lemma" and not token.lemma_:
+            raise InputError("the index keys usages by lemma, and the query pipeline set none: query with the index's pipeline")
+        return usage_key(token, self.match)
 
     def rows_of(self, key: str) -> numpy.ndarray:
         """RETURNS (numpy.ndarray): the rows of the usages filed under `key`."""
@@ -336,13 +360,8 @@ class UsageIndex:
         return out[:n]
 
     def _bilm(self) -> Any:
-        from ..pipeline.loading import elmo_names
-
-        for name in elmo_names(self.nlp):
-            bilm = self.nlp.get_pipe(name).bilm
-            if bilm_fingerprint(bilm) == self.fingerprint:
-                return bilm
-        raise InputError("the query pipeline no longer holds the index's biLM")  # pragma: no cover
+        nlp = self.nlp  # loads the index's pipeline (and finds its elmo component) where none is set
+        return nlp.get_pipe(self._elmo).bilm
 
 
 def _memmap(path: Path, shape: Tuple[int, int]) -> numpy.ndarray:
