@@ -12,6 +12,15 @@ weights prepacked for oneDNN at inference), "ours+cache" (plus the token-layer c
 row gives its largest absolute difference and smallest per-token cosine against fp32 on all the
 measured sentences.
 
+`--allennlp PYTHON` adds AllenNLP 2.10's own biLM (`allennlp.modules.elmo._ElmoBiLm`, the module
+`Elmo` runs), run by that Python on the same random weights written in the original format, as the
+baseline of the ratios; the "ours" fp32 row then also gives its largest difference to AllenNLP's
+outputs. The AllenNLP-way baseline ("naive") is slower than AllenNLP itself (its char CNN sees all 50
+positions): ratios against it come out about 1.3x higher. AllenNLP 2.10.1 installs beside torch 2.13
+with `pip install --no-deps allennlp==2.10.1 fairscale==0.4.6` plus `transformers spacy nltk h5py
+overrides cached-path`; it imports torchvision only for image loading, which a stub module stands in
+for here.
+
 Each measurement runs in its own process so that peak memory is its own.
 
     python benchmarks/bilm_speed.py                      # small, medium, original
@@ -19,15 +28,20 @@ Each measurement runs in its own process so that peak memory is its own.
     python benchmarks/bilm_speed.py --methods ours --precision fp32 bf16 int8 --sentences 512
     python benchmarks/bilm_speed.py --methods ours --precision fp32 int8 --per-call   # embed(..., precision=P)
     python benchmarks/bilm_speed.py --device cuda --methods naive,ours --precision fp32 bf16
+    python benchmarks/bilm_speed.py --sizes original --methods ours --precision fp32 bf16 int8 --per-call \
+        --sentences 32 --allennlp /path/to/allennlp-venv/bin/python
 """
 import argparse
+import importlib.machinery
 import json
 import resource
 import subprocess
 import sys
+import tempfile
 import time
+import types
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 SIZES: Dict[str, Tuple[int, int, int]] = {  # cell_dim, projection_dim, n_highway
     "small": (1024, 128, 1),
@@ -103,20 +117,76 @@ def naive_forward(bilm, char_ids):  # type: ignore[no-untyped-def]
     return torch.stack(outputs)
 
 
-def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: int, data: Path, precision: str = "fp32",
-            device: str = "cpu", per_call: bool = False) -> Dict:
+def random_bilm(size: str, cache_size: int = 0):  # type: ignore[no-untyped-def]
+    """The benchmark's biLM: random weights, the same in every process."""
+    import torch
+
+    from spacy_elmo.bilm import BiLM, ElmoOptions
+
+    torch.manual_seed(0)
+    cell, proj, highway = SIZES[size]
+    return BiLM(ElmoOptions(cell_dim=cell, projection_dim=proj, n_highway=highway), cache_size=cache_size).eval()
+
+
+def save_weights(size: str, folder: Path) -> None:
+    from spacy_elmo.bilm import save_original
+
+    save_original(random_bilm(size), folder / "options.json", folder / "weights.hdf5")
+
+
+def measure_allennlp(size: str, n_sentences: int, batch_size: int, threads: int, data: Path, folder: Path) -> Dict:
+    """AllenNLP's `_ElmoBiLm` on the weights in `folder`; saves its outputs for the first 8
+    sentences there (check.npy, mask.npy) for the comparison. Char ids are made before the clock
+    starts (ours are made inside it)."""
     import numpy
     import torch
 
-    from spacy_elmo.bilm import BiLM, CharBatch, ElmoOptions, sentences_to_char_ids
+    if "torchvision" not in sys.modules:  # imported by allennlp.data's image loader only
+        stub = types.ModuleType("torchvision")
+        stub.__spec__ = importlib.machinery.ModuleSpec("torchvision", None)
+        sys.modules["torchvision"] = stub
+    import allennlp
+    from allennlp.modules.elmo import _ElmoBiLm, batch_to_ids
+
+    torch.set_num_threads(threads)
+    bilm = _ElmoBiLm(str(folder / "options.json"), str(folder / "weights.hdf5")).eval()
+    sentences, source = read_sentences(data, n_sentences)
+    batches = [sentences[i : i + batch_size] for i in range(0, len(sentences), batch_size)]
+    ids = [batch_to_ids(batch) for batch in batches]
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with torch.no_grad():
+        out = bilm(batch_to_ids(batches[0][:8]))  # the first call starts from zero states: stateless
+        numpy.save(folder / "check.npy", torch.stack(out["activations"]).numpy())
+        numpy.save(folder / "mask.npy", out["mask"].numpy())
+        bilm(ids[0])  # warm-up
+        n_tokens = 0
+        start = time.perf_counter()
+        for batch, x in zip(batches, ids):
+            bilm(x)
+            n_tokens += sum(len(s) for s in batch)
+        elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "size": size, "method": "allennlp", "precision": "fp32", "per_call": False, "device": "cpu",
+        "params_m": round(sum(p.numel() for p in bilm.parameters()) / 1e6, 1), "tokens": n_tokens,
+        "tokens_per_s": round(n_tokens / elapsed, 1), "peak_rss_mb": round(peak / 1024, 1),
+        "peak_rss_delta_mb": round((peak - rss_before) / 1024, 1), "peak_cuda_mb": None,
+        "max_abs_diff_vs_naive": None, "data": source, "threads": threads, "allennlp": allennlp.__version__,
+        "numpy": numpy.__version__, "torch": torch.__version__,
+    }
+
+
+def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: int, data: Path, precision: str = "fp32",
+            device: str = "cpu", per_call: bool = False, allennlp_outputs: Optional[Path] = None) -> Dict:
+    import numpy
+    import torch
+
+    from spacy_elmo.bilm import CharBatch, sentences_to_char_ids
     from spacy_elmo.bilm.packed_matmul import PackedWeights, onednn_available
 
     torch.set_num_threads(threads)
     PackedWeights.enabled = method != "plain"
-    torch.manual_seed(0)
-    cell, proj, highway = SIZES[size]
-    cache_size = 50_000 if method == "ours+cache" else 0
-    bilm = BiLM(ElmoOptions(cell_dim=cell, projection_dim=proj, n_highway=highway), cache_size=cache_size).eval().to(device)
+    bilm = random_bilm(size, cache_size=50_000 if method == "ours+cache" else 0).to(device)
     bilm.precision = "fp32" if per_call else precision
     sentences, source = read_sentences(data, n_sentences)
     batches = [sentences[i : i + batch_size] for i in range(0, len(sentences), batch_size)]
@@ -139,10 +209,15 @@ def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: 
 
     with torch.inference_mode():
         run(batches[0])  # warm-up (fills the cache for "ours+cache", as a running pipeline would)
-        diff = None
+        diff = diff_allennlp = None
         if method in ("plain", "ours"):
             check = batches[0][:8]
             diff = float((run(check) - naive_forward(bilm, sentences_to_char_ids(check))).abs().max())
+        if allennlp_outputs is not None and method == "ours" and precision == "fp32":
+            theirs = torch.from_numpy(numpy.load(allennlp_outputs / "check.npy"))
+            mask = torch.from_numpy(numpy.load(allennlp_outputs / "mask.npy")).bool()
+            ours = run(batches[0][:8]).cpu()
+            diff_allennlp = float((ours - theirs).abs()[:, mask].max())
         n_tokens = 0
         sync()
         start = time.perf_counter()
@@ -173,6 +248,7 @@ def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: 
         "peak_rss_delta_mb": round((peak - rss_before) / 1024, 1),
         "peak_cuda_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if device.startswith("cuda") else None,
         "max_abs_diff_vs_naive": diff,
+        "max_abs_diff_vs_allennlp": diff_allennlp,
         "data": source,
         "threads": threads,
         "onednn": onednn_available(),
@@ -193,39 +269,63 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--per-call", action="store_true", help="ask for the precision per call (as embed(..., precision=P) does), not on the model")
+    parser.add_argument("--allennlp", default=None, metavar="PYTHON", help="a Python with allennlp 2.10: its biLM is the baseline")
     parser.add_argument("--one", nargs=3, metavar=("SIZE", "METHOD", "PRECISION"), help=argparse.SUPPRESS)
+    parser.add_argument("--weights", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        row = measure(args.one[0], args.one[1], args.sentences, args.batch_size, args.threads, args.data, args.one[2], args.device, args.per_call)
+        size, method, precision = args.one
+        if method == "save":
+            save_weights(size, args.weights)
+            return
+        if method == "allennlp":
+            row = measure_allennlp(size, args.sentences, args.batch_size, args.threads, args.data, args.weights)
+        else:
+            row = measure(size, method, args.sentences, args.batch_size, args.threads, args.data, precision, args.device,
+                          args.per_call, args.weights)
         print(json.dumps(row))
         return
+    common = ["--sentences", str(args.sentences), "--batch-size", str(args.batch_size), "--threads", str(args.threads),
+              "--data", str(args.data), "--device", args.device] + (["--per-call"] if args.per_call else [])
+
+    def one(python: str, size: str, method: str, precision: str, weights: Optional[Path]) -> Dict:
+        cmd = [python, __file__, "--one", size, method, precision] + common + (["--weights", str(weights)] if weights else [])
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"{size} {method} {precision} failed:\n{done.stderr[-3000:]}")
+        return json.loads(done.stdout.strip().splitlines()[-1]) if method != "save" else {}
+
+    baseline_name = "AllenNLP" if args.allennlp else "naive"
     rows = []
-    header = (f"{'size':<9}{'method':<12}{'prec':<6}{'params':>8}{'tokens/s':>10}{'x naive':>9}{'x fp32':>8}{'peak MB':>9}"
-              f"{'diff':>10}{'vs fp32':>10}{'min cos':>9}")
-    print(header)
+    print(f"{'size':<9}{'method':<12}{'prec':<6}{'params':>8}{'tokens/s':>10}{'x ' + baseline_name:>11}{'x fp32':>8}"
+          f"{'peak MB':>9}{'diff':>10}{'vs fp32':>10}{'min cos':>9}")
     for size in args.sizes.split(","):
-        baseline = None
-        fp32: Dict[str, float] = {}
-        for method in args.methods.split(","):
-            for precision in (args.precision if method.startswith("ours") else ["fp32"]):
-                cmd = [sys.executable, __file__, "--one", size, method, precision, "--sentences", str(args.sentences),
-                       "--batch-size", str(args.batch_size), "--threads", str(args.threads), "--data", str(args.data),
-                       "--device", args.device] + (["--per-call"] if args.per_call else [])
-                row = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
+        with tempfile.TemporaryDirectory() as tmp:
+            weights = Path(tmp) if args.allennlp else None
+            runs = [(m, p) for m in args.methods.split(",") for p in (args.precision if m.startswith("ours") else ["fp32"])]
+            if args.allennlp:
+                one(sys.executable, size, "save", "fp32", weights)
+                runs.insert(0, ("allennlp", "fp32"))
+            baseline = None
+            fp32: Dict[str, float] = {}
+            for method, precision in runs:
+                row = one(args.allennlp if method == "allennlp" else sys.executable, size, method, precision, weights)
                 rows.append(row)
-                if method == "naive":
+                if method == baseline_name.lower():
                     baseline = row["tokens_per_s"]
                 if row["precision"] == "fp32":
                     fp32[method] = row["tokens_per_s"]
                 ratio = f"{row['tokens_per_s'] / baseline:.2f}" if baseline else "-"
                 vs_fp32 = f"{row['tokens_per_s'] / fp32[method]:.2f}" if method in fp32 else "-"
-                diff = f"{row['max_abs_diff_vs_naive']:.1e}" if row["max_abs_diff_vs_naive"] is not None else "-"
+                found = row.get("max_abs_diff_vs_allennlp") if args.allennlp else row["max_abs_diff_vs_naive"]
+                diff = f"{found:.1e}" if found is not None else "-"
                 err = f"{row['max_abs_diff_vs_fp32']:.1e}" if "max_abs_diff_vs_fp32" in row else "-"
                 cos = f"{row['min_cosine_vs_fp32']:.5f}" if "min_cosine_vs_fp32" in row else "-"
-                print(f"{size:<9}{method:<12}{row['precision']:<6}{row['params_m']:>7}M{row['tokens_per_s']:>10}{ratio:>9}{vs_fp32:>8}"
-                      f"{row['peak_rss_mb']:>9}{diff:>10}{err:>10}{cos:>9}", flush=True)
-    print(f"data: {rows[0]['data']}; {rows[0]['tokens']} tokens per run; batch {args.batch_size}; "
-          f"{args.threads} threads; torch {rows[0]['torch']}")
+                print(f"{size:<9}{method:<12}{row['precision']:<6}{row['params_m']:>7}M{row['tokens_per_s']:>10}{ratio:>11}"
+                      f"{vs_fp32:>8}{row['peak_rss_mb']:>9}{diff:>10}{err:>10}{cos:>9}", flush=True)
+    extra = f"; AllenNLP {rows[0]['allennlp']}" if args.allennlp else ""
+    print(f"data: {rows[-1]['data']}; {rows[-1]['tokens']} tokens per run; batch {args.batch_size}; "
+          f"{args.threads} threads; torch {rows[-1]['torch']}{extra}; diff: largest |ours - {baseline_name}| (fp32 rows)")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
 

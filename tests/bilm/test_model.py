@@ -204,3 +204,39 @@ def test_char_cnn_grouped_by_length_equals_one_group(monkeypatch):
     assert grouped_grads.keys() == whole_grads.keys()
     for name in whole_grads:
         torch.testing.assert_close(grouped_grads[name], whole_grads[name], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("sizes", [{}, PACKED_SIZES], ids=["tiny", "packed"])
+def test_inference_path_equals_the_training_path_on_mixed_lengths(sizes):
+    """Inference runs the input products over the running rows only, in blocks, and its own cell:
+    the same numbers as the path with gradients (one product over every padded position)."""
+    from spacy_elmo.bilm import lstm as lstm_module
+
+    bilm = tiny_bilm(seed=9, **sizes)
+    rng = numpy.random.default_rng(0)
+    # 40 sentences of 1-60 words: about 1,300 running rows at step 0 onwards, several blocks
+    sentences = [[f"w{rng.integers(50)}" for _ in range(n)] for n in rng.integers(1, 61, size=40)]
+    assert sum(len(s) + 2 for s in sentences) > 4 * lstm_module._BLOCK_ROWS
+    batch = CharBatch.from_sentences(sentences)
+    with torch.no_grad():
+        fast = bilm(batch)
+    with torch.enable_grad():
+        slow = bilm(batch).detach()
+    assert fast.shape == slow.shape
+    torch.testing.assert_close(fast, slow, atol=1e-5, rtol=0)
+
+
+def test_inference_cell_equals_the_lstm_cell():
+    from spacy_elmo.bilm.lstm import _lstm_cell_overwriting, lstm_cell
+
+    torch.manual_seed(0)
+    C = 64
+    z = torch.randn(2, 5, 4 * C) * 6  # gates far into both tails
+    c = torch.randn(2, 5, C) * 4
+    for clip in (None, 3.0):
+        expected = lstm_cell(z, c, C, clip)
+        c_before = c.clone()
+        got = _lstm_cell_overwriting(z.clone(), c, C, clip)
+        torch.testing.assert_close(got[0], expected[0], atol=1e-6, rtol=0)
+        torch.testing.assert_close(got[1], expected[1], atol=1e-6, rtol=0)
+        assert torch.equal(c, c_before)  # the state passed in is never written
