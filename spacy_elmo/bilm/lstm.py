@@ -143,6 +143,7 @@ class BiLstmLayer(nn.Module):
             xw = next(xw_steps)
             # (a slice of all rows would still cost autograd a full-size zero gradient)
             z = self._matmul(dirs, h, "hidden_weight", weights, add=xw if xw.shape[1] == b else xw[:, :b])
+            xw = None  # the last view of a block must go before the next block is made, to reuse its memory
             c, h = cell(z, c, C, self.cell_clip)
             if self.proj_weight is not None:
                 h = self._matmul(dirs, h, "proj_weight", weights)
