@@ -168,7 +168,8 @@ class BiLstmLayer(nn.Module):
         per step, quadratic in T). At inference: only the rows still running at each step (a batch
         of sentences of mixed lengths is half padding), in blocks of at most _BLOCK_ROWS rows made
         when first needed: a product over the whole batch at once allocates its output afresh
-        (hundreds of MB at the original size, page faults included) and ran 2-3x slower per row.
+        (86 MiB for 43 steps of 32 rows at the original size, page faults included) and ran 2.3x
+        slower per row (benchmarks/inference_kernels.py).
         """
         n_dirs, n_steps, batch = x.shape[0], x.shape[1], x.shape[2]
         if torch.is_grad_enabled():
@@ -203,8 +204,8 @@ def lstm_cell(z: torch.Tensor, c: torch.Tensor, cell_dim: int, cell_clip: Option
 
 def _lstm_cell_overwriting(z: torch.Tensor, c: torch.Tensor, cell_dim: int, cell_clip: Optional[float]) -> LstmState:
     """`lstm_cell` for inference on the CPU, overwriting z: tanh(x) as 2 sigmoid(2x) - 1, since
-    PyTorch's CPU tanh is about 10x slower than its sigmoid (176 vs 17 us on 32 x 4096 here): the
-    step's elementwise part runs 2.2x faster, within 3e-7 of `lstm_cell`."""
+    PyTorch's CPU tanh is about 8x slower than its sigmoid (132 vs 16 us on 32 x 4096 here): the
+    step's elementwise part runs 2x faster, within 3e-7 of `lstm_cell` (benchmarks/inference_kernels.py)."""
     C = cell_dim
     z[..., 3 * C :].mul_(2.0)
     gates = z.sigmoid_()
