@@ -132,8 +132,9 @@ class CharEncoder(nn.Module):
             width = conv.kernel_size[0]
             # (V, W' - width + 1, E, width) -> rows of (width, E), the filter's layout below
             windows = x.unfold(1, width, 1).transpose(2, 3).reshape(-1, width * E)
-            weight = conv.weight.permute(2, 1, 0).reshape(width * E, conv.out_channels)
-            out = product(windows, weight).add_(conv.bias)
+            # (F, E, width) -> (F, width * E): the transposed weight oneDNN takes, made once
+            weight_t = conv.weight.transpose(1, 2).reshape(conv.out_channels, width * E)
+            out = product(windows, weight_t.t(), weight_t).add_(conv.bias)
             pooled.append(out.view(V, W - width + 1, conv.out_channels).amax(dim=1))
         return torch.cat(pooled, dim=-1)
 
