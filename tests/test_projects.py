@@ -323,17 +323,19 @@ def test_every_row_of_a_fraction_trains_on_the_same_subset_with_the_same_setting
     assert patience == sorted(patience) and patience[0] < patience[-1]
 
 
-def _few_labels_module():
+def _script_module(name: str):
+    """A module of projects/scripts, imported as the scripts import each other."""
+    import importlib
+
     sys.path.insert(0, str(SCRIPTS))
     try:
-        import few_labels
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(SCRIPTS))
-    return few_labels
 
 
 def test_few_labels_subsets_are_whole_articles_drawn_per_seed(tmp_path):
-    few = _few_labels_module()
+    few = _script_module("few_labels")
     articles = []
     for a in range(10):
         sentences = [f"Word{a}_{s} NN O O\nin IN O O\nParis NNP O I-LOC\n" for s in range(a % 3 + 1)]
@@ -365,7 +367,7 @@ def test_few_labels_subsets_are_whole_articles_drawn_per_seed(tmp_path):
 
 
 def test_few_labels_report_interpolates_in_log_fraction(tmp_path):
-    few = _few_labels_module()
+    few = _script_module("few_labels")
     # from 70 at 1% to 80 at 10%: 75 is reached halfway in log-fraction, at sqrt(10) = 3.16%
     assert few.reaches([1, 10, 100], [70, 80, 90], 75) == pytest.approx(10 ** 0.5)
     assert few.reaches([1, 10], [70, 80], 85) is None and few.reaches([1, 10], [90, 95], 80) == 1
@@ -387,3 +389,65 @@ def test_few_labels_report_interpolates_in_log_fraction(tmp_path):
     table = (metrics.parent / "few_labels.md").read_text()
     assert "| 1% | 71.00 ± 1.41 (n=2) | 79.00 ± 1.41 (n=2) **+8.00** |" in table
     assert (metrics.parent / "few_labels.png").stat().st_size > 0
+
+
+def test_sentence_probe_classifier_separates_and_its_penalty_shrinks_the_weights():
+    probe = _script_module("sentence_probe")
+    rng = numpy.random.default_rng(0)
+    # three classes, each a Gaussian blob around its own corner: separable, so held-out accuracy ~1
+    centres = numpy.eye(3, 8) * 6
+    y = rng.integers(0, 3, 300)
+    x = centres[y] + rng.normal(size=(300, 8))
+    train, held = probe.standardize(x[:200], x[200:])
+    params = probe.fit(train, y[:200], 3, 1e-3)
+    assert probe.accuracy(held, y[200:], params) > 0.97
+    norms = [numpy.abs(probe.fit(train, y[:200], 3, penalty)[0]).sum() for penalty in (1e-3, 1.0, 100.0)]
+    assert norms[0] > norms[1] > norms[2] > 0
+    assert probe.choose_penalty(x[:60], y[:60], 3, seed=0) in probe.PENALTIES
+    # the categories' order is the labels'; the gold index is the category with the highest value
+    nlp = spacy.blank("en")
+    doc = nlp("a b")
+    doc.cats = {"neg": 0.0, "pos": 1.0}
+    assert probe.gold([doc], ["neg", "pos"]).tolist() == [1]
+
+
+@pytest.mark.slow
+def test_sentence_probe_reads_the_subsets_and_scores_every_feature_set(shared_bilm, tmp_path):
+    """Sentences whose label is one word ('good' / 'bad'): the mean static vector separates them,
+    and so does the biLM's (its token layer sees the word)."""
+    nlp = spacy.blank("en")
+    rng = numpy.random.default_rng(1)
+    words = "the film was plot acting story it and quite really good bad".split()
+    for word in words:
+        nlp.vocab.set_vector(word, rng.normal(size=16).astype("float32"))
+    nlp.to_disk(tmp_path / "vectors")
+
+    def docs(n: int, seed: int) -> DocBin:
+        r = numpy.random.default_rng(seed)
+        out = DocBin(store_user_data=True)
+        for i in range(n):
+            label = ["bad", "good"][i % 2]
+            filler = [str(w) for w in r.choice(words[:10], size=int(r.integers(3, 8)))]
+            doc = spacy.tokens.Doc(nlp.vocab, words=filler[:2] + [label] + filler[2:])
+            doc.cats = {"negative": float(label == "bad"), "positive": float(label == "good")}
+            out.add(doc)
+        return out
+
+    subsets = tmp_path / "few"
+    subsets.mkdir()
+    docs(20, 2).to_disk(subsets / "train_f1.spacy")
+    docs(20, 3).to_disk(subsets / "train_f1_s1.spacy")
+    docs(60, 4).to_disk(subsets / "train_f100.spacy")
+    docs(40, 5).to_disk(tmp_path / "dev.spacy")
+    run = subprocess.run([sys.executable, str(SCRIPTS / "sentence_probe.py"), str(subsets), str(tmp_path / "dev.spacy"),
+                          str(tmp_path / "out" / "probe"), "--vectors", str(tmp_path / "vectors"), "--bilm", f"small={shared_bilm}",
+                          "--fractions", "1,100", "--seeds", "0,1"], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    result = srsly.read_json(tmp_path / "out" / "probe.json")
+    assert result["labels"] == ["negative", "positive"]
+    runs = {(r["features"], r["fraction"], r["seed"]): r for r in result["runs"]}
+    assert set(runs) == {(f, fr, s) for f in ("vectors", "small", "vectors + small") for fr, s in ((1, 0), (1, 1), (100, 0))}
+    assert all(r["n_train"] == (60 if r["fraction"] == 100 else 20) for r in runs.values())
+    assert runs["vectors", 100, 0]["accuracy"] == 1.0 and runs["small", 100, 0]["accuracy"] >= 0.9
+    table = (tmp_path / "out" / "probe.md").read_text()
+    assert "| 1% |" in table and "(n=2)" in table and "| 100% |" in table
