@@ -190,6 +190,9 @@ def _plot(measured: List[Dict], path: Path, title: str, score_name: str) -> None
             ax.errorbar([p["fraction"] for p in r["points"]], [p["mean"] for p in r["points"]],
                         yerr=[p["sd"] for p in r["points"]], marker="o", capsize=3, label=r["name"])
     ax.set_xscale("log")
+    fractions = sorted({p["fraction"] for r in measured for p in r["points"]})
+    ax.set_xticks(fractions, [f"{label(f)}%" for f in fractions])
+    ax.minorticks_off()
     ax.set_xlabel("share of the training split (%)")
     ax.set_ylabel(f"{score_name} (dev)")
     ax.set_title(title)
