@@ -8,7 +8,7 @@ Each Doc (one sentence with one exclusive category in doc.cats) becomes the mean
 the static vectors, of the average of a biLM's layers, or both side by side. A multinomial logistic
 regression (features standardized on the training subset, L2 penalty chosen by 5-fold
 cross-validation on the training subset alone) is fitted per fraction and seed on
-OUTPUT/../train_f{pct}{run}.spacy (few_labels.py's subsets) and scored on the dev Docs. Writes
+SUBSETS/train_f{pct}{run}.spacy (few_labels.py's subsets) and scored on the dev Docs. Writes
 OUTPUT.json and OUTPUT.md: dev accuracy, mean ± sd over the seeds, per fraction and feature set.
 """
 import json
