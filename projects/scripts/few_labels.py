@@ -112,6 +112,16 @@ def reaches(fractions: Sequence[float], scores: Sequence[float], target: float) 
     return None
 
 
+def summary(values: Sequence[float]) -> Dict:
+    """The mean, sd (0 for one run) and runs of a fraction's scores over the seeds."""
+    return {"mean": statistics.mean(values), "sd": statistics.stdev(values) if len(values) > 1 else 0.0, "scores": list(values)}
+
+
+def cell(point: Dict) -> str:
+    """A table cell of `summary`: "71.00 ± 1.41 (n=2)"."""
+    return f"{point['mean']:.2f} ± {point['sd']:.2f} (n={len(point['scores'])})"
+
+
 def _rows(metrics: Path, score: str, rows: List[Tuple[str, str]], fractions: List[float], seeds: List[int]) -> List[Dict]:
     out = []
     for name, folder in rows:
@@ -123,8 +133,7 @@ def _rows(metrics: Path, score: str, rows: List[Tuple[str, str]], fractions: Lis
                 if path.is_file():
                     values.append(100 * float(json.loads(path.read_text(encoding="utf8"))[score]))
             if values:
-                points.append({"fraction": fraction, "mean": statistics.mean(values),
-                               "sd": statistics.stdev(values) if len(values) > 1 else 0.0, "scores": values})
+                points.append({"fraction": fraction, **summary(values)})
         out.append({"name": name, "folder": folder, "points": points})
     return out
 
@@ -153,10 +162,10 @@ def report(
             if point is None:
                 cells.append("-")
                 continue
-            cell = f"{point['mean']:.2f} ± {point['sd']:.2f} (n={len(point['scores'])})"
+            text = cell(point)
             if r is not measured[0] and fraction in reference:
-                cell += f" **{point['mean'] - reference[fraction]:+.2f}**"
-            cells.append(cell)
+                text += f" **{point['mean'] - reference[fraction]:+.2f}**"
+            cells.append(text)
         lines.append(f"| {label(fraction)}% | " + " | ".join(cells) + " |")
     lines += ["", f"Where each row reaches '{measured[0]['name']}' at 10% and at 100% (linear in log-fraction between measured fractions):", ""]
     for r in measured[1:]:

@@ -12,7 +12,6 @@ SUBSETS/train_f{pct}{run}.spacy (few_labels.py's subsets) and scored on the dev 
 OUTPUT.json and OUTPUT.md: dev accuracy, mean ± sd over the seeds, per fraction and feature set.
 """
 import json
-import statistics
 import time
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
@@ -21,8 +20,8 @@ import numpy
 import typer
 from spacy.tokens import Doc, DocBin
 
+from few_labels import cell, parse_fractions, summary
 from few_labels import label as fraction_label
-from few_labels import parse_fractions
 from seeds import parse_seeds, run_suffix
 
 PENALTIES = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
@@ -33,6 +32,11 @@ def read_docs(path: Path, vocab) -> List[Doc]:  # type: ignore[no-untyped-def]
     if not path.is_file():
         raise SystemExit(f"{path} is missing: run the project's few-data step first")
     return list(DocBin().from_disk(path).get_docs(vocab))
+
+
+def words(doc: Doc) -> Tuple[str, ...]:
+    """A Doc's words: the key its features are computed and found under."""
+    return tuple(t.text for t in doc)
 
 
 def gold(docs: Sequence[Doc], labels: Sequence[str]) -> numpy.ndarray:
@@ -114,13 +118,13 @@ def main(
         for seed in ([0] if fraction >= 100 else seed_list):
             runs[fraction, seed] = read_docs(subsets / f"train_f{fraction_label(fraction)}{run_suffix(seed)}.spacy", static.vocab)
 
-    texts = sorted({tuple(t.text for t in doc) for doc in dev_docs + [d for docs in runs.values() for d in docs]})
-    index = {words: i for i, words in enumerate(texts)}
-    if any(not words for words in texts):
+    texts = sorted({words(doc) for doc in dev_docs + [d for docs in runs.values() for d in docs]})
+    index = {text: i for i, text in enumerate(texts)}
+    if any(not text for text in texts):
         raise SystemExit("an empty Doc in the corpus: the probe needs one sentence per Doc")
     features: Dict[str, numpy.ndarray] = {}
     table = static.vocab.vectors
-    features["vectors"] = numpy.stack([table.get_batch(list(words)).mean(axis=0) for words in texts]).astype("float64")
+    features["vectors"] = numpy.stack([table.get_batch(list(text)).mean(axis=0) for text in texts]).astype("float64")
     embed_seconds = {}
     for spec in bilm:
         name, sep, folder = spec.partition("=")
@@ -129,22 +133,24 @@ def main(
         nlp = load_elmo_pipeline(Path(folder), sentences=False)
         elmo = nlp.get_pipe(elmo_names(nlp)[0])
         started = time.perf_counter()
-        docs = [Doc(nlp.vocab, words=list(words), sent_starts=[True] + [False] * (len(words) - 1)) for words in texts]
+        docs = [Doc(nlp.vocab, words=list(text), sent_starts=[True] + [False] * (len(text) - 1)) for text in texts]
         # doc._.elmo.layers: (n_layers, n_tokens, width); the average of the layers, then of the tokens
         features[name] = numpy.stack([doc._.elmo.layers.mean(axis=0).mean(axis=0) for doc in elmo.pipe(docs, batch_size=64)]).astype("float64")
         features[f"vectors + {name}"] = numpy.concatenate([features["vectors"], features[name]], axis=1)
         embed_seconds[name] = round(time.perf_counter() - started, 1)
 
     y_dev = gold(dev_docs, labels)
-    dev_rows = [index[tuple(t.text for t in doc)] for doc in dev_docs]
+    dev_rows = [index[words(doc)] for doc in dev_docs]
+    # each run's rows of the feature matrices and its labels, the same for every feature set
+    run_rows = {key: ([index[words(doc)] for doc in docs], gold(docs, labels)) for key, docs in runs.items()}
     results: List[Dict] = []
     for feature, matrix in features.items():
-        for (fraction, seed), docs in runs.items():
-            x, y = matrix[[index[tuple(t.text for t in doc)] for doc in docs]], gold(docs, labels)
+        for (fraction, seed), (rows, y) in run_rows.items():
+            x = matrix[rows]
             penalty = choose_penalty(x, y, len(labels), seed)
             xs, xd = standardize(x, matrix[dev_rows])
             score = accuracy(xd, y_dev, fit(xs, y, len(labels), penalty))
-            results.append({"features": feature, "fraction": fraction, "seed": seed, "n_train": len(docs), "penalty": penalty, "accuracy": score})
+            results.append({"features": feature, "fraction": fraction, "seed": seed, "n_train": len(rows), "penalty": penalty, "accuracy": score})
             typer.echo(f"{feature:>24} {fraction_label(fraction):>4}% seed {seed}: {100 * score:.2f} (penalty {penalty:g})")
 
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -154,11 +160,8 @@ def main(
              "(L2 chosen by 5-fold cross-validation on the training subset), mean ± sd over seeds (n).", "",
              "| fraction | " + " | ".join(names) + " |", "|---:|" + "---:|" * len(names)]
     for fraction in fraction_list:
-        cells = []
-        for feature in names:
-            scores = [100 * r["accuracy"] for r in results if r["features"] == feature and r["fraction"] == fraction]
-            sd = statistics.stdev(scores) if len(scores) > 1 else 0.0
-            cells.append(f"{statistics.mean(scores):.2f} ± {sd:.2f} (n={len(scores)})")
+        cells = [cell(summary([100 * r["accuracy"] for r in results if r["features"] == feature and r["fraction"] == fraction]))
+                 for feature in names]
         lines.append(f"| {fraction_label(fraction)}% | " + " | ".join(cells) + " |")
     Path(f"{output}.md").write_text("\n".join(lines) + "\n", encoding="utf8")
     typer.echo("\n".join(lines))
