@@ -78,5 +78,6 @@ def main() -> None:
         print(f"input product, {whole.shape[0]} rows at once:                {one:>9.0f}")
         print(f"input product, the same rows in blocks of 256:    {blocks / (n_blocks * 256) * whole.shape[0]:>9.0f}")
 
+
 if __name__ == "__main__":
     main()
