@@ -1,11 +1,13 @@
-"""The context-free token layer: char embedding, char CNN, highway layers, projection."""
+"""The context-free token layer: char embedding, char CNN, highway layers, (word embedding,)
+projection."""
 from collections import OrderedDict
 from typing import Dict, List, Optional
 
 import torch
 from torch import nn
 
-from .char_ids import CharBatch, cut_char_axis, char_length_groups
+from .char_ids import UTF8, CharBatch, TokenInput, cut_char_axis, char_length_groups
+from .errors import ElmoFormatError
 from .packed_matmul import PackedWeights, product
 from .options import ElmoOptions
 
@@ -35,6 +37,9 @@ class Highway(nn.Module):
 class CharEncoder(nn.Module):
     """Maps the distinct token types of a batch to P-dimensional token vectors.
 
+    With `word_dim` > 0 (ELMoForManyLangs), a word embedding is joined in front of the highway
+    output before the projection.
+
     At inference (no grad, eval mode), vectors are kept in an LRU cache keyed by the token text
     (one per precision used, each of at most `cache_size` words), since the token layer does not
     depend on context; `BiLM` clears it whenever the weights may change.
@@ -45,14 +50,20 @@ class CharEncoder(nn.Module):
         self.options = options
         self.cache_size = cache_size
         # Row 0 (a padded token position) stays zero, as in the original inference graph.
-        self.char_embed = nn.Parameter(torch.empty(262, options.char_embed_dim))
+        n_rows = 262 if options.char_vocab == "utf8" else options.n_characters + 1
+        self.char_embed = nn.Parameter(torch.empty(n_rows, options.char_embed_dim))
+        self.word_embed: Optional[nn.Parameter] = (
+            nn.Parameter(torch.empty(options.n_words, options.word_dim)) if options.word_dim else None
+        )
+        # a learned vocabulary comes with the weights (set_vocab)
+        self._vocab: Optional[TokenInput] = UTF8 if options.char_vocab == "utf8" else None
         self.convs = nn.ModuleList(
             nn.Conv1d(options.char_embed_dim, n, kernel_size=w) for w, n in options.filters
         )
         self.packs = PackedWeights()
         self.highways = nn.ModuleList(Highway(options.n_filters, self.packs) for _ in range(options.n_highway))
         self.projection: Optional[nn.Linear] = (
-            nn.Linear(options.n_filters, options.projection_dim)
+            nn.Linear(options.token_input_dim, options.projection_dim)
             if options.has_char_projection
             else None
         )
@@ -74,11 +85,33 @@ class CharEncoder(nn.Module):
                 nn.init.normal_(hw.weight, 0.0, (1.0 / hw.width) ** 0.5)
                 nn.init.zeros_(hw.bias)
                 hw.bias[: hw.width].fill_(-2.0)  # carry gate starts mostly closed
+            if self.word_embed is not None:
+                nn.init.uniform_(self.word_embed, -0.25, 0.25)
             if self.projection is not None:
-                nn.init.normal_(self.projection.weight, 0.0, (1.0 / self.options.n_filters) ** 0.5)
+                nn.init.normal_(self.projection.weight, 0.0, (1.0 / self.options.token_input_dim) ** 0.5)
                 nn.init.zeros_(self.projection.bias)
         self.clear_cache()
 
+    @property
+    def vocab(self) -> TokenInput:
+        """RETURNS (TokenInput): how token texts become this biLM's ids."""
+        if self._vocab is None:
+            raise ElmoFormatError(
+                "This biLM reads a learned character vocabulary that has not been loaded: load the biLM from its "
+                "model folder (spacy_elmo.add_elmo(nlp, FOLDER), or [initialize.components.elmo] bilm = FOLDER)."
+            )
+        return self._vocab
+
+    def set_vocab(self, vocab: TokenInput) -> None:
+        """Give a biLM with a learned character vocabulary its vocabulary."""
+        if self.options.char_vocab == "utf8":
+            raise ValueError("a biLM with UTF-8 input takes no vocabulary")
+        self._vocab = vocab
+        self.clear_cache()
+
+    @property
+    def has_vocab(self) -> bool:
+        return self._vocab is not None
     @property
     def _cache(self) -> "OrderedDict[str, torch.Tensor]":
         """The cache of the current precision."""
@@ -89,15 +122,16 @@ class CharEncoder(nn.Module):
         self._caches.clear()
         self.packs.clear()
 
-    def encode_chars(self, type_chars: torch.Tensor) -> torch.Tensor:
+    def encode_chars(self, type_chars: torch.Tensor, type_words: Optional[torch.Tensor] = None) -> torch.Tensor:
         """Run the token layer over char ids.
 
         type_chars (torch.Tensor): (V, W) char ids.
+        type_words (Optional[torch.Tensor]): (V,) word ids, for a biLM with a word embedding.
         RETURNS (torch.Tensor): (V, P) token vectors.
         """
         if type_chars.shape[0] == 0:
             return self.char_embed.new_zeros((0, self.options.projection_dim))
-        order, sizes = char_length_groups(type_chars, self.options.max_width)
+        order, sizes = char_length_groups(type_chars, self.options.max_width, pad=self.vocab.pad_id)
         if len(sizes) == 1:
             h = self._pool(type_chars)
         else:
@@ -106,13 +140,17 @@ class CharEncoder(nn.Module):
         h = torch.relu(h) if self.options.activation == "relu" else torch.tanh(h)
         for highway in self.highways:
             h = highway(h)
+        if self.word_embed is not None:
+            if type_words is None:
+                raise ValueError("this biLM has a word embedding: its batches need word ids (CharBatch.type_words)")
+            h = torch.cat([nn.functional.embedding(type_words, self.word_embed), h], dim=-1)
         if self.projection is not None:
             h = self.packs.matmul(h, self.projection.weight.t(), "projection") + self.projection.bias
         return h
 
     def _pool(self, type_chars: torch.Tensor) -> torch.Tensor:
         """(V, W) char ids -> (V, n_filters): the char CNN, max-pooled over the (cut) char axis."""
-        chars = cut_char_axis(type_chars, self.options.max_width)
+        chars = cut_char_axis(type_chars, self.options.max_width, pad=self.vocab.pad_id)
         if not torch.is_grad_enabled() and chars.device.type == "cpu":
             return self._pool_windows(chars)
         # (V, W', E) -> (V, E, W') for Conv1d
@@ -147,11 +185,13 @@ class CharEncoder(nn.Module):
             and not torch.is_grad_enabled()
         )
         if not use_cache:
-            return self.encode_chars(batch.type_chars)
+            return self.encode_chars(batch.type_chars, batch.type_words)
         assert batch.words is not None
-        return self._encode_cached(batch.words, batch.type_chars)
+        return self._encode_cached(batch.words, batch.type_chars, batch.type_words)
 
-    def _encode_cached(self, words: List[str], type_chars: torch.Tensor) -> torch.Tensor:
+    def _encode_cached(
+        self, words: List[str], type_chars: torch.Tensor, type_words: Optional[torch.Tensor]
+    ) -> torch.Tensor:
         cache = self._cache
         missing: List[int] = []
         found: Dict[int, torch.Tensor] = {}
@@ -168,7 +208,7 @@ class CharEncoder(nn.Module):
             out[rows] = torch.stack(list(found.values()))
         if missing:
             rows = torch.tensor(missing, device=out.device)
-            computed = self.encode_chars(type_chars[rows])
+            computed = self.encode_chars(type_chars[rows], None if type_words is None else type_words[rows])
             out[rows] = computed
             for i, vector in zip(missing, computed):
                 cache[words[i]] = vector.clone()  # a view would pin the whole batch

@@ -2,9 +2,11 @@
 
 Raw ids 0-255 are UTF-8 bytes, then BOS 256, EOS 257, BOW 258, EOW 259, PAD 260; every id is
 shifted by +1 so that 0 means "no token here". A token is [BOW, bytes (at most W - 2), EOW, PAD...].
+A biLM with a learned character vocabulary (learned_vocab.py) gives its own ids through the same
+`TokenInput` interface.
 """
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Protocol, Sequence, Tuple
 
 import numpy
 import torch
@@ -41,6 +43,45 @@ def word_char_ids(word: str, max_chars: int = 50) -> numpy.ndarray:
     return ids
 
 
+class TokenInput(Protocol):
+    """How a biLM turns token texts into its inputs: char ids (shifted, 0 = no token) and,
+    where it has a word embedding, word ids.
+
+    start, end (str): the type keys of the sentence markers, as `char_ids` and `word_id` take them.
+    pad_id (int): the (shifted) id of the padding after a token's characters.
+    has_words (bool): whether `word_id` is used (a word embedding beside the char CNN).
+    """
+
+    start: str
+    end: str
+    pad_id: int
+    has_words: bool
+
+    def char_ids(self, word: str, max_chars: int) -> numpy.ndarray:
+        """RETURNS (numpy.ndarray): int64 (max_chars,) ids of `word` (`start`/`end`: the markers)."""
+
+    def word_id(self, word: str, max_chars: int) -> int:
+        """RETURNS (int): the word embedding's row for `word`."""
+
+
+class Utf8Chars:
+    """The input of every original ELMo file: UTF-8 bytes, `<S>` and `</S>` as markers."""
+
+    start = SENTENCE_START
+    end = SENTENCE_END
+    pad_id = PAD
+    has_words = False
+
+    def char_ids(self, word: str, max_chars: int) -> numpy.ndarray:
+        return word_char_ids(word, max_chars)
+
+    def word_id(self, word: str, max_chars: int) -> int:
+        raise ValueError("a UTF-8 biLM has no word embedding")
+
+
+UTF8 = Utf8Chars()
+
+
 def sentences_to_char_ids(sentences: Sequence[Sequence[str]], max_chars: int = 50) -> torch.Tensor:
     """The (B, T, max_chars) char-id tensor of AllenNLP's `batch_to_ids`: each sentence wrapped
     in `<S>` and `</S>`, padded positions all 0.
@@ -60,6 +101,8 @@ class CharBatch:
 
     type_chars (torch.Tensor): (V, W) char ids of the distinct types.
     index (torch.Tensor): (B, T) index into the types for each position, -1 where padded.
+    type_words (Optional[torch.Tensor]): (V,) word-embedding rows of the types, for a biLM with a
+        word embedding; else None.
     lengths (torch.Tensor): (B,) number of real positions per row, sentence markers included.
     words (Optional[List[str]]): the text of each type, used as cache keys; None if unknown.
     host_lengths (Optional[torch.Tensor]): `lengths` on the CPU, kept by `to`, so that the step
@@ -71,6 +114,7 @@ class CharBatch:
     lengths: torch.Tensor
     words: Optional[List[str]] = None
     host_lengths: Optional[torch.Tensor] = None
+    type_words: Optional[torch.Tensor] = None
 
     @property
     def batch_size(self) -> int:
@@ -87,19 +131,21 @@ class CharBatch:
             self.lengths.to(device),
             self.words,
             self.host_lengths if self.host_lengths is not None else self.lengths.cpu(),
+            self.type_words.to(device) if self.type_words is not None else None,
         )
 
     @classmethod
     def from_sentences(
-        cls, sentences: Sequence[Sequence[str]], max_chars: int = 50
+        cls, sentences: Sequence[Sequence[str]], max_chars: int = 50, vocab: TokenInput = UTF8
     ) -> "CharBatch":
-        """Wrap each sentence in `<S>` ... `</S>` and collect the distinct types.
+        """Wrap each sentence in the markers (`<S>` ... `</S>`) and collect the distinct types.
 
         sentences (Sequence[Sequence[str]]): token texts per sentence.
         max_chars (int): ids per token.
+        vocab (TokenInput): the biLM's token input (`BiLM.vocab`); default: UTF-8 bytes.
         RETURNS (CharBatch): the batch.
         """
-        type_ids: Dict[str, int] = {SENTENCE_START: 0, SENTENCE_END: 1}
+        type_ids: Dict[str, int] = {vocab.start: 0, vocab.end: 1}
         n_steps = max((len(s) for s in sentences), default=0) + 2
         index = numpy.full((len(sentences), n_steps), -1, dtype=numpy.int64)
         for row, sentence in enumerate(sentences):
@@ -108,13 +154,17 @@ class CharBatch:
                 index[row, t] = type_ids.setdefault(word, len(type_ids))
             index[row, len(sentence) + 1] = 1
         words = list(type_ids)
-        type_chars = numpy.stack([word_char_ids(w, max_chars) for w in words])
+        type_chars = numpy.stack([vocab.char_ids(w, max_chars) for w in words])
         lengths = numpy.asarray([len(s) + 2 for s in sentences], dtype=numpy.int64)
+        type_words = None
+        if vocab.has_words:
+            type_words = torch.tensor([vocab.word_id(w, max_chars) for w in words], dtype=torch.long)
         return cls(
             torch.from_numpy(type_chars),
             torch.from_numpy(index),
             torch.from_numpy(lengths),
             words,
+            type_words=type_words,
         )
 
     @classmethod
@@ -137,25 +187,28 @@ class CharBatch:
         return cls(type_chars, index, lengths, None)
 
 
-def cut_char_axis(type_chars: torch.Tensor, max_width: int) -> torch.Tensor:
+def cut_char_axis(type_chars: torch.Tensor, max_width: int, pad: int = PAD) -> torch.Tensor:
     """Drop trailing character positions that can only hold padding windows, keeping one
     all-padding window per filter width wherever the full axis had one. The char CNN's max-pool
     gives identical results on the cut tensor.
 
     type_chars (torch.Tensor): (V, W) char ids.
     max_width (int): the widest filter.
+    pad (int): the id of the padding after a token's characters (`TokenInput.pad_id`).
     RETURNS (torch.Tensor): (V, W') with W' <= W.
     """
     if type_chars.shape[0] == 0:
         return type_chars
-    # Every token ends with EOW (or is a marker, which ends with EOW too).
-    real = (type_chars != PAD).sum(dim=1)
+    # Padding only follows a token's characters (and end-of-word mark).
+    real = (type_chars != pad).sum(dim=1)
     longest = int(real.max())
     keep = min(type_chars.shape[1], longest + max_width)
     return type_chars[:, :keep]
 
 
-def char_length_groups(type_chars: torch.Tensor, max_width: int, overhead: int = 512) -> Tuple[torch.Tensor, List[int]]:
+def char_length_groups(
+    type_chars: torch.Tensor, max_width: int, overhead: int = 512, pad: int = PAD
+) -> Tuple[torch.Tensor, List[int]]:
     """Group token types of similar length, so that each group's char axis can be cut on its own
     (`cut_char_axis`): most types are short, and one long type would otherwise make the char CNN
     run over padding for all of them. The groups are the partition of the types sorted by length
@@ -165,11 +218,12 @@ def char_length_groups(type_chars: torch.Tensor, max_width: int, overhead: int =
     type_chars (torch.Tensor): (V, W) char ids.
     max_width (int): the widest filter.
     overhead (int): positions (rows x chars) a group must save to be worth its own call.
+    pad (int): the id of the padding after a token's characters.
     RETURNS (Tuple[torch.Tensor, List[int]]): the rows sorted by increasing length, and the size of
         each group in that order.
     """
     width = type_chars.shape[1]
-    real = (type_chars != PAD).sum(dim=1)
+    real = (type_chars != pad).sum(dim=1)
     order = torch.argsort(real, stable=True)
     values, counts = numpy.unique(real.cpu().numpy(), return_counts=True)
     rows_through = numpy.r_[0, numpy.cumsum(counts)]

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from .char_encoder import DEFAULT_CACHE_SIZE, CharEncoder
-from .char_ids import CharBatch, sort_by_length, word_char_ids
+from .char_ids import CharBatch, TokenInput, sort_by_length
 from .lstm import BiLstmLayer, LstmState
 from .options import ElmoOptions
 from .packed_matmul import PackedWeights, int8_available, onednn_bf16_available
@@ -78,6 +78,16 @@ class BiLM(nn.Module):
         yield self.char_encoder.packs
         for layer in self.layers:
             yield layer.packs
+
+    @property
+    def vocab(self) -> TokenInput:
+        """RETURNS (TokenInput): how token texts become this biLM's inputs (UTF-8 bytes, or a
+        learned vocabulary that comes with the weights)."""
+        return self.char_encoder.vocab
+
+    def batch(self, sentences: Sequence[Sequence[str]]) -> CharBatch:
+        """RETURNS (CharBatch): `sentences` (token texts, without markers) as this biLM's input."""
+        return CharBatch.from_sentences(sentences, self.options.max_characters_per_token, self.vocab)
 
     @property
     def device(self) -> torch.device:
@@ -234,9 +244,7 @@ class BiLM(nn.Module):
                 groups = [by_length[i : i + batch_size] for i in range(0, len(by_length), batch_size)]
             results: List[Optional[numpy.ndarray]] = [None] * len(sentences)
             for group in groups:
-                batch = CharBatch.from_sentences(
-                    [sentences[i] for i in group], self.options.max_characters_per_token
-                )
+                batch = self.batch([sentences[i] for i in group])
                 layers = self.forward(batch, stateful=stateful).float().cpu().numpy()
                 for row, i in enumerate(group):
                     n = len(sentences[i])
@@ -253,10 +261,15 @@ class BiLM(nn.Module):
         RETURNS (numpy.ndarray): float32 array (len(words), P).
         """
         W = self.options.max_characters_per_token
+        vocab = self.vocab
         chunks = []
         for start in range(0, len(words), batch_size):
-            chars = numpy.stack([word_char_ids(w, W) for w in words[start : start + batch_size]])
-            vectors = self.char_encoder.encode_chars(torch.from_numpy(chars).to(self.device))
+            chunk = words[start : start + batch_size]
+            chars = torch.from_numpy(numpy.stack([vocab.char_ids(w, W) for w in chunk])).to(self.device)
+            word_ids = None
+            if vocab.has_words:
+                word_ids = torch.tensor([vocab.word_id(w, W) for w in chunk], dtype=torch.long, device=self.device)
+            vectors = self.char_encoder.encode_chars(chars, word_ids)
             chunks.append(vectors.float().cpu().numpy())
         if not chunks:
             return numpy.zeros((0, self.options.projection_dim), dtype=numpy.float32)

@@ -18,6 +18,10 @@ RELEASED_FILTERS: Tuple[Tuple[int, int], ...] = (
     (6, 512),
     (7, 1024),
 )
+# How a token's characters become ids: "utf8" (the original files), "learned" (ELMoForManyLangs).
+CHAR_VOCABS = ("utf8", "learned")
+# The settings of a learned token input, which `spacy-elmo.BiLM.v2` does not take.
+LEARNED_INPUT = ("char_vocab", "word_dim", "n_words")
 
 
 @dataclass(frozen=True)
@@ -37,8 +41,14 @@ class ElmoOptions:
     filters (Tuple[Tuple[int, int], ...]): (width, n_filters) of each char CNN filter.
     n_highway (int): highway layers after the char CNN.
     activation (str): "relu" or "tanh", applied after the max-pool.
-    n_characters (int): 261 (files written for training) or 262 (for inference).
+    n_characters (int): 261 (files written for training) or 262 (for inference) with char_vocab
+        "utf8"; with "learned", the size of the character vocabulary.
     max_characters_per_token (int): characters per token, markers included.
+    char_vocab (str): "utf8": a token's characters are its UTF-8 bytes (every AllenNLP / bilm-tf
+        model); "learned": a character vocabulary stored with the weights (ELMoForManyLangs).
+    word_dim (int): width of a word embedding joined to the char CNN's output before the
+        projection (ELMoForManyLangs); 0 for none. Needs char_vocab "learned".
+    n_words (int): rows of that word embedding (its vocabulary, stored with the weights).
     """
 
     cell_dim: int = 1024
@@ -53,11 +63,14 @@ class ElmoOptions:
     activation: str = "relu"
     n_characters: int = 262
     max_characters_per_token: int = 50
+    char_vocab: str = "utf8"
+    word_dim: int = 0
+    n_words: int = 0
     extra: Dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         problems = []
-        for name in ("cell_dim", "projection_dim", "n_layers", "char_embed_dim", "n_highway", "n_characters", "max_characters_per_token"):
+        for name in ("cell_dim", "projection_dim", "n_layers", "char_embed_dim", "n_highway", "n_characters", "max_characters_per_token", "word_dim", "n_words"):
             value = getattr(self, name)
             if not _is_int(value):
                 problems.append(f"{name} must be an integer, got {value!r}")
@@ -84,8 +97,17 @@ class ElmoOptions:
             problems.append(f"n_highway must be >= 0, got {self.n_highway}")
         if self.activation not in ("relu", "tanh"):
             problems.append(f"activation must be 'relu' or 'tanh', got {self.activation!r}")
-        if self.n_characters not in (261, 262):
-            problems.append(f"n_characters must be 261 or 262, got {self.n_characters}")
+        if self.char_vocab not in CHAR_VOCABS:
+            problems.append(f"char_vocab must be 'utf8' or 'learned', got {self.char_vocab!r}")
+        elif self.char_vocab == "utf8":
+            if self.n_characters not in (261, 262):
+                problems.append(f"n_characters must be 261 or 262, got {self.n_characters}")
+            if self.word_dim or self.n_words:
+                problems.append("a word embedding (word_dim, n_words) needs char_vocab 'learned'")
+        elif self.n_characters < 1:
+            problems.append(f"n_characters must be >= 1, got {self.n_characters}")
+        if self.word_dim < 0 or self.n_words < 0 or (self.word_dim > 0) != (self.n_words > 0):
+            problems.append(f"word_dim and n_words must both be 0 or both positive, got {self.word_dim} and {self.n_words}")
         if not self.filters:
             problems.append("filters must not be empty")
         if self.filters and self.max_width > self.max_characters_per_token:
@@ -108,9 +130,15 @@ class ElmoOptions:
         return max(w for w, _ in self.filters)
 
     @property
+    def token_input_dim(self) -> int:
+        """RETURNS (int): the width before the token layer's projection: F, plus the word embedding's."""
+        return self.n_filters + self.word_dim
+
+    @property
     def has_char_projection(self) -> bool:
-        """RETURNS (bool): whether the token layer ends with a projection F -> P."""
-        return self.n_filters != self.projection_dim
+        """RETURNS (bool): whether the token layer ends with a projection F (+ word_dim) -> P
+        (ELMoForManyLangs' always does)."""
+        return self.char_vocab == "learned" or self.token_input_dim != self.projection_dim
 
     @property
     def has_lstm_projection(self) -> bool:
@@ -154,6 +182,12 @@ class ElmoOptions:
     def names(cls) -> List[str]:
         """RETURNS (List[str]): the hyperparameters' names, in order."""
         return [f.name for f in fields(cls) if f.name != "extra"]
+
+    @classmethod
+    def utf8_names(cls) -> List[str]:
+        """RETURNS (List[str]): the hyperparameters of a biLM with UTF-8 byte input (the
+        settings of `spacy-elmo.BiLM.v2`, which has none of LEARNED_INPUT)."""
+        return [name for name in cls.names() if name not in LEARNED_INPUT]
 
     @classmethod
     def defaults(cls) -> Dict[str, Any]:
@@ -202,11 +236,14 @@ class ElmoOptions:
                 activation=cnn.get("activation", "tanh"),
                 n_characters=cnn.get("n_characters", 262),
                 max_characters_per_token=cnn.get("max_characters_per_token", 50),
-                extra={k: v for k, v in data.items() if k not in ("lstm", "char_cnn")},
+                char_vocab=cnn.get("char_vocab", "utf8"),
+                word_dim=data.get("word_embedding", {}).get("dim", 0),
+                n_words=data.get("word_embedding", {}).get("n_words", 0),
+                extra={k: v for k, v in data.items() if k not in ("lstm", "char_cnn", "word_embedding")},
             )
         except ElmoFormatError:
             raise
-        except (KeyError, TypeError, ValueError) as err:
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise ElmoFormatError(
                 f"Invalid ELMo options: missing or malformed entry {err!s}. Expected the layout "
                 "of an original options.json: {'lstm': {'dim', 'projection_dim', 'n_layers', ...}, "
@@ -235,6 +272,11 @@ class ElmoOptions:
             "n_characters": self.n_characters,
             "max_characters_per_token": self.max_characters_per_token,
         }
+        # only where used, so that the options.json of a UTF-8 biLM keeps the original layout
+        if self.char_vocab != "utf8":
+            data["char_cnn"]["char_vocab"] = self.char_vocab
+        if self.word_dim:
+            data["word_embedding"] = {"dim": self.word_dim, "n_words": self.n_words}
         return data
 
     @classmethod

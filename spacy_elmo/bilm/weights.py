@@ -56,6 +56,11 @@ def _lstm_prefix(direction: int, layer: int, single_layer_alias: bool) -> str:
 
 def _datasets(bilm: BiLM, single_layer_alias: bool = False) -> List[_Dataset]:
     opts = bilm.options
+    if opts.char_vocab != "utf8":
+        raise ElmoFormatError(
+            "A biLM with a learned character vocabulary (ELMoForManyLangs) has no options.json + weights.hdf5 form: "
+            "that format reads UTF-8 bytes. Keep it in its own folder, or in a spaCy pipeline (nlp.to_disk)."
+        )
     enc = bilm.char_encoder
     E, F, P, C = opts.char_embed_dim, opts.n_filters, opts.projection_dim, opts.cell_dim
     out: List[_Dataset] = []

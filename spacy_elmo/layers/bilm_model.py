@@ -1,4 +1,6 @@
-"""The biLM as a Thinc model over Docs: `spacy-elmo.BiLM.v2` (v1, which still loads: legacy.py)."""
+"""The biLM as a Thinc model over Docs: `spacy-elmo.BiLM.v3` (learned token input, e.g.
+ELMoForManyLangs) and `spacy-elmo.BiLM.v2` (UTF-8 input, every original ELMo file; v1, which still
+loads: legacy.py)."""
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
@@ -10,7 +12,10 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3
 from thinc.types import Floats3d, Floats4d
 
-from ..bilm import BiLM, CharBatch, ElmoOptions, read_weights
+from ..bilm import BiLM, ElmoOptions, read_weights
+from ..bilm.char_ids import CharBatch
+from ..bilm.folders import BilmFolder
+from ..bilm.learned_vocab import LearnedVocab
 from .segments import Segment, SequenceGetter, batches_by_length, configure_sentences
 
 ElmoModelT = Model[List[Doc], List[Floats3d]]
@@ -24,28 +29,34 @@ class ListenedTo(Protocol):
 DEFAULT_BATCH_SIZE = 32
 
 
-def build_bilm_model_v2(sequences: SequenceGetter, **hyperparameters: Any) -> ElmoModelT:
+def build_bilm_model_v3(sequences: SequenceGetter, **hyperparameters: Any) -> ElmoModelT:
     """The ELMo biLM over Docs. Output: one (L + 1, n_tokens, 2P) array per Doc.
 
     sequences (Callable[[Sequence[Doc]], List[Segment]]): how Docs become biLM sequences, e.g.
         `spacy-elmo.sentences.v1` (an `@elmo_sequences` block).
     hyperparameters: the fields of `ElmoOptions`, with its defaults (the released "small" ELMo).
-        Weights come from `initialize` or from the saved pipeline.
+        Weights (and a learned vocabulary) come from `initialize` or from the saved pipeline.
     """
     return wrap_bilm(BiLM(ElmoOptions.from_config(hyperparameters)), sequences)
 
 
-def with_hyperparameters(func: Callable) -> Callable:
+def build_bilm_model_v2(sequences: SequenceGetter, **hyperparameters: Any) -> ElmoModelT:
+    """`spacy-elmo.BiLM.v2`: v3 for UTF-8 input (it has none of char_vocab, word_dim, n_words)."""
+    return build_bilm_model_v3(sequences, **hyperparameters)
+
+
+def with_hyperparameters(func: Callable, names: Optional[List[str]] = None) -> Callable:
     """Give `func` (which takes **hyperparameters) the explicit signature that spaCy's config
-    system validates against: its own arguments plus every field of ElmoOptions, typed, with the
-    defaults of ElmoOptions."""
+    system validates against: its own arguments plus the fields `names` of ElmoOptions (default:
+    those of a UTF-8 biLM), typed, with the defaults of ElmoOptions."""
+    names = ElmoOptions.utf8_names() if names is None else names
     own = [p for p in inspect.signature(func).parameters.values() if p.kind != p.VAR_KEYWORD]
     defaults = ElmoOptions.defaults()
     types = {f.name: f.type for f in ElmoOptions.__dataclass_fields__.values()}
     types["filters"] = Sequence[Sequence[int]]  # a config gives lists, ElmoOptions makes tuples
     options = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=defaults[name], annotation=types[name])
-        for name in ElmoOptions.names()
+        for name in names
     ]
     own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
     params = [p for p in own if p.default is p.empty] + options + [p for p in own if p.default is not p.empty]
@@ -53,18 +64,24 @@ def with_hyperparameters(func: Callable) -> Callable:
     return func
 
 
+registry.architectures("spacy-elmo.BiLM.v3")(with_hyperparameters(build_bilm_model_v3, ElmoOptions.names()))
 registry.architectures("spacy-elmo.BiLM.v2")(with_hyperparameters(build_bilm_model_v2))
 
 
 def bilm_config(options: ElmoOptions, window_size: int = 128, punct_sentences: bool = False) -> Dict[str, Any]:
-    """The `spacy-elmo.BiLM.v2` config block for a biLM with these options.
+    """The config block for a biLM with these options: `spacy-elmo.BiLM.v2` for UTF-8 input (every
+    original ELMo file; the same block as before v3 existed), `spacy-elmo.BiLM.v3` for a learned one.
 
     options (ElmoOptions): e.g. `ElmoOptions.from_file("options.json")`.
     window_size, punct_sentences: the `spacy-elmo.sentences.v1` settings.
     RETURNS (Dict[str, Any]): the block, for `nlp.add_pipe("elmo", config={"model": ...})`.
     """
     sequences = {"@elmo_sequences": "spacy-elmo.sentences.v1", "window_size": window_size, "punct_sentences": punct_sentences}
-    return {"@architectures": "spacy-elmo.BiLM.v2", **options.to_config(), "sequences": sequences}
+    values = options.to_config()
+    if options.char_vocab == "utf8":
+        values = {name: values[name] for name in ElmoOptions.utf8_names()}
+        return {"@architectures": "spacy-elmo.BiLM.v2", **values, "sequences": sequences}
+    return {"@architectures": "spacy-elmo.BiLM.v3", **values, "sequences": sequences}
 
 
 def wrap_bilm(bilm: BiLM, sequences: Optional[SequenceGetter] = None, batch_size: int = DEFAULT_BATCH_SIZE) -> ElmoModelT:
@@ -123,9 +140,7 @@ def _forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple[List[F
     segments = model.attrs["sequences"](docs)
     callbacks: List[Tuple[List[Segment], Callable, Tuple[int, ...]]] = []
     for group in batches_by_length(segments, model.attrs["batch_size"]):
-        batch = CharBatch.from_sentences(
-            [texts[seg.doc][seg.start : seg.end] for seg in group], options.max_characters_per_token
-        )
+        batch = bilm.batch([texts[seg.doc][seg.start : seg.end] for seg in group])
         layers, backprop_batch = torch_layer(batch, is_train)
         for row, seg in enumerate(group):
             outputs[seg.doc][:, seg.start : seg.end] = layers[:, row, 1 : seg.length + 1]
@@ -143,9 +158,14 @@ def _forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple[List[F
 
 
 def serialize_bilm(bilm: BiLM) -> bytes:
-    """The biLM's options and parameters as msgpack (no pickle)."""
+    """The biLM's options, parameters and learned vocabulary (if any) as msgpack (no pickle)."""
     state = {name: t.detach().cpu().numpy() for name, t in bilm.state_dict().items()}
-    return srsly.msgpack_dumps({"options": bilm.options.to_json(), "state": state})
+    msg: Dict[str, Any] = {"options": bilm.options.to_json(), "state": state}
+    if bilm.options.char_vocab != "utf8" and bilm.char_encoder.has_vocab:
+        vocab = bilm.vocab
+        assert isinstance(vocab, LearnedVocab)
+        msg["vocab"] = vocab.to_dict()
+    return srsly.msgpack_dumps(msg)
 
 
 def deserialize_bilm(bilm: BiLM, data: bytes, device: torch.device) -> BiLM:
@@ -158,6 +178,8 @@ def deserialize_bilm(bilm: BiLM, data: bytes, device: torch.device) -> BiLM:
     )
     state = {name: torch.from_numpy(numpy.array(value)) for name, value in msg["state"].items()}
     bilm.load_state_dict(state)
+    if "vocab" in msg:
+        bilm.char_encoder.set_vocab(LearnedVocab.from_dict(msg["vocab"]))
     bilm.to(device)
     return bilm
 
@@ -173,3 +195,9 @@ def load_weights_into(model: Model, options_file: Any, weights_file: Any) -> Non
             "or pass the options file that belongs to these weights.",
         )
     read_weights(bilm, weights_file)
+
+
+def load_folder_into(model: Model, folder: BilmFolder) -> None:
+    """Copy a biLM folder's weights (any format) into a `spacy-elmo.BiLM` model whose config
+    matches the folder's options."""
+    folder.read_into(get_bilm(model))

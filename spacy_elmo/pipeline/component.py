@@ -17,7 +17,8 @@ from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
 from ..bilm import BiLM, ElmoFormatError, ElmoOptions
-from ..layers.bilm_model import bilm_config, get_bilm, load_weights_into
+from ..bilm.folders import BilmFolder
+from ..layers.bilm_model import bilm_config, get_bilm, load_folder_into, load_weights_into
 from ..layers.replace_listener import set_replace_listener_hooks
 from ..layers.listener import ElmoListener, no_gradient
 from .component_settings import ElmoSettings
@@ -268,13 +269,23 @@ class Elmo(TrainablePipe):
         nlp: Optional[Language] = None,
         options_file: Optional[Union[str, Path]] = None,
         weights_file: Optional[Union[str, Path]] = None,
+        bilm: Optional[Union[str, Path]] = None,
     ) -> None:
-        """Load original ELMo weights, if given; otherwise keep the current weights.
+        """Load biLM weights, if given; otherwise keep the current weights.
 
         options_file (Optional[Union[str, Path]]): options.json, checked against the model config.
         weights_file (Optional[Union[str, Path]]): weights.hdf5 in the original format.
+        bilm (Optional[Union[str, Path]]): instead of the two files: a biLM folder (AllenNLP or
+            ELMoForManyLangs format) or a released model's name, downloaded on first use.
         """
-        if weights_file is not None:
+        if bilm is not None:
+            if options_file is not None or weights_file is not None:
+                raise ValueError(
+                    f"[{self.name}] initialize got both bilm and options_file/weights_file: keep one in "
+                    f"[initialize.components.{self.name}]."
+                )
+            self.load_bilm(bilm)
+        elif weights_file is not None:
             self.load_original(options_file, weights_file)
         elif options_file is not None:
             raise ValueError(
@@ -319,6 +330,18 @@ class Elmo(TrainablePipe):
                 "pipeline again, or rebuild the component from the original files (spacy_elmo.add_elmo)."
             )
 
+    def load_bilm(self, source: Union[str, Path, BilmFolder]) -> "Elmo":
+        """Copy a biLM into the component: a biLM folder (options.json + weights.hdf5, or an
+        ELMoForManyLangs folder) or a released model's name (downloaded on first use); its options
+        must match the component's model config."""
+        from ..released import resolve_bilm
+
+        folder = source if isinstance(source, BilmFolder) else resolve_bilm(source)
+        load_folder_into(self.model, folder)
+        self.cfg["has_weights"] = True
+        self.cache.clear()
+        return self
+
     def load_original(
         self, options_file: Optional[Union[str, Path]], weights_file: Union[str, Path]
     ) -> "Elmo":
@@ -333,8 +356,8 @@ class Elmo(TrainablePipe):
 def _random_weights_message(name: str) -> str:
     return (
         f"[{name}] The biLM has random weights: its layers carry no information. Load a biLM with "
-        f"spacy_elmo.add_elmo(nlp, options_file, weights_file), or in a training config set "
-        f"[initialize.components.{name}] options_file and weights_file (spacy-elmo init-config --bilm FOLDER does)."
+        f"spacy_elmo.add_elmo(nlp, FOLDER_OR_NAME), or in a training config set [initialize.components.{name}] bilm "
+        f"(or options_file and weights_file; spacy-elmo init-config --bilm FOLDER_OR_NAME does)."
     )
 
 
@@ -363,17 +386,24 @@ def _explain_mismatch(pipe: Elmo, source: str) -> Iterator[None]:
 def add_elmo(
     nlp: Language,
     options_file: Union[str, Path],
-    weights_file: Union[str, Path],
+    weights_file: Optional[Union[str, Path]] = None,
     *,
     name: str = "elmo",
     config: Optional[Dict[str, Any]] = None,
     model_config: Optional[Dict[str, Any]] = None,
     **add_pipe_kwargs: Any,
 ) -> Elmo:
-    """Add an `elmo` component built from the original ELMo files to `nlp`.
+    """Add an `elmo` component built from a biLM to `nlp`: the original ELMo files, a biLM folder
+    (AllenNLP or ELMoForManyLangs format), or a released model's name (`spacy-elmo models`;
+    downloaded into the cache on first use).
 
     >>> nlp = spacy.blank("en")
     >>> add_elmo(nlp, "options.json", "weights.hdf5", config={"dtype": "float16"})
+    >>> add_elmo(nlp, "small")                     # a released model, by name
+    >>> add_elmo(nlp, "path/to/de.model")          # an ELMoForManyLangs folder
+
+    options_file (Union[str, Path]): options.json; or, without weights_file, a biLM folder or name.
+    weights_file (Optional[Union[str, Path]]): the weights.hdf5 belonging to options_file.
 
     config (Optional[Dict[str, Any]]): component settings (dtype, frozen, lr_scale, batch_size,
         token_cache_size, cache_mb, cache_dtype).
@@ -382,8 +412,16 @@ def add_elmo(
     add_pipe_kwargs: passed to `nlp.add_pipe` (before, after, first, last).
     RETURNS (Elmo): the component, with the weights loaded.
     """
-    options = ElmoOptions.from_file(options_file)
+    if weights_file is None:
+        from ..released import resolve_bilm
+
+        folder = resolve_bilm(options_file)
+        options = folder.options()
+    else:
+        options = ElmoOptions.from_file(options_file)
     model = bilm_config(options, **(model_config or {}))
     settings = {**(config or {}), "model": model}
     elmo = nlp.add_pipe("elmo", name=name, config=settings, **add_pipe_kwargs)
+    if weights_file is None:
+        return elmo.load_bilm(folder)
     return elmo.load_original(options_file, weights_file)

@@ -1,0 +1,123 @@
+"""A learned character (and word) vocabulary as token input: ELMoForManyLangs' `char.dic` and
+`word.dic`, with the ids its own batching gives.
+
+Its `create_one_batch` writes a token as [id of `<eow>`, its characters (unknown ones `<oov>`),
+id of `<bow>`, `<pad>`...] (it looks the two markers up in swapped order, and its models were trained
+that way), sentence markers as [`<eow>`, `<bos>` or `<eos>`, `<bow>`, `<pad>`...], tokens cut to
+max_characters_per_token - 2 characters (code points, not bytes) before both look-ups, and words
+missing from `word.dic` as `<oov>`. Ids here are shifted by +1 like the UTF-8 ids, so that 0 means
+"no token here" and row 0 of the char embedding stays zero.
+"""
+from pathlib import Path
+from typing import Any, Dict, Optional, Union
+
+import numpy
+
+from .errors import ElmoFormatError
+
+CHAR_SPECIALS = ("<bow>", "<eow>", "<oov>", "<pad>", "<bos>", "<eos>")
+WORD_SPECIALS = ("<oov>", "<pad>")
+
+
+class LearnedVocab:
+    """The token input of a biLM with a learned character vocabulary (`TokenInput`).
+
+    chars (Dict[str, int]): character (or special symbol) -> row of the char embedding.
+    words (Optional[Dict[str, int]]): word -> row of the word embedding, None without one.
+    """
+
+    start = "<bos>"
+    end = "<eos>"
+
+    def __init__(self, chars: Dict[str, int], words: Optional[Dict[str, int]] = None) -> None:
+        _check_lexicon(chars, CHAR_SPECIALS, "character")
+        if words is not None:
+            _check_lexicon(words, WORD_SPECIALS, "word")
+        self.chars = chars
+        self.words = words
+        self.pad_id = chars["<pad>"] + 1
+        self.has_words = words is not None
+        self._first = chars["<eow>"] + 1
+        self._last = chars["<bow>"] + 1
+        self._char_oov = chars["<oov>"]
+        self._word_oov = words["<oov>"] if words is not None else -1
+
+    def char_ids(self, word: str, max_chars: int) -> numpy.ndarray:
+        """RETURNS (numpy.ndarray): int64 (max_chars,) shifted char ids of `word`."""
+        ids = numpy.full((max_chars,), self.pad_id, dtype=numpy.int64)
+        ids[0] = self._first
+        if word == self.start or word == self.end:
+            ids[1] = self.chars[word] + 1
+            ids[2] = self._last
+            return ids
+        word = word[: max_chars - 2]
+        n = len(word)
+        ids[1 : 1 + n] = [self.chars.get(c, self._char_oov) + 1 for c in word]
+        ids[1 + n] = self._last
+        return ids
+
+    def word_id(self, word: str, max_chars: int) -> int:
+        """RETURNS (int): the word embedding's row for `word` (cut as for its characters)."""
+        if self.words is None:
+            raise ValueError("this biLM has no word embedding")
+        return self.words.get(word[: max_chars - 2], self._word_oov)
+
+    @property
+    def n_chars(self) -> int:
+        return len(self.chars)
+
+    @property
+    def n_words(self) -> int:
+        return len(self.words) if self.words is not None else 0
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"chars": self.chars, "words": self.words}
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "LearnedVocab":
+        return cls(dict(data["chars"]), None if data.get("words") is None else dict(data["words"]))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LearnedVocab) and self.chars == other.chars and self.words == other.words
+
+
+def read_lexicon(path: Union[str, Path]) -> Dict[str, int]:
+    """Read a `char.dic` / `word.dic` as ELMoForManyLangs does: `entry<TAB>id` per line, each line
+    stripped of surrounding whitespace first, so that a whitespace entry loses its key and is read
+    as U+3000 (as its reader does); a later line for the same entry wins.
+
+    RETURNS (Dict[str, int]): entry -> id.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ElmoFormatError(f"{path} not found: an ELMoForManyLangs model folder needs it beside config.json")
+    lexicon: Dict[str, int] = {}
+    try:
+        with path.open(encoding="utf-8") as f:
+            for number, line in enumerate(f, start=1):
+                fields = line.strip().split("\t")
+                if len(fields) == 1:
+                    fields.insert(0, "\u3000")
+                if len(fields) != 2 or not fields[1].lstrip("-").isdigit():
+                    raise ElmoFormatError(
+                        f"{path}, line {number}: expected 'entry<TAB>id', got {line.rstrip()[:60]!r}. "
+                        "The file is damaged: download the model again."
+                    )
+                lexicon[fields[0]] = int(fields[1])
+    except UnicodeDecodeError as err:
+        raise ElmoFormatError(f"{path} is not UTF-8 text ({err}): download the model again.") from None
+    return lexicon
+
+
+def _check_lexicon(lexicon: Dict[str, int], specials: tuple, what: str) -> None:
+    missing = [s for s in specials if s not in lexicon]
+    if missing:
+        raise ElmoFormatError(
+            f"The {what} vocabulary lacks the special entries {', '.join(missing)}: it is not an ELMoForManyLangs "
+            f"{what} vocabulary, or it is damaged."
+        )
+    if any(i < 0 for i in lexicon.values()):
+        raise ElmoFormatError(f"The {what} vocabulary has negative ids: it is damaged.")
+    pad = lexicon["<pad>"]
+    if what == "character" and sum(1 for i in lexicon.values() if i == pad) > 1:
+        raise ElmoFormatError("The character vocabulary gives the id of <pad> to another entry too: it is damaged.")
