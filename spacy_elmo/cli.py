@@ -165,7 +165,7 @@ def perplexity_cli(
 def init_config_cli(
     output: Path = typer.Argument(..., help="Where to write the config"),
     pipeline: str = typer.Option("ner", "--pipeline", "-p", help="The task: ner, textcat, tagger or parser"),
-    bilm: Path = typer.Option(None, "--bilm", "-b", help="The biLM: a folder with options.json + weights.hdf5", exists=True),
+    bilm: str = typer.Option(None, "--bilm", "-b", help="The biLM: a folder (options.json + weights.hdf5, or ELMoForManyLangs) or a released model's name (spacy-elmo models)"),
     baseline: bool = typer.Option(False, "--baseline", help="The matching config without ELMo (same features and schedule)", **FLAG),
     spacy_pretrain: bool = typer.Option(False, "--spacy-pretrain", help="The baseline with a tok2vec that `spacy pretrain` trains on raw text (its [pretraining] block included; then --paths.init_tok2vec); ner and textcat", **FLAG),
     elmo_at: str = typer.Option("input", "--elmo-at", help="Where ELMo joins the task's encoder: input ([x_k; ELMo_k]), output ([h_k; ELMo_k]) or both"),
@@ -199,7 +199,7 @@ def init_config_cli(
     if not without_elmo:
         text = place_elmo_text(text, elmo_at)
     if bilm is not None:
-        text = fill_config_text(text, bilm.resolve())
+        text = fill_config_text(text, _bilm_source(bilm))
     if vectors is not None:
         text = use_static_vectors(text, vectors.resolve())
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -216,7 +216,7 @@ def init_config_cli(
 @command("fill-config")
 def fill_config_cli(
     config_path: str = typer.Argument(..., help="A training config with an elmo component, a pretraining config, or a pretraining preset (cpu, small, original)"),
-    model: Path = typer.Argument(..., help="The biLM: a folder with options.json + weights.hdf5", exists=True),
+    model: str = typer.Argument(..., help="The biLM: a folder (options.json + weights.hdf5, or ELMoForManyLangs) or a released model's name"),
     output: Path = typer.Argument(..., help="Where to write the filled config"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
 ) -> None:
@@ -233,7 +233,7 @@ def fill_config_cli(
     if not path.is_file():
         raise typer.BadParameter(f"{config_path}: no such file, nor a pretraining preset ({', '.join(PRETRAIN_PRESETS)})", param_hint="CONFIG_PATH")
     check_output_file(output, overwrite)
-    text = fill_config_text(path.read_text(encoding="utf8"), model.resolve())
+    text = fill_config_text(path.read_text(encoding="utf8"), _bilm_source(model))
     output.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(output, text)
     typer.echo(f"Wrote {output} for the biLM in {model}")
@@ -241,7 +241,7 @@ def fill_config_cli(
 
 @command("embed")
 def embed_cli(
-    model: Path = typer.Argument(..., help="Pipeline folder, or folder with options.json + weights.hdf5", exists=True),
+    model: str = typer.Argument(..., help="Pipeline folder, biLM folder, or a released model's name"),
     input_path: Path = typer.Argument(..., help=".txt/.txt.gz (one document per line), .jsonl or .spacy", exists=True),
     output: Path = typer.Argument(..., help=".spacy (DocBin with doc._.elmo) or .hdf5 (one dataset per document)"),
     all_layers: bool = typer.Option(False, "--all", help="HDF5: every layer, (L + 1, n_tokens, 2P) (the default)", **FLAG),
@@ -286,6 +286,46 @@ def embed_cli(
     typer.echo(f"Wrote the ELMo layers of {n_docs} documents ({n_tokens} tokens) to {output}")
 
 
+def _bilm_source(value: str) -> str:
+    """A biLM named on the command line: an existing path (made absolute), else a released model's name."""
+    return str(Path(value).resolve()) if Path(value).exists() else value
+
+
+@command("models")
+def models_cli(
+    cache: Path = typer.Option(None, "--cache", help="The download cache (default: $SPACY_ELMO_CACHE, else ~/.cache/spacy-elmo)"),
+) -> None:
+    """List the released ELMo models that `spacy-elmo download NAME`, `--bilm NAME` and
+    `add_elmo(nlp, NAME)` take, and which are in the cache."""
+    from .released import CATALOGUE, cache_dir
+    from .released.download import RECORD
+
+    rows = [("name", "lang", "format", "parameters", "download", "cached", "trained on")]
+    for model in CATALOGUE.values():
+        cached = "yes" if (cache_dir(cache) / model.name / RECORD).is_file() else ""
+        rows.append((model.name, model.language, model.format, model.parameters, model.download, cached, model.trained_on))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+    typer.echo(f"\nCache: {cache_dir(cache)}. Sources of each entry: spacy_elmo/released/catalogue.py.")
+
+
+@command("download")
+def download_cli(
+    name: str = typer.Argument(..., help="A released model's name (spacy-elmo models lists them)"),
+    cache: Path = typer.Option(None, "--cache", help="The download cache (default: $SPACY_ELMO_CACHE, else ~/.cache/spacy-elmo)"),
+    mirror: str = typer.Option(None, "--mirror", help="A server holding NAME/FILE for each model, instead of the original URLs (default: $SPACY_ELMO_MIRROR)"),
+    force: bool = typer.Option(False, "--force", help="Download again what spacy-elmo downloaded before", **FLAG),
+) -> None:
+    """Download a released model into the cache (resuming an interrupted download), check it, and
+    say where it is. Later uses (`--bilm NAME`, `add_elmo(nlp, NAME)`) read it from there offline."""
+    from .released import download
+
+    folder = download(name, cache, mirror, force=force)
+    size = sum(p.stat().st_size for p in folder.path.iterdir() if p.is_file()) / 1e6
+    typer.echo(f"{name}: {folder.path} ({folder.format} format, {size:.1f} MB), checked")
+
+
 def _require_gpu(gpu_id: int) -> None:
     if gpu_id >= 0:
         import spacy
@@ -298,7 +338,7 @@ def _require_gpu(gpu_id: int) -> None:
 
 @command("index-usages")
 def index_usages_cli(
-    model: Path = typer.Argument(..., help="Pipeline folder with elmo, or folder with options.json + weights.hdf5", exists=True),
+    model: str = typer.Argument(..., help="Pipeline folder with elmo, biLM folder, or a released model's name"),
     corpus: Path = typer.Argument(..., help=".txt/.txt.gz/.jsonl/.spacy, a file or a folder of them", exists=True),
     output: Path = typer.Argument(..., help="The index folder to write (new, empty, or an index built before)"),
     words: str = typer.Option("", "--words", "-w", help="Index only these words, comma-separated (matched on token.lower_); default: every token"),

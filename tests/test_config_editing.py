@@ -2,6 +2,8 @@ from pathlib import Path
 
 import numpy
 import pytest
+
+from spacy_elmo.bilm import InputError
 import spacy
 from thinc.api import Config
 
@@ -81,7 +83,8 @@ def _check_it_gives_the_bilms_layers(text: str, model_dir: Path) -> None:
 
 def test_fill_config_errors_name_the_fix(tmp_path):
     config = Config().from_disk(CONFIGS / "ner_elmo.cfg", interpolate=False)
-    with pytest.raises(ElmoFormatError, match="options.json and weights.hdf5"):
+    # the one message for a path that holds no biLM (spacy_elmo.bilm.folders)
+    with pytest.raises(InputError, match="is not a biLM folder.*options.json \\+ weights.hdf5"):
         fill_elmo_config(config, tmp_path)
     save_original(tiny_bilm(), tmp_path / "options.json", tmp_path / "weights.hdf5")
     baseline = Config().from_disk(CONFIGS / "ner_baseline.cfg", interpolate=False)

@@ -192,11 +192,16 @@ class ElmoOptions:
     @classmethod
     def defaults(cls) -> Dict[str, Any]:
         """RETURNS (Dict[str, Any]): every hyperparameter's default, as config values."""
-        return cls().to_config()
+        return cls().to_config(all_fields=True)
 
-    def to_config(self) -> Dict[str, Any]:
-        """RETURNS (Dict[str, Any]): the hyperparameters as config values (lists, not tuples)."""
-        return {name: _config_value(getattr(self, name)) for name in self.names()}
+    def to_config(self, all_fields: bool = False) -> Dict[str, Any]:
+        """The hyperparameters as config values (lists, not tuples): for a UTF-8 biLM without the
+        learned-input settings (the block of `spacy-elmo.BiLM.v2`), unless `all_fields`.
+
+        RETURNS (Dict[str, Any]): name -> value.
+        """
+        names = self.names() if all_fields or self.char_vocab != "utf8" else self.utf8_names()
+        return {name: _config_value(getattr(self, name)) for name in names}
 
     @classmethod
     def from_config(cls, block: Dict[str, Any]) -> "ElmoOptions":

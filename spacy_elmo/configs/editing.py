@@ -7,44 +7,59 @@ from typing import Any, Dict, List, Union
 import srsly
 from thinc.api import Config
 
-from ..bilm import ElmoFormatError, ElmoOptions, find_weights_file
+from ..bilm import ElmoFormatError
+from ..layers.bilm_model import bilm_config
 
 _SECTION = re.compile(r"^\[([^\]]+)\]\s*$")
-_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*=")
+_KEY = re.compile(r"^(@?[A-Za-z_][\w.-]*)\s*=")
 
 
-def fill_config_text(text: str, model_dir: Union[str, Path]) -> str:
-    """Set a config to the biLM in `model_dir`, changing nothing else.
+def fill_config_text(text: str, source: Union[str, Path]) -> str:
+    """Set a config to a biLM, changing nothing else.
 
-    A training config: the model block of every `elmo` component gets the hyperparameters of
-    `model_dir/options.json` (listeners of `ElmoListener.v2` follow by interpolation; a v1 config's
-    `[variables] elmo_width / elmo_layers` are set too), and `[paths] elmo_options / elmo_weights`
-    name the files. A pretraining config: `[bilm]` gets the hyperparameters and `[paths] init_bilm`
-    the folder, so that training goes on from that biLM.
+    A training config: the model block of every `elmo` component gets the biLM's architecture and
+    hyperparameters (listeners of `ElmoListener.v2` follow by interpolation; a v1 config's
+    `[variables] elmo_width / elmo_layers` are set too); an options.json + weights.hdf5 folder is
+    named by `[paths] elmo_options / elmo_weights`, any other biLM by `[initialize.components.NAME]
+    bilm` (a released model by its name, read from the download cache). A pretraining config:
+    `[bilm]` gets the hyperparameters and `[paths] init_bilm` the folder, so that training goes on
+    from that biLM.
 
     text (str): the config file's text, not interpolated.
-    model_dir (Union[str, Path]): a folder with options.json and weights.hdf5.
+    source (Union[str, Path]): a biLM folder (absolute path) or a released model's name.
     RETURNS (str): the new text.
     """
-    model_dir = Path(model_dir)
-    options_file = model_dir / "options.json"
-    weights_file = find_weights_file(model_dir)
-    if not options_file.is_file() or weights_file is None:
-        raise ElmoFormatError(f"{model_dir} needs options.json and weights.hdf5 (a biLM written by `spacy-elmo pretrain`, or the original files)")
-    options = ElmoOptions.from_file(options_file)
+    from ..released import resolve_bilm
+
+    folder = resolve_bilm(source)
+    by_name = not Path(source).exists()
+    options = folder.options()
     config = Config().from_str(text, interpolate=False)
-    hyperparameters = options.to_config()
+    block = bilm_config(options)
+    block.pop("sequences")
+    if options.char_vocab == "utf8":
+        block.pop("@architectures")  # a v1 or v2 block keeps its own
     names = [name for name, block in config.get("components", {}).items() if block.get("factory") == "elmo"]
     if names:
         for name in names:
-            text = set_values(text, f"components.{name}.model", hyperparameters)
+            text = set_values(text, f"components.{name}.model", block)
         variables = config.get("variables", {})
         widths = {"elmo_width": options.output_dim, "elmo_layers": options.n_output_layers}
         text = set_values(text, "variables", {k: v for k, v in widths.items() if k in variables})
-        text = set_values(text, "paths", {"elmo_options": str(options_file), "elmo_weights": str(weights_file)})
+        if folder.format == "allennlp" and not by_name:
+            text = set_values(text, "paths", {"elmo_options": str(folder.options_file), "elmo_weights": str(folder.weights_file)})
+        else:
+            text = set_values(text, "paths", {"elmo_options": None, "elmo_weights": None})
+            for name in names:
+                text = set_values(text, f"initialize.components.{name}", {"bilm": str(source) if by_name else str(folder.path)})
     elif "bilm" in config:
-        text = set_values(text, "bilm", hyperparameters)
-        text = set_values(text, "paths", {"init_bilm": str(model_dir)})
+        if folder.format != "allennlp":
+            raise ElmoFormatError(
+                f"{source} is an ELMoForManyLangs biLM: pretraining and adapting go on from options.json + weights.hdf5 "
+                "biLMs only (its inputs are UTF-8 bytes). Use it in a training config (spacy-elmo init-config --bilm)."
+            )
+        text = set_values(text, "bilm", {k: v for k, v in block.items() if not k.startswith("@")})
+        text = set_values(text, "paths", {"init_bilm": str(folder.path)})
     else:
         raise ValueError(
             'The config has no component with factory = "elmo" and no [bilm] block: start from '

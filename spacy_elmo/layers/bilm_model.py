@@ -77,11 +77,8 @@ def bilm_config(options: ElmoOptions, window_size: int = 128, punct_sentences: b
     RETURNS (Dict[str, Any]): the block, for `nlp.add_pipe("elmo", config={"model": ...})`.
     """
     sequences = {"@elmo_sequences": "spacy-elmo.sentences.v1", "window_size": window_size, "punct_sentences": punct_sentences}
-    values = options.to_config()
-    if options.char_vocab == "utf8":
-        values = {name: values[name] for name in ElmoOptions.utf8_names()}
-        return {"@architectures": "spacy-elmo.BiLM.v2", **values, "sequences": sequences}
-    return {"@architectures": "spacy-elmo.BiLM.v3", **values, "sequences": sequences}
+    architecture = "spacy-elmo.BiLM.v2" if options.char_vocab == "utf8" else "spacy-elmo.BiLM.v3"
+    return {"@architectures": architecture, **options.to_config(), "sequences": sequences}
 
 
 def wrap_bilm(bilm: BiLM, sequences: Optional[SequenceGetter] = None, batch_size: int = DEFAULT_BATCH_SIZE) -> ElmoModelT:

@@ -69,7 +69,8 @@ def build_usage_index(
     if lemmas:
         _check_lemmas(nlp, off)
     meta = {
-        "model": str(Path(model).resolve()) if model is not None else "",
+        # a released model's name stays a name (read from the download cache)
+        "model": (str(Path(model).resolve()) if Path(model).exists() else str(model)) if model is not None else "",
         "load": {"lang": nlp.lang},
         "fingerprint": bilm_fingerprint(pipe.bilm),
         "elmo": pipe.name,

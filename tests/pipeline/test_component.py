@@ -234,15 +234,21 @@ def test_batch_size_and_token_cache_are_component_settings(tmp_path):
 
 def test_one_set_of_defaults_the_released_small_size():
     from spacy_elmo.bilm import ElmoOptions
-    from spacy_elmo.layers.bilm_model import build_bilm_model_v2
+    from spacy_elmo.layers.bilm_model import build_bilm_model_v2, build_bilm_model_v3
 
     elmo = spacy.blank("en").add_pipe("elmo")
     assert elmo.options == ElmoOptions()
     assert (ElmoOptions().cell_dim, ElmoOptions().projection_dim, ElmoOptions().n_highway) == (1024, 128, 1)
     import inspect
 
-    signature = inspect.signature(build_bilm_model_v2).parameters
-    assert {name: signature[name].default for name in ElmoOptions.names()} == ElmoOptions.defaults()
+    v3 = inspect.signature(build_bilm_model_v3).parameters
+    assert {name: v3[name].default for name in ElmoOptions.names()} == ElmoOptions.defaults()
+    # v2 is the UTF-8 biLM: the learned-input settings are v3's alone
+    v2 = inspect.signature(build_bilm_model_v2).parameters
+    assert {name: v2[name].default for name in ElmoOptions.utf8_names()} == {
+        name: value for name, value in ElmoOptions.defaults().items() if name in ElmoOptions.utf8_names()
+    }
+    assert not {"char_vocab", "word_dim", "n_words"} & set(v2)
 
 
 def test_option_differences_are_named():

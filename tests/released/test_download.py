@@ -1,0 +1,217 @@
+"""Released models by name, against a real HTTP server on 127.0.0.1 (the standard library's) that
+serves fixture files as a mirror does: MIRROR/NAME/FILE. No test reaches the internet."""
+import hashlib
+import http.server
+import json
+import shutil
+import socket
+import threading
+import zipfile
+from pathlib import Path
+from typing import Dict, List
+
+import numpy
+import pytest
+import spacy
+
+from spacy_elmo import add_elmo
+from spacy_elmo.bilm import InputError, load_original, save_original
+from spacy_elmo.released import cached_folder, download, resolve_bilm
+from spacy_elmo.released.download import RECORD
+
+from ..helpers import tiny_bilm
+
+EFML = Path(__file__).resolve().parents[1] / "fixtures" / "elmoformanylangs"
+
+
+class _Server:
+    """Serves `root` with byte ranges; `cut[path] = n` sends only the first n bytes of that file
+    once (with the whole length announced), `garble[path]` replaces its bytes by random ones."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.cut: Dict[str, int] = {}
+        self.garble: Dict[str, bytes] = {}
+        self.ranges: List[str] = []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:
+                path = self.path.lstrip("/")
+                file = server.root / path
+                if not file.is_file():
+                    self.send_error(404)
+                    return
+                data = server.garble.get(path) or file.read_bytes()
+                start = 0
+                header = self.headers.get("Range")
+                if header:
+                    server.ranges.append(f"{path} {header}")
+                    start = int(header.split("=")[1].split("-")[0])
+                    self.send_response(206)
+                    self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+                else:
+                    self.send_response(200)
+                self.send_header("Content-Length", str(len(data) - start))
+                self.end_headers()
+                body = data[start:]
+                if path in server.cut:
+                    body = body[: server.cut.pop(path)]
+                self.wfile.write(body)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def mirror(tmp_path):
+    root = tmp_path / "mirror"
+    (root / "small").mkdir(parents=True)
+    save_original(tiny_bilm(seed=3), root / "small" / "options.json", root / "small" / "weights.hdf5")
+    (root / "efml-de").mkdir()
+    with zipfile.ZipFile(root / "efml-de" / "model.zip", "w") as zf:
+        for path in (EFML / "model").iterdir():
+            zf.write(path, f"de.model/{path.name}")
+    server = _Server(root)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("SPACY_ELMO_CACHE", str(folder))
+    monkeypatch.delenv("SPACY_ELMO_MIRROR", raising=False)
+    return folder
+
+
+def _dead_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}"  # closed once the socket is
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_complete_download_is_checked_recorded_and_used_offline(mirror, cache, monkeypatch):
+    folder = download("small", mirror=mirror.url, progress=False)
+    assert folder.path == cache / "small" and folder.format == "allennlp"
+    record = json.loads((cache / "small" / RECORD).read_text())
+    assert record["complete"] and record["files"]["weights.hdf5"] == _sha(mirror.root / "small" / "weights.hdf5")
+    assert not list((cache / "small").glob("*.partial"))
+    # offline from now on: the server is gone, the mirror points nowhere
+    mirror.close()
+    monkeypatch.setenv("SPACY_ELMO_MIRROR", _dead_url())
+    nlp = spacy.blank("en")
+    add_elmo(nlp, "small")
+    expected = load_original(mirror.root / "small" / "options.json", mirror.root / "small" / "weights.hdf5").embed([["a", "b"]])[0]
+    numpy.testing.assert_allclose(nlp("a b")._.elmo.layers, expected, atol=1e-6)
+
+
+def test_a_download_cut_off_halfway_resumes_where_it_stopped(mirror, cache):
+    size = (mirror.root / "small" / "weights.hdf5").stat().st_size
+    mirror.cut["small/weights.hdf5"] = size // 2
+    with pytest.raises(InputError, match=f"stopped at {size // 2} of {size} bytes.*run `spacy-elmo download small` again"):
+        download("small", mirror=mirror.url, progress=False)
+    assert (cache / "small" / "weights.hdf5.partial").stat().st_size == size // 2
+    assert cached_folder("small") is None
+    download("small", mirror=mirror.url, progress=False)
+    assert mirror.ranges == [f"small/weights.hdf5 bytes={size // 2}-"]
+    assert _sha(cache / "small" / "weights.hdf5") == _sha(mirror.root / "small" / "weights.hdf5")
+
+
+def test_a_corrupt_file_is_refused_and_removed(mirror, cache):
+    size = (mirror.root / "small" / "weights.hdf5").stat().st_size
+    mirror.garble["small/weights.hdf5"] = numpy.random.default_rng(0).bytes(size)
+    with pytest.raises(InputError, match="not a usable biLM.*removed"):
+        download("small", mirror=mirror.url, progress=False)
+    assert not (cache / "small" / "weights.hdf5").exists()
+    assert cached_folder("small") is None
+
+
+def test_a_changed_file_in_the_cache_is_found_on_the_next_use(mirror, cache):
+    download("small", mirror=mirror.url, progress=False)
+    with (cache / "small" / "weights.hdf5").open("r+b") as f:
+        f.seek(-8, 2)
+        f.write(b"\x00" * 8)
+    with pytest.raises(InputError, match="differs from what spacy-elmo downloaded.*--force"):
+        resolve_bilm("small")
+    download("small", mirror=mirror.url, force=True, progress=False)
+    assert resolve_bilm("small").path == cache / "small"
+
+
+def test_a_server_that_is_down_fails_in_one_line_naming_the_url_and_the_command(cache):
+    url = _dead_url()
+    with pytest.raises(InputError) as info:
+        resolve_bilm("small", mirror=url)
+    message = str(info.value)
+    assert f"{url}/small/options.json" in message and "spacy-elmo download small" in message and "\n" not in message
+
+
+def test_not_cached_and_not_to_be_downloaded_says_how_to_fetch_it(cache):
+    with pytest.raises(InputError, match="spacy-elmo download small"):
+        resolve_bilm("small", download_missing=False)
+
+
+def test_files_a_user_put_in_the_cache_are_left_alone(mirror, cache):
+    (cache / "small").mkdir(parents=True)
+    (cache / "small" / "notes.txt").write_text("mine")
+    (cache / "small" / "weights.hdf5").write_text("my own weights")
+    with pytest.raises(InputError, match="did not download it: it is left alone"):
+        download("small", mirror=mirror.url, progress=False)
+    assert (cache / "small" / "weights.hdf5").read_text() == "my own weights"
+    (cache / "small" / "weights.hdf5").unlink()
+    download("small", mirror=mirror.url, progress=False)
+    download("small", mirror=mirror.url, force=True, progress=False)
+    assert (cache / "small" / "notes.txt").read_text() == "mine"
+    assert "notes.txt" not in json.loads((cache / "small" / RECORD).read_text())["files"]
+
+
+def test_an_elmoformanylangs_archive_is_unpacked_checked_and_loads_exactly(mirror, cache):
+    folder = download("efml-de", mirror=mirror.url, progress=False)
+    assert folder.format == "elmoformanylangs"
+    assert not (cache / "efml-de" / "model.zip").exists() and not list((cache / "efml-de").glob(".unpacking-*"))
+    sentences = json.loads((EFML / "sentences.json").read_text(encoding="utf-8"))
+    reference = numpy.load(EFML / "reference.npz")
+    out = folder.load().embed(sentences)
+    for i, layers in enumerate(out):
+        numpy.testing.assert_allclose(layers, reference[f"arr_{i}"], atol=1e-5, rtol=0)
+
+
+def test_unknown_names_and_folders_say_what_works(cache, tmp_path):
+    with pytest.raises(InputError, match="is not a biLM folder.*released model's name"):
+        resolve_bilm("no-such-model")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="is not a biLM folder"):
+        resolve_bilm(tmp_path / "empty")
+
+
+def test_cli_models_and_download(mirror, cache):
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    runner = CliRunner()
+    listed = runner.invoke(app, ["models"])
+    assert listed.exit_code == 0
+    names = [line.split()[0] for line in listed.output.splitlines()[1:] if line.strip() and not line.startswith("Cache")]
+    assert {"small", "medium", "original", "original-5.5b", "efml-de", "efml-zh"} <= set(names) and len(names) >= 49
+    fetched = runner.invoke(app, ["download", "small", "--mirror", mirror.url])
+    assert fetched.exit_code == 0, fetched.output
+    assert str(cache / "small") in fetched.output
+    assert "yes" in next(line for line in runner.invoke(app, ["models"]).output.splitlines() if line.startswith("small "))
+    shutil.rmtree(cache)
+    failed = runner.invoke(app, ["download", "small", "--mirror", _dead_url()])
+    assert failed.exit_code == 1 and "Cannot download small" in failed.output
