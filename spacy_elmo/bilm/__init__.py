@@ -10,9 +10,14 @@ from .model import BiLM
 from .char_encoder import DEFAULT_CACHE_SIZE
 from .options import RELEASED_FILTERS, ElmoOptions
 from .weights import find_weights_file, load_original, read_weights, save_original
+from .elmoformanylangs import load_elmoformanylangs
+from .folders import BilmFolder, bilm_folder
 
 __all__ = [
     "BiLM",
+    "BilmFolder",
+    "bilm_folder",
+    "load_elmoformanylangs",
     "CharBatch",
     "DEFAULT_CACHE_SIZE",
     "ElmoFormatError",

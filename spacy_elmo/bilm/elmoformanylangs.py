@@ -19,13 +19,12 @@ first batch after loading computes.
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
-import srsly
 import torch
 
 from .errors import ElmoFormatError
 from .learned_vocab import LearnedVocab, read_lexicon
 from .model import BiLM
-from .options import ElmoOptions
+from .options import ElmoOptions, read_json_object
 
 PathLike = Union[str, Path]
 PACKAGED_CONFIGS = Path(__file__).parent / "elmoformanylangs_configs"
@@ -236,15 +235,7 @@ def _encoder_tensors(bilm: BiLM) -> Dict[str, Tuple[Tuple[int, ...], _Copy]]:
 
 
 def _read_json(path: Path) -> Dict[str, Any]:
-    if not path.is_file():
-        raise ElmoFormatError(f"{path} not found: an ELMoForManyLangs model folder needs it")
-    try:
-        data = srsly.read_json(path)
-    except ValueError as err:
-        raise ElmoFormatError(f"{path} is not valid JSON ({err}): download the model again.") from None
-    if not isinstance(data, dict):
-        raise ElmoFormatError(f"{path} must hold a JSON object")
-    return data
+    return read_json_object(path, "ELMoForManyLangs file")
 
 
 __all__: List[str] = ["is_elmoformanylangs_folder", "load_elmoformanylangs", "network_config", "read_folder", "read_weights"]

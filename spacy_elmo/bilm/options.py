@@ -286,19 +286,25 @@ class ElmoOptions:
 
     @classmethod
     def from_file(cls, path: Union[str, Path]) -> "ElmoOptions":
-        path = Path(path)
-        if not path.is_file():
-            raise ElmoFormatError(f"ELMo options file not found: {path}")
-        try:
-            data = srsly.read_json(path)
-        except ValueError as err:
-            raise ElmoFormatError(f"ELMo options file {path} is not valid JSON: {err}") from err
-        if not isinstance(data, dict):
-            raise ElmoFormatError(f"ELMo options file {path} must hold a JSON object")
-        return cls.from_json(data)
+        return cls.from_json(read_json_object(path, "ELMo options file"))
 
     def to_file(self, path: Union[str, Path]) -> None:
         srsly.write_json(path, self.to_json())
+
+
+def read_json_object(path: Union[str, Path], what: str) -> Dict[str, Any]:
+    """Read a JSON file that must hold an object; an ElmoFormatError naming `what` and the file
+    where it is missing, not JSON, or not an object."""
+    path = Path(path)
+    if not path.is_file():
+        raise ElmoFormatError(f"{what} not found: {path}")
+    try:
+        data = srsly.read_json(path)
+    except ValueError as err:
+        raise ElmoFormatError(f"{what} {path} is not valid JSON: {err}") from None
+    if not isinstance(data, dict):
+        raise ElmoFormatError(f"{what} {path} must hold a JSON object")
+    return data
 
 
 def _config_value(value: Any) -> Any:

@@ -8,7 +8,6 @@ import srsly
 from thinc.api import Config
 
 from ..bilm import ElmoFormatError
-from ..layers.bilm_model import bilm_config
 
 _SECTION = re.compile(r"^\[([^\]]+)\]\s*$")
 _KEY = re.compile(r"^(@?[A-Za-z_][\w.-]*)\s*=")
@@ -35,10 +34,9 @@ def fill_config_text(text: str, source: Union[str, Path]) -> str:
     by_name = not Path(source).exists()
     options = folder.options()
     config = Config().from_str(text, interpolate=False)
-    block = bilm_config(options)
-    block.pop("sequences")
-    if options.char_vocab == "utf8":
-        block.pop("@architectures")  # a v1 or v2 block keeps its own
+    block = options.to_config()
+    if options.char_vocab != "utf8":
+        block = {"@architectures": "spacy-elmo.BiLM.v3", **block}  # v1 and v2 read UTF-8 bytes only
     names = [name for name, block in config.get("components", {}).items() if block.get("factory") == "elmo"]
     if names:
         for name in names:
