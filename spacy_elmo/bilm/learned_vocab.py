@@ -91,21 +91,22 @@ def read_lexicon(path: Union[str, Path]) -> Dict[str, int]:
     path = Path(path)
     if not path.is_file():
         raise ElmoFormatError(f"{path} not found: an ELMoForManyLangs model folder needs it beside config.json")
-    lexicon: Dict[str, int] = {}
     try:
-        with path.open(encoding="utf-8") as f:
-            for number, line in enumerate(f, start=1):
-                fields = line.strip().split("\t")
-                if len(fields) == 1:
-                    fields.insert(0, "\u3000")
-                if len(fields) != 2 or not fields[1].lstrip("-").isdigit():
-                    raise ElmoFormatError(
-                        f"{path}, line {number}: expected 'entry<TAB>id', got {line.rstrip()[:60]!r}. "
-                        "The file is damaged: download the model again."
-                    )
-                lexicon[fields[0]] = int(fields[1])
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         raise ElmoFormatError(f"{path} is not UTF-8 text ({err}): download the model again.") from None
+    lexicon: Dict[str, int] = {}
+    # its reader (codecs) splits lines where str.splitlines does, at U+2028 and U+0085 too
+    for number, line in enumerate(text.splitlines(), start=1):
+        fields = line.strip().split("\t")
+        if len(fields) == 1:
+            fields.insert(0, "\u3000")
+        if len(fields) != 2 or not fields[1].lstrip("-").isdigit():
+            raise ElmoFormatError(
+                f"{path}, line {number}: expected 'entry<TAB>id', got {line.rstrip()[:60]!r}. "
+                "The file is damaged: download the model again."
+            )
+        lexicon[fields[0]] = int(fields[1])
     return lexicon
 
 

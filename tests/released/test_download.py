@@ -215,3 +215,24 @@ def test_cli_models_and_download(mirror, cache):
     shutil.rmtree(cache)
     failed = runner.invoke(app, ["download", "small", "--mirror", _dead_url()])
     assert failed.exit_code == 1 and "Cannot download small" in failed.output
+
+
+def test_init_config_with_a_name_initializes_from_the_cache(mirror, cache, tmp_path, monkeypatch):
+    from thinc.api import Config
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    monkeypatch.setenv("SPACY_ELMO_MIRROR", mirror.url)
+    result = CliRunner().invoke(app, ["init-config", str(tmp_path / "ner.cfg"), "--pipeline", "ner", "--bilm", "small"])
+    assert result.exit_code == 0, result.output
+    config = Config().from_disk(tmp_path / "ner.cfg", interpolate=False)
+    assert config["initialize"]["components"]["elmo"]["bilm"] == "small"  # a name: the config works on any machine
+    assert config["paths"]["elmo_options"] is None and config["paths"]["elmo_weights"] is None
+    assert config["components"]["elmo"]["model"]["projection_dim"] == 8
+    nlp = spacy.blank("en")
+    model = {k: v for k, v in config["components"]["elmo"]["model"].items()}
+    elmo = nlp.add_pipe("elmo", config={"model": model})
+    elmo.initialize(lambda: [], nlp=nlp, bilm="small")
+    expected = load_original(mirror.root / "small" / "options.json", mirror.root / "small" / "weights.hdf5").embed([["a", "b"]])[0]
+    numpy.testing.assert_allclose(nlp("a b")._.elmo.layers, expected, atol=1e-6)
