@@ -21,7 +21,7 @@ def former_reading(path: Path, lang: str, max_length: int) -> int:
     """Tokens of the former `Corpus` iteration (what every epoch and the vocabulary pass did)."""
     import spacy
 
-    from spacy_elmo.training.corpus import corpus_files, numbered_texts
+    from spacy_elmo.text_corpus import corpus_files, numbered_texts
 
     nlp = spacy.blank(lang)
     nlp.add_pipe("sentencizer")
@@ -40,7 +40,7 @@ def plain_pipeline(path: Path, lang: str) -> Tuple[int, float]:
     texts are read beforehand (not timed)."""
     import spacy
 
-    from spacy_elmo.training.corpus import corpus_files, numbered_texts
+    from spacy_elmo.text_corpus import corpus_files, numbered_texts
 
     nlp = spacy.blank(lang)
     nlp.add_pipe("sentencizer")

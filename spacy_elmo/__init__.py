@@ -16,6 +16,9 @@ _NAMES = {
     "add_elmo": ".pipeline.component",
     "ElmoData": ".pipeline.elmo_data",
     "bilm_config": ".layers.bilm_model",
+    "InputError": ".errors",
+    "UsageIndex": ".usages.index",
+    "build_usage_index": ".usages.builder",
 }
 __all__ = ["__version__", *_NAMES]
 __getattr__ = lazy_getattr(__name__, _NAMES)

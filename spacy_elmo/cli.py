@@ -3,7 +3,7 @@
 Commands are listed in the order of the work: pretrain a biLM, write a training config that uses
 it, then use it. Bad input ends a command with one line on stderr naming the file and what to do
 (exit status 1), not a traceback. No command replaces a file or folder it did not make:
-`--overwrite` says that you mean it (folders: see training/folders.py).
+`--overwrite` says that you mean it (folders: see output_folders.py).
 """
 import errno
 import functools
@@ -12,7 +12,7 @@ from typing import Any, Callable, TypeVar
 
 import typer
 
-from .bilm.errors import InputError
+from .errors import InputError
 
 app = typer.Typer(
     name="spacy-elmo",
@@ -178,7 +178,7 @@ def init_config_cli(
     The biLM's files are named by absolute paths, so the config works from any folder."""
     from .configs import task_config
     from .configs.editing import ELMO_PLACES, fill_config_text, place_elmo_text, use_static_vectors
-    from .training.folders import write_atomically
+    from .output_folders import write_atomically
 
     if elmo_at not in ELMO_PLACES:
         raise typer.BadParameter(f"{elmo_at!r}: use one of {', '.join(ELMO_PLACES)}", param_hint="--elmo-at")
@@ -227,7 +227,7 @@ def fill_config_cli(
     `spacy train OUTPUT ...` (or `spacy-elmo pretrain OUTPUT ...`) needs no biLM overrides."""
     from .configs import PRETRAIN_PRESETS, pretrain_config
     from .configs.editing import fill_config_text
-    from .training.folders import write_atomically
+    from .output_folders import write_atomically
 
     path = pretrain_config(config_path) if config_path in PRETRAIN_PRESETS else Path(config_path)
     if not path.is_file():

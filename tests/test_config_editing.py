@@ -8,7 +8,6 @@ import spacy
 from thinc.api import Config
 
 from spacy_elmo import load_original, save_original
-from spacy_elmo.bilm import ElmoFormatError
 from spacy_elmo.configs import CONFIG_DIR as CONFIGS, TASKS, task_config
 from spacy_elmo.configs.editing import fill_config_text, use_static_vectors
 

@@ -3,7 +3,6 @@ a full disk, and damaged versions of every file the project reads. Each case eit
 ends with one line naming the file; no user file is lost and no wrong number leaves with exit 0."""
 import errno
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -33,6 +32,11 @@ def _pretrain_args(corpus: Path, output: Path, **overrides) -> list:
     for key, value in settings.items():
         args += [f"--{key}", value if isinstance(value, str) else json.dumps(value)]
     return args
+
+
+def _scratch(folder: Path) -> list:
+    """The scratch folders of builds beside their outputs in `folder`."""
+    return sorted(folder.glob(".*.spacy-elmo-scratch"))
 
 
 def _error_line(result) -> str:
@@ -69,7 +73,7 @@ def test_prepare_corpus_leaves_a_users_folder_alone(corpus, tmp_path):
     line = _error_line(_cli("prepare-corpus", corpus, "--output", user))
     assert str(user) in line and "not made by spacy-elmo" in line
     assert _snapshot(user) == before
-    assert not (tmp_path / "userdir.tmp").exists()
+    assert not _scratch(tmp_path)
 
 
 def test_prepare_corpus_refuses_to_write_over_its_input(corpus):
@@ -122,7 +126,7 @@ def test_preparing_again_keeps_the_files_a_user_put_in_the_folder(corpus, tmp_pa
 
     prepared = PreparedCorpus(out)
     assert [f["path"] for f in prepared.key["files"]] == [str(other.resolve())] and prepared.meta["sentences"] == 2
-    assert not (tmp_path / "prep.tmp").exists()
+    assert not _scratch(tmp_path)
 
 
 # --- finished runs, concurrent runs --------------------------------------------------------------
@@ -145,7 +149,7 @@ def test_a_finished_run_is_not_started_over_without_resume_or_overwrite(corpus, 
 
 _HOLD_LOCK = """
 import sys, time
-from spacy_elmo.training.folders import FolderLock
+from spacy_elmo.output_folders import FolderLock
 lock = FolderLock(sys.argv[1], "spacy-elmo pretrain").acquire()
 print("locked", flush=True)
 time.sleep(60)
@@ -200,11 +204,14 @@ def test_kill_9_during_prepare_then_prepare_again(tmp_path):
     out = tmp_path / "prepared"
     cmd = [sys.executable, "-m", "spacy_elmo", "prepare-corpus", str(text), "--output", str(out), "--n-process", "1"]
     victim = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    tokens = tmp_path / "prepared.tmp" / "tokens.bin"
-    _kill_when(victim, lambda: tokens.is_file() and tokens.stat().st_size > 0)
+    def started() -> bool:
+        tokens = [folder / "tokens.bin" for folder in _scratch(tmp_path)]
+        return any(t.is_file() and t.stat().st_size > 0 for t in tokens)
+
+    _kill_when(victim, started)
     assert not out.exists()  # a half-prepared folder is never taken for a finished one
     assert _cli("prepare-corpus", text, "--output", out, "--n-process", "1").exit_code == 0
-    assert not (tmp_path / "prepared.tmp").exists()
+    assert not _scratch(tmp_path)  # the killed build's scratch folder (its own, marked) is gone too
     clean = tmp_path / "clean"
     assert _cli("prepare-corpus", text, "--output", clean, "--n-process", "1").exit_code == 0
     for name in ("tokens.bin", "lengths.npy", "words.bin"):

@@ -6,7 +6,7 @@ from typing import Iterator, List
 import spacy
 import typer
 
-from spacy_elmo.training.corpus import read_texts
+from spacy_elmo.text_corpus import read_texts
 
 
 def _lines(paths: List[Path], vocab) -> Iterator[str]:  # type: ignore[no-untyped-def]

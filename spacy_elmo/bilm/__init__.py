@@ -5,7 +5,7 @@
 >>> layers = bilm.embed([["Hello", "world", "!"]])  # [(L + 1, 3, 2P) float32 array]
 """
 from .char_ids import CharBatch, sentences_to_char_ids, word_char_ids
-from .errors import ElmoFormatError, InputError
+from ..errors import ElmoFormatError, InputError
 from .model import BiLM
 from .char_encoder import DEFAULT_CACHE_SIZE
 from .options import RELEASED_FILTERS, ElmoOptions

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from .char_ids import UTF8, CharBatch, TokenInput, cut_char_axis, char_length_groups
-from .errors import ElmoFormatError
+from ..errors import ElmoFormatError
 from .packed_matmul import PackedWeights, product
 from .options import ElmoOptions
 

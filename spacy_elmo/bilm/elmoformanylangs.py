@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 import torch
 
-from .errors import ElmoFormatError
+from ..errors import ElmoFormatError
 from .learned_vocab import LearnedVocab, read_lexicon
 from .model import BiLM
 from .options import ElmoOptions, read_json_object

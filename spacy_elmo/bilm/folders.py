@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from . import elmoformanylangs
-from .errors import InputError
+from ..errors import InputError
 from .model import BiLM
 from .options import ElmoOptions
 from .weights import find_weights_file, load_original, read_weights

@@ -13,7 +13,7 @@ from typing import Any, Dict, Optional, Union
 
 import numpy
 
-from .errors import ElmoFormatError
+from ..errors import ElmoFormatError
 
 CHAR_SPECIALS = ("<bow>", "<eow>", "<oov>", "<pad>", "<bos>", "<eos>")
 WORD_SPECIALS = ("<oov>", "<pad>")

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import srsly
 
-from .errors import ElmoFormatError
+from ..errors import ElmoFormatError
 
 # The 2048-filter char CNN of every released ELMo model.
 RELEASED_FILTERS: Tuple[Tuple[int, int], ...] = (

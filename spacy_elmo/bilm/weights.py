@@ -12,7 +12,8 @@ import numpy
 import torch
 
 from .char_encoder import DEFAULT_CACHE_SIZE
-from .errors import ElmoFormatError
+from ..errors import ElmoFormatError
+from ..output_folders import temporary_path
 from .model import BiLM
 from .options import ElmoOptions
 
@@ -242,11 +243,15 @@ def save_original(bilm: BiLM, options_file: PathLike, weights_file: PathLike) ->
     options_path, weights_path = Path(options_file), Path(weights_file)
     weights_path.parent.mkdir(parents=True, exist_ok=True)
     options_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = weights_path.with_name(weights_path.name + ".tmp")
-    with h5py.File(tmp, "w") as f:
-        for ds in _datasets(bilm):
-            array = ds.write().astype(numpy.float32)
-            assert array.shape == ds.shape, (ds.path, array.shape, ds.shape)
-            f.create_dataset(ds.path, data=array)
-    tmp.replace(weights_path)
+    datasets = _datasets(bilm)  # refuses a biLM this format cannot hold, before anything is written
+    tmp = temporary_path(weights_path)
+    try:
+        with h5py.File(tmp, "w") as f:
+            for ds in datasets:
+                array = ds.write().astype(numpy.float32)
+                assert array.shape == ds.shape, (ds.path, array.shape, ds.shape)
+                f.create_dataset(ds.path, data=array)
+        tmp.replace(weights_path)
+    finally:
+        tmp.unlink(missing_ok=True)
     bilm.options.to_file(options_path)

@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, Tuple, Union
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
-from ..bilm.errors import InputError
+from ..errors import InputError
 from .component import Elmo
 
 LAYER_CHOICES = ("all", "top", "average")
@@ -38,7 +38,7 @@ def embedded_docs(nlp: Language, input_path: Path, pretokenized: bool = False, d
     """The input's Docs with `doc._.elmo` set, one per line of a text file (per record of
     .jsonl, per Doc of .spacy). Pretokenized lines become one-sentence Docs of exactly their
     whitespace-split tokens, run through the elmo component(s) only."""
-    from ..training.corpus import read_texts
+    from ..text_corpus import read_texts
 
     if pretokenized:
         docs: Iterable[Doc] = (_pretokenized_doc(nlp, line) for line in read_lines(input_path))

@@ -6,7 +6,7 @@ from typing import List, Union
 
 from spacy.language import Language
 
-from ..bilm.errors import InputError
+from ..errors import InputError
 from .component import Elmo
 
 

@@ -5,7 +5,7 @@ figures from a page; "?" where no public page states one.
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from ..bilm.errors import InputError
+from ..errors import InputError
 
 _ALLENNLP = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo"
 _ALLENNLP_TABLE = "allennlp.org/elmo (table 'Pre-trained ELMo Models': parameters, LSTM sizes, highway layers)"

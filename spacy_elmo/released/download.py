@@ -19,7 +19,8 @@ from typing import Any, Dict, List, Optional, Union
 
 import srsly
 
-from ..bilm.errors import InputError
+from ..errors import InputError
+from ..output_folders import write_atomically
 from ..bilm.folders import BilmFolder, bilm_folder, find_bilm_folder, not_a_bilm_folder
 from .catalogue import CATALOGUE, ReleasedModel, released_model
 
@@ -271,9 +272,7 @@ def _read_record(folder: Path) -> Dict[str, Any]:
 
 
 def _write_record(folder: Path, record: Dict[str, Any]) -> None:
-    tmp = folder / (RECORD + ".tmp")
-    srsly.write_json(tmp, record)
-    tmp.replace(folder / RECORD)
+    write_atomically(folder / RECORD, srsly.json_dumps(record))
 
 
 def _sha256(path: Path) -> str:

@@ -15,9 +15,9 @@ import srsly
 import torch
 
 from ..bilm import BiLM, find_weights_file, load_original, save_original
-from ..bilm.errors import InputError
+from ..errors import InputError
 from ..bilm.language_model import SharedSoftmax
-from .folders import read_json_file
+from ..output_folders import read_json_file
 from .vocab import Vocabulary
 
 PathLike = Union[str, Path]

@@ -1,121 +1,21 @@
-"""Raw text as sentences of tokens: the files, the numbering of lines and documents, and the rule
-that cuts text into sentences.
+"""Raw text as sentences of tokens: the rule that cuts text into sentences.
 
-Text comes from `.txt` / `.txt.gz` (one paragraph or sentence per line), `.jsonl` (a "text"
-field) or spaCy `.spacy` files, is tokenized by the spaCy language's own tokenizer (the
+Text (read by `spacy_elmo.text_corpus`) is tokenized by the spaCy language's own tokenizer (the
 tokenization the pipeline will see) and split into sentences by the rule-based sentencizer;
 whitespace tokens are dropped and sentences longer than `max_length` are cut into pieces.
 
 Training reads a prepared corpus (`prepared.py`), made once by this same rule; `Corpus` streams
 sentences directly, for dev text and perplexity. spaCy is imported only to tokenize.
 """
-import gzip
-import io
-import json
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Tuple, Union
+from typing import Iterator, List, Tuple, Union
 
 import numpy
 
-from ..bilm.errors import InputError
+from ..text_corpus import corpus_files, numbered_texts
 
 Sentence = List[str]
 PathLike = Union[str, Path]
-
-
-def corpus_files(path: PathLike) -> List[Path]:
-    """The corpus files at `path` (a file, or every supported file in a folder, sorted)."""
-    path = Path(path)
-    suffixes = (".txt", ".gz", ".jsonl", ".spacy")
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes)
-    elif path.is_file():
-        files = [path]
-    else:
-        raise FileNotFoundError(f"Corpus not found: {path} (give a .txt, .txt.gz, .jsonl or .spacy file, or a folder of them)")
-    if not files:
-        raise InputError(f"No .txt, .txt.gz, .jsonl or .spacy files in {path}: give a file or a folder that holds some")
-    return files
-
-
-def files_progress_bar(files: List[Path], enabled: bool, desc: str):  # type: ignore[no-untyped-def]
-    """A bar over the bytes of `files` (for `read_texts`' progress callback), on a terminal only:
-    redirected output gets the caller's summary line, not frames. None where there is no bar."""
-    import sys
-
-    if not enabled or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=sum(f.stat().st_size for f in files), unit="B", unit_scale=True, desc=desc, mininterval=1.0)
-
-
-def read_texts(
-    path: Path, lang_vocab, progress: Optional[Callable[[int], None]] = None  # type: ignore[no-untyped-def]
-) -> Iterator[Tuple[str, bool]]:
-    """(text, starts_new_document) pairs: records of .jsonl and .spacy files are documents;
-    in text files, documents are blocks separated by blank lines.
-
-    progress (Optional[Callable[[int], None]]): called now and then with the number of bytes of
-        the file (compressed, for .gz) read since the last call.
-    """
-    if path.suffix == ".spacy":
-        from spacy.tokens import DocBin
-
-        for doc in DocBin().from_disk(path).get_docs(lang_vocab):
-            yield doc.text, True
-        if progress is not None:
-            progress(path.stat().st_size)
-        return
-    is_jsonl = path.suffix == ".jsonl" or path.name.endswith(".jsonl.gz")
-    new_doc = True
-    with path.open("rb") as raw:
-        binary = gzip.GzipFile(fileobj=raw) if path.suffix == ".gz" else raw
-        reported = 0
-        for number, line in enumerate(io.TextIOWrapper(binary, encoding="utf8"), start=1):  # type: ignore[arg-type]
-            if progress is not None and number % 1000 == 0:
-                position = raw.tell()
-                progress(position - reported)
-                reported = position
-            if is_jsonl:
-                if line.strip():
-                    yield _jsonl_text(line, path, number), True
-            elif line.strip():
-                yield line.rstrip("\n"), new_doc
-                new_doc = False
-            else:
-                new_doc = True
-        if progress is not None:
-            progress(path.stat().st_size - reported)
-
-
-def _jsonl_text(line: str, path: Path, number: int) -> str:
-    try:
-        text = json.loads(line)["text"]
-    except (ValueError, KeyError, TypeError):
-        raise InputError(f"{path}:{number}: expected a JSON object with a 'text' field (a string)") from None
-    if not isinstance(text, str):
-        raise InputError(f"{path}:{number}: 'text' must be a string, got {type(text).__name__}")
-    try:
-        text.encode("utf8")
-    except UnicodeEncodeError as err:  # a lone surrogate escape such as "\\ud800"
-        raise InputError(f"{path}:{number}: the text holds {text[err.start]!r}, which is not a Unicode character "
-                         "(a lone surrogate escape): fix or remove that line") from None
-    return text
-
-
-def numbered_texts(
-    files: List[Path], lang_vocab, progress: Optional[Callable[[int], None]] = None  # type: ignore[no-untyped-def]
-) -> Iterator[Tuple[int, int, str]]:
-    """(line, document, text) for every text that is not blank: lines count those texts, in
-    file order; documents are numbered across files as `read_texts` delimits them."""
-    line, doc = -1, -1
-    for path in files:
-        for text, new_doc in read_texts(path, lang_vocab, progress):
-            doc += int(new_doc)
-            if text.strip():
-                line += 1
-                yield line, doc, text
 
 
 class SentenceSplitter:

@@ -25,9 +25,12 @@ from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple, Union
 import numpy
 import srsly
 
-from ..bilm.errors import InputError
-from .corpus import SentenceSplitter, corpus_files, files_progress_bar, is_held_out, numbered_texts
-from .folders import PREPARED_CORPUS, FolderLock, check_claimable, check_not_inside, claim_folder, publish_files, read_json_file
+from ..errors import InputError
+from ..output_folders import (
+    PREPARED_CORPUS, FolderLock, check_claimable, check_not_inside, claim_folder, publish_files, read_json_file, remove_own, scratch_folder,
+)
+from ..text_corpus import corpus_files, files_progress_bar, numbered_texts
+from .corpus import SentenceSplitter, is_held_out
 
 PathLike = Union[str, Path]
 FORMAT_VERSION = 1
@@ -159,7 +162,7 @@ def prepare_corpus(
     files = corpus_files(path)  # a missing or empty corpus fails before anything is written
     check_not_inside(output, path, "the text")
     key = corpus_key(path, lang, max_length)
-    check_claimable(output, PREPARED_CORPUS, FILES, " for --output")
+    check_claimable(output, PREPARED_CORPUS, " for --output")
     if is_prepared(output):
         try:
             existing = PreparedCorpus(output)
@@ -167,14 +170,16 @@ def prepare_corpus(
             log(f"{err}: preparing it again")
         else:
             if existing.key == key:
-                claim_folder(output, PREPARED_CORPUS, FILES)
+                claim_folder(output, PREPARED_CORPUS)
                 return existing
             log(f"{output} was prepared from other text or settings: preparing it again")
-    tmp = claim_folder(output.with_name(output.name + ".tmp"), PREPARED_CORPUS, FILES)
-    with FolderLock(tmp, "spacy-elmo prepare-corpus"):
-        for name in FILES:  # what an interrupted preparation left
-            (tmp / name).unlink(missing_ok=True)
-        _write_prepared(files, tmp, key, lang, max_length, n_process or os.cpu_count() or 1, progress)
+    tmp = scratch_folder(output, PREPARED_CORPUS)
+    try:
+        with FolderLock(tmp, "spacy-elmo prepare-corpus"):
+            _write_prepared(files, tmp, key, lang, max_length, n_process or os.cpu_count() or 1, progress)
+    except BaseException:
+        remove_own(tmp, PREPARED_CORPUS)
+        raise
     publish_files(tmp, output, PREPARED_CORPUS, FILES, META)
     meta = srsly.read_json(output / META)
     n_tokens, seconds = meta["tokens"], meta["seconds"]

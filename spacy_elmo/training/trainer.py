@@ -30,13 +30,15 @@ from ..bilm.lstm import compile_cells
 from ..bilm.packed_matmul import onednn_bf16_available
 from .batches import BatchEncoder, BatchStream, CorpusPosition, TrainingBatch, batch_loader, first_sentences
 from .checkpoint import load_checkpoint, load_model_dir, rng_state, save_checkpoint, save_model_dir, set_rng_state
-from ..bilm.errors import InputError
-from .corpus import Corpus, corpus_files
+from ..errors import InputError
+from ..text_corpus import corpus_files
+from .corpus import Corpus
 from .evaluate import evaluate
 from .logger import PretrainRun, make_logger
 from .memory import reuse_freed_memory
 from .plot import can_plot, plot_log
-from .folders import PRETRAIN_RUN, FolderLock, OutputFolderError, claim_folder, write_atomically
+from ..errors import OutputFolderError
+from ..output_folders import PRETRAIN_RUN, FolderLock, claim_folder, write_atomically
 from .prepared import PreparedCorpus, is_prepared, prepared_for_training
 from .settings import fill_pretrain_config
 from .vocab import Vocabulary
@@ -79,7 +81,7 @@ def open_run_folder(output: Path, resume: bool, overwrite: bool) -> FolderLock:
     """
     if resume and overwrite:
         raise OutputFolderError("--resume goes on with the run in the output folder and --overwrite starts it over: give one")
-    claim_folder(output, PRETRAIN_RUN, RUN_FILES, ", or --resume a run of spacy-elmo pretrain there")
+    claim_folder(output, PRETRAIN_RUN, ", or --resume a run of spacy-elmo pretrain there")
     lock = FolderLock(output, "spacy-elmo pretrain").acquire()
     try:
         done = [name for name in _RESULTS if (output / name).exists()]

@@ -4,8 +4,8 @@ import hashlib
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Sequence, Union
 
-from ..bilm.errors import InputError
-from .folders import write_atomically
+from ..errors import InputError
+from ..output_folders import write_atomically
 
 SPECIALS = ("<S>", "</S>", "<UNK>")
 

@@ -15,12 +15,12 @@ import numpy
 from spacy.language import Language
 from spacy.tokens import Doc, Span, Token
 
-from ..bilm.errors import InputError
+from ..errors import InputError
+from ..output_folders import check_claimable, check_not_inside
 from ..pipeline.loading import elmo_names
-from ..training.corpus import corpus_files, files_progress_bar, read_texts
-from ..training.folders import check_claimable, check_not_inside
+from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from .index import UsageIndex, bilm_fingerprint, mixed, parse_layer, usage_key
-from .layout import FILES, USAGE_INDEX
+from .layout import USAGE_INDEX
 from .storage import IndexWriter
 
 PathLike = Union[str, Path]
@@ -59,12 +59,14 @@ def build_usage_index(
         raise InputError(f"the pipeline has no elmo component named {elmo!r} (it has {', '.join(names)})")
     pipe = nlp.get_pipe(elmo or names[0])
     weights = parse_layer(layer, pipe.options.n_output_layers)
+    if isinstance(words, str):  # "bank" or "bank,suit", as on the command line; not its letters
+        words = words.split(",")
     chosen = {w.strip().lower() for w in words or () if w.strip()} or None
     if words is not None and not chosen:
         raise InputError("--words names no word: give one or more words, comma-separated")
     files = corpus_files(corpus)
     check_not_inside(output, corpus, "the corpus")
-    check_claimable(output, USAGE_INDEX, FILES, " for the index")
+    check_claimable(output, USAGE_INDEX, " for the index")
     off = _elmo_dependents(nlp, names)
     if lemmas:
         _check_lemmas(nlp, off)
@@ -94,6 +96,10 @@ def build_usage_index(
                 bar.set_postfix_str(f"{writer.n_usages:,} usages", refresh=False)
         if bar is not None:
             bar.close()
+        if writer.n_usages == 0:
+            what = f"no usage of {', '.join(sorted(chosen))}" if chosen else "no token"
+            raise InputError(f"{what} in {corpus}: nothing was indexed, and {output} was left as it was. "
+                             "Check the words (--words) and the corpus")
         type_list = sorted(types.items(), key=lambda item: (-item[1], item[0]))
         type_vectors = pipe.bilm.embed_words([t for t, _ in type_list])
         folder = writer.finish(type_list, type_vectors)

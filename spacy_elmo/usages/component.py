@@ -11,14 +11,23 @@ from typing import Dict, List, Optional
 from spacy.language import Language
 from spacy.tokens import Doc, Token
 
-from ..bilm.errors import InputError
+from ..errors import InputError
 from .index import Usage, UsageIndex
 
 _OPEN: Dict[str, UsageIndex] = {}
 
 
-def open_index(path: str) -> UsageIndex:
-    """RETURNS (UsageIndex): the index at `path`, read once per process."""
+def open_index(path: str, given: Optional[str] = None) -> UsageIndex:
+    """RETURNS (UsageIndex): the index at `path`, read once per process.
+
+    given (Optional[str]): the path as the pipeline's config gives it, for the error where it is gone.
+    """
+    if path not in _OPEN and given is not None and not Path(path).is_dir():
+        relative = "" if Path(given).is_absolute() else f" (the config's {given!r}, relative to the folder the pipeline runs from)"
+        raise InputError(
+            f"the usage index {path}{relative} is not there: give its absolute path in the config, e.g. "
+            "spacy.load(PIPELINE, config={'components': {'elmo_usages': {'index': '/abs/path/index'}}})"
+        )
     if path not in _OPEN:
         _OPEN[path] = UsageIndex().from_disk(path)
     return _OPEN[path]
@@ -59,12 +68,13 @@ class ElmoUsages:
         register_usage_extensions()
         self.nlp = nlp
         self.name = name
+        self.index_given = str(index)
         self.index_path = str(Path(index).resolve())
         self._checked = False
 
     @property
     def index(self) -> UsageIndex:
-        return open_index(self.index_path)
+        return open_index(self.index_path, self.index_given)
 
     def __call__(self, doc: Doc) -> Doc:
         if not self._checked:

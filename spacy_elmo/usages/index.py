@@ -1,6 +1,6 @@
 """UsageIndex: the usages of words in a corpus, each with its ELMo vector, searchable by cosine.
 
-A usage index folder (kind "usage-index", see training/folders.py) holds
+A usage index folder (kind "usage-index", see output_folders.py) holds
 - `vectors.bin`: float16 (n_usages, D), each usage's vector: a biLM layer or a mix of layers
   (`layer_weights`), memory-mapped when read; `norms.npy` their float32 norms;
 - `usage_sentence.npy`, `usage_token.npy`, `usage_start.npy`, `usage_end.npy`, `usage_key.npy`: per
@@ -20,13 +20,17 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequenc
 import numpy
 import torch
 
-from ..bilm.errors import InputError
+from ..errors import InputError
+from ..output_folders import read_json_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
     from spacy.tokens import Token
 
 from .layout import ARRAYS, FORMAT_VERSION, META, USAGE_INDEX, PathLike
+
+# what meta.json must hold besides the sizes
+_META_KEYS = ("kind", "format", "n_usages", "dim", "n_sentences", "n_types", "type_dim", "fingerprint", "layer_weights", "match", "model")
 from .storage import IndexWriter
 
 _AGAIN = "build the index again (spacy-elmo index-usages MODEL CORPUS OUTPUT)"
@@ -85,6 +89,8 @@ def parse_layer(layer: Union[str, int, Sequence[float]], n_output_layers: int) -
                 f"or {n_output_layers} comma-separated weights"
             )
         weights[:] = values
+    if not numpy.abs(weights).sum() > 0:
+        raise InputError(f"layer {layer!r}: the weights are all zero, which makes every vector zero: give at least one non-zero weight")
     return weights
 
 
@@ -144,19 +150,25 @@ class UsageIndex:
     def from_disk(self, path: PathLike, *, exclude: Sequence[str] = ()) -> "UsageIndex":
         """Read the index folder at `path` (vectors memory-mapped); every file is checked
         against meta.json, and a damaged or missing one is an InputError naming it."""
-        from ..training.folders import read_json_file
-
         path = Path(path)
         if not (path / META).is_file():
             raise InputError(f"{path} is not a usage index (no {META}): {_AGAIN}")
         meta = read_json_file(path / META, _AGAIN)
         if not isinstance(meta, dict) or meta.get("format") != FORMAT_VERSION or meta.get("kind") != USAGE_INDEX:
             raise InputError(f"{path / META} is not the meta of a usage index of format {FORMAT_VERSION}: {_AGAIN}")
+        missing = [k for k in _META_KEYS if k not in meta]
+        if missing:
+            raise InputError(f"{path / META} is damaged (it lacks {', '.join(missing)}): {_AGAIN}")
         try:
             n, dim, n_types, p_dim = (int(meta[k]) for k in ("n_usages", "dim", "n_types", "type_dim"))
             n_sentences = int(meta["n_sentences"])
-        except (KeyError, TypeError, ValueError):
-            raise InputError(f"{path / META} is damaged (sizes missing): {_AGAIN}") from None
+            weights = numpy.asarray(meta["layer_weights"], dtype="float32")
+        except (TypeError, ValueError):
+            raise InputError(f"{path / META} is damaged (sizes or layer weights are not numbers): {_AGAIN}") from None
+        if weights.ndim != 1 or not numpy.isfinite(weights).all() or not numpy.abs(weights).sum() > 0:
+            raise InputError(f"{path / META} is damaged (its layer weights are not finite numbers, or all zero): {_AGAIN}")
+        if meta["match"] not in ("lower", "lemma"):
+            raise InputError(f"{path / META} is damaged (match {meta['match']!r}): {_AGAIN}")
         self.path, self.meta, self._by_key, self._nlp, self._elmo = path, meta, None, None, ""
         self.vectors = _memmap(path / "vectors.bin", (n, dim))
         self.type_vectors = _memmap(path / "type_vectors.bin", (n_types, p_dim))
@@ -169,6 +181,10 @@ class UsageIndex:
             if array.shape != (n,):
                 raise InputError(f"{path / name} holds {array.shape[0] if array.ndim else 0} rows, meta.json says {n}: {_AGAIN}")
             self.arrays[name[:-4]] = array
+        norms = self.arrays["norms"]
+        bad = int(numpy.count_nonzero(~(numpy.isfinite(norms) & (norms > 0)))) if n else 0
+        if bad:
+            raise InputError(f"{path}: {bad} of its {n} usage vectors are not finite or zero, and would answer wrongly: {_AGAIN}")
         self.keys = _read_list(path / "keys.json")
         self.types = [(str(t), int(c)) for t, c in _read_list(path / "types.json")]
         self.sentences = _read_jsonl(path / "sentences.jsonl")
@@ -199,9 +215,10 @@ class UsageIndex:
         """RETURNS (Language): the pipeline that embeds queries: the one set with `use_pipeline`,
         else the one the index was built with (loaded on first use)."""
         if self._nlp is None:
-            model = Path(self.meta["model"])
-            if not model.exists():
-                raise InputError(f"the index {self.path} was built with {model}, which is gone: give the pipeline (--model, or UsageIndex.use_pipeline)")
+            model = str(self.meta["model"])
+            if not model or (not Path(model).exists() and "/" in model):
+                raise InputError(f"the index {self.path} was built with {model or 'a pipeline in memory'}, which is not there: "
+                                 "give the pipeline (--model, or UsageIndex.use_pipeline)")
             self.use_model(model)
         return self._nlp  # type: ignore[return-value]
 
@@ -279,10 +296,16 @@ class UsageIndex:
     def most_similar(self, token: "Token", n: int = 5, same_word: bool = True) -> List[Usage]:
         """The `n` usages nearest to `token` in its context, by cosine.
 
-        token (Token): a token of a Doc made by the index's pipeline.
+        token (Token): a token of a Doc made by the index's pipeline (`index.nlp`, or one set with
+            `use_pipeline`, which checks that its biLM is the index's).
         same_word (bool): only usages of the same word (same key); False searches every usage.
         RETURNS (List[Usage]): best first.
         """
+        if token.doc.vocab is not self.nlp.vocab:
+            raise InputError(
+                "the token's Doc was not made by the index's pipeline, so its biLM cannot be checked against the index's: "
+                "make the Doc with index.nlp, or first give your pipeline to index.use_pipeline(nlp), which checks it"
+            )
         rows = self.rows_of(self.key_of(token)) if same_word else None
         return self.nearest(self.vector_of(token), n, rows)
 
@@ -291,7 +314,10 @@ class UsageIndex:
         if n <= 0:
             return []
         query = numpy.asarray(vector, dtype="float32")
-        query = query / max(float(numpy.linalg.norm(query)), 1e-12)
+        norm = float(numpy.linalg.norm(query))
+        if not numpy.isfinite(norm) or norm == 0:
+            raise InputError("the query vector is not finite, or zero: it has no nearest usages (is the biLM damaged?)")
+        query = query / norm
         query16 = torch.from_numpy(query).half()
         norms = self.arrays["norms"]
         scores_parts, row_parts = [], []
@@ -376,8 +402,6 @@ def _memmap(path: Path, shape: Tuple[int, int]) -> numpy.ndarray:
 
 
 def _read_list(path: Path) -> list:
-    from ..training.folders import read_json_file
-
     data = read_json_file(path, _AGAIN) if path.is_file() else None
     if not isinstance(data, list):
         raise InputError(f"{path} is missing or damaged (not a JSON list): {_AGAIN}")

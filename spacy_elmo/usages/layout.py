@@ -4,7 +4,7 @@ from typing import Union
 
 PathLike = Union[str, Path]
 FORMAT_VERSION = 1
-USAGE_INDEX = "usage-index"  # the folder marker's kind
+from ..output_folders import USAGE_INDEX  # noqa: F401  (the folder marker's kind)
 META = "meta.json"  # written last: a folder without it is no finished index
 ARRAYS = ("usage_sentence.npy", "usage_token.npy", "usage_start.npy", "usage_end.npy", "usage_key.npy", "norms.npy")
 FILES = (META, "vectors.bin", "sentences.jsonl", "keys.json", "types.json", "type_vectors.bin", *ARRAYS)

@@ -15,7 +15,7 @@ from xml.etree import ElementTree
 
 import numpy
 
-from ..bilm.errors import InputError
+from ..errors import InputError
 
 PathLike = Union[str, Path]
 MFS_TIE_RULE = "ties go to the key that occurs first (in file order) among the other usages"

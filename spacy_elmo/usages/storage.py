@@ -1,5 +1,5 @@
-"""Writing a usage index folder: streamed into `OUTPUT.tmp`, then moved into OUTPUT (see
-`training.folders.publish_files`: a user's files in OUTPUT stay, meta.json arrives last)."""
+"""Writing a usage index folder: streamed into a scratch folder beside OUTPUT, then moved into
+OUTPUT (see `output_folders`: a user's files in OUTPUT stay, meta.json arrives last)."""
 import json
 import time
 from pathlib import Path
@@ -8,7 +8,8 @@ from typing import Any, Dict, IO, Iterable, List, Optional, Sequence, Tuple
 import numpy
 import srsly
 
-from ..training.folders import FolderLock, check_claimable, claim_folder, publish_files, remove_own
+from ..errors import InputError
+from ..output_folders import FolderLock, check_claimable, publish_files, remove_own, scratch_folder
 from .layout import ARRAYS, FILES, FORMAT_VERSION, META, USAGE_INDEX, PathLike
 
 _HINT = " for the index (a usage index built before is replaced)"
@@ -24,12 +25,10 @@ class IndexWriter:
     """
 
     def __init__(self, output: PathLike, meta: Dict[str, Any]) -> None:
-        self.output = check_claimable(output, USAGE_INDEX, FILES, _HINT)
+        self.output = check_claimable(output, USAGE_INDEX, _HINT)
         self.meta = dict(meta)
-        self.tmp = claim_folder(self.output.with_name(self.output.name + ".tmp"), USAGE_INDEX, FILES)
+        self.tmp = scratch_folder(self.output, USAGE_INDEX)
         self._lock = FolderLock(self.tmp, "spacy-elmo index-usages").acquire()
-        for name in FILES:  # what an interrupted build left
-            (self.tmp / name).unlink(missing_ok=True)
         self._vectors: IO[bytes] = (self.tmp / "vectors.bin").open("wb")
         self._sentences: IO[str] = (self.tmp / "sentences.jsonl").open("w", encoding="utf8")
         self._columns: Dict[str, List[numpy.ndarray]] = {name[:-4]: [] for name in ARRAYS}
@@ -63,13 +62,21 @@ class IndexWriter:
     def add_usages(self, vectors: numpy.ndarray, columns: Dict[str, numpy.ndarray], keys: Sequence[str]) -> None:
         """Append usages: `vectors` (n, D), `columns` usage_sentence / usage_token / usage_start /
         usage_end (n,) each, `keys` the n key strings."""
-        vectors = numpy.ascontiguousarray(vectors, dtype="float16")
+        with numpy.errstate(over="ignore"):  # an overflow is refused just below
+            vectors = numpy.ascontiguousarray(vectors, dtype="float16")
+        norms = numpy.linalg.norm(vectors.astype("float32"), axis=1)
+        if not (numpy.isfinite(norms) & (norms > 0)).all():
+            raise InputError(
+                f"{int(numpy.count_nonzero(~(numpy.isfinite(norms) & (norms > 0))))} usage vectors are not finite in float16, or "
+                f"zero, with the layer weights {self.meta.get('layer_weights')}: give smaller weights (the cosine does not depend "
+                "on their scale); nothing was written"
+            )
         if self.dim is None:
             self.dim = int(vectors.shape[1])
         elif vectors.shape[1] != self.dim:
             raise ValueError(f"usage vectors are {vectors.shape[1]} wide, earlier ones {self.dim}")
         self._vectors.write(vectors.tobytes())
-        self._columns["norms"].append(numpy.linalg.norm(vectors.astype("float32"), axis=1).astype("float32"))
+        self._columns["norms"].append(norms.astype("float32"))
         for name in ("usage_sentence", "usage_token", "usage_start", "usage_end"):
             self._columns[name].append(numpy.asarray(columns[name], dtype="int64" if name == "usage_sentence" else "int32"))
         ids = [self._key_ids.setdefault(k, len(self._key_ids)) for k in keys]

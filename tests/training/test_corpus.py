@@ -5,7 +5,8 @@ import itertools
 import pytest
 import spacy
 
-from spacy_elmo.training.corpus import SentenceSplitter, corpus_files, numbered_texts
+from spacy_elmo.text_corpus import corpus_files, numbered_texts
+from spacy_elmo.training.corpus import SentenceSplitter
 
 ODD = [
     "  leading spaces.", "trailing spaces.   ", "\ttab\tseparated\t", "a\rcarriage return", "Mr. Smith went home.",

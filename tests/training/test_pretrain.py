@@ -1,7 +1,6 @@
 """Pretraining: objective, vocabulary, corpus positions, checkpoints and resume, model folders."""
 import json
 import math
-from pathlib import Path
 
 import numpy
 import pytest

@@ -3,7 +3,7 @@ hand-worked examples."""
 import numpy
 import pytest
 
-from spacy_elmo.bilm.errors import InputError
+from spacy_elmo.errors import InputError
 from spacy_elmo.usages import sense_probe as probe
 
 XML = """<?xml version="1.0" encoding="UTF-8" ?>

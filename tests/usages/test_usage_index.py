@@ -8,7 +8,7 @@ import spacy
 from typer.testing import CliRunner
 
 from spacy_elmo import load_original, save_original
-from spacy_elmo.bilm.errors import InputError
+from spacy_elmo.errors import InputError
 from spacy_elmo.cli import app
 from spacy_elmo.pipeline.loading import load_elmo_pipeline
 from spacy_elmo.usages import UsageIndex, build_usage_index
@@ -190,7 +190,7 @@ def test_build_refuses_a_foreign_folder_and_keeps_user_files(nlp, corpus, tmp_pa
     (index.path / "notes.txt").write_text("keep me", encoding="utf8")
     again = build_usage_index(nlp, corpus, index.path, words=["bank"], progress=False, log=lambda _: None)
     assert (index.path / "notes.txt").read_text(encoding="utf8") == "keep me"
-    assert again.keys == ["bank"] and not (index.path.parent / "index.tmp").exists()
+    assert again.keys == ["bank"] and not list(index.path.parent.glob(".*.spacy-elmo-scratch"))
 
 
 def test_lemmas_need_a_lemmatizer(nlp, corpus, tmp_path):

@@ -1,20 +1,26 @@
-"""The folders spacy-elmo writes: marked as its own, locked while in use, never emptied unless marked.
+"""The folders spacy-elmo writes, and the one rule for them: a command writes, replaces or removes
+only what it can prove it made.
 
-A folder that a command creates (a prepared corpus, a pretraining run) gets a marker file,
-`.spacy-elmo.json`, naming what it holds. Only a folder with that marker is ever removed or
-written over; a folder that is not empty and has no marker is refused with an error that
-names it, and nothing in it is touched. While a command writes a folder it holds an OS file
-lock on `.lock` there (released when the process ends, also on kill -9), with its process id
-in the file, so that a second command on the same folder is refused instead of interleaving.
+A folder that a command creates (a prepared corpus, a pretraining run, a usage index) gets a marker
+file, `.spacy-elmo.json`, naming what it holds. Only a folder with that marker is ever written into,
+and there only the command's own files; a folder that is not empty and has no marker is refused
+(whatever its files are called), and nothing in it is touched. A build writes into a scratch folder
+of a fresh name that `tempfile` makes beside its output (so no user's folder can be one), moves its
+files into the output at the end, and removes the scratch folder, which it made. While a command
+writes a folder it holds an OS file lock on `.lock` there (released when the process ends, also on
+kill -9), with its process id in the file, so that a second command on the same folder is refused
+instead of interleaving. Single files are written through a temporary file of a fresh name and a
+rename.
 """
 import os
 import shutil
+import tempfile
 from pathlib import Path
-from typing import IO, Iterable, Optional, Sequence, Union
+from typing import IO, Optional, Sequence, Union
 
 import srsly
 
-from ..bilm.errors import InputError
+from .errors import InputError, OutputFolderError
 
 try:  # POSIX; elsewhere folders are not locked
     import fcntl
@@ -24,12 +30,10 @@ except ImportError:  # pragma: no cover
 PathLike = Union[str, Path]
 MARKER = ".spacy-elmo.json"
 LOCK = ".lock"
+SCRATCH_SUFFIX = ".spacy-elmo-scratch"
 PREPARED_CORPUS = "prepared-corpus"
 PRETRAIN_RUN = "pretrain-run"
-
-
-class OutputFolderError(InputError):
-    """An output folder that is not this tool's to write, or is in use."""
+USAGE_INDEX = "usage-index"
 
 
 def kind_of(folder: PathLike) -> Optional[str]:
@@ -53,21 +57,20 @@ def _mark(folder: Path, kind: str) -> None:
     srsly.write_json(folder / MARKER, {"kind": kind, "made_by": "spacy-elmo"})
 
 
-def claim_folder(folder: PathLike, kind: str, known_names: Iterable[str] = (), hint: str = "") -> Path:
-    """Make `folder` a `kind` folder of ours: create it, or take it when it is empty, already
-    ours, or holds nothing but `known_names` (a folder written before markers existed).
+def claim_folder(folder: PathLike, kind: str, hint: str = "") -> Path:
+    """Make `folder` a `kind` folder of ours: create it, or take it when it is empty or already ours.
 
     hint (str): what else the user can do, added to the error.
     RETURNS (Path): the folder.
     """
-    folder = check_claimable(folder, kind, known_names, hint)
+    folder = check_claimable(folder, kind, hint)
     folder.mkdir(parents=True, exist_ok=True)
     if not is_own(folder, kind):
         _mark(folder, kind)
     return folder
 
 
-def check_claimable(folder: PathLike, kind: str, known_names: Iterable[str] = (), hint: str = "") -> Path:
+def check_claimable(folder: PathLike, kind: str, hint: str = "") -> Path:
     """Raise an OutputFolderError unless `claim_folder` may take `folder`; changes nothing."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
@@ -78,8 +81,7 @@ def check_claimable(folder: PathLike, kind: str, known_names: Iterable[str] = ()
     other = kind_of(folder)
     if other is not None:
         raise OutputFolderError(f"{folder} holds a spacy-elmo {other}, not a {kind}: nothing was changed; choose another output folder")
-    known = set(known_names) | {MARKER, LOCK}
-    if entries and not set(entries) <= known:
+    if entries:
         shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
         raise OutputFolderError(
             f"{folder} is not empty ({shown}) and was not made by spacy-elmo: nothing was changed. "
@@ -98,6 +100,30 @@ def remove_own(folder: PathLike, kind: str) -> None:
     shutil.rmtree(folder)
 
 
+def scratch_folder(output: PathLike, kind: str) -> Path:
+    """A new `kind` folder of a fresh name beside `output` (made by `tempfile`, so it cannot be a
+    user's), marked as ours, for a build to write before `publish_files`. Scratch folders of earlier
+    builds of `output` that were killed (ours, and not locked by a running build) are removed.
+
+    RETURNS (Path): the folder.
+    """
+    output = Path(output)
+    parent = output.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    prefix = f".{output.name}."
+    for stale in parent.glob(f"{prefix}*{SCRATCH_SUFFIX}"):
+        if stale.is_dir() and is_own(stale, kind):
+            try:
+                lock = FolderLock(stale, "").acquire()
+            except OutputFolderError:
+                continue  # a build still running
+            lock.release()
+            shutil.rmtree(stale)
+    folder = Path(tempfile.mkdtemp(prefix=prefix, suffix=SCRATCH_SUFFIX, dir=parent))
+    _mark(folder, kind)
+    return folder
+
+
 def publish_files(tmp: PathLike, output: PathLike, kind: str, names: Sequence[str], last: str) -> Path:
     """Move the files `names` that the `kind` folder `tmp` holds into `output` (claimed as a `kind`
     folder), `last` at the end: `output` loses `last` first, so it reads as finished again only when
@@ -106,7 +132,7 @@ def publish_files(tmp: PathLike, output: PathLike, kind: str, names: Sequence[st
 
     RETURNS (Path): the output folder.
     """
-    tmp, output = Path(tmp), claim_folder(output, kind, names)
+    tmp, output = Path(tmp), claim_folder(output, kind)
     with FolderLock(output, f"spacy-elmo (publishing {kind})"):
         (output / last).unlink(missing_ok=True)
         for name in [n for n in names if n != last] + [last]:
@@ -125,11 +151,20 @@ def check_not_inside(output: PathLike, source: PathLike, what: str) -> None:
         raise OutputFolderError(f"{output} would hold {what} {source} itself: choose an output folder outside it")
 
 
+def temporary_path(path: PathLike) -> Path:
+    """RETURNS (Path): a new, empty file of a fresh name beside `path` (made by `tempfile`, so it is
+    no user's), to write and then rename to `path`."""
+    path = Path(path)
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    return Path(name)
+
+
 def write_atomically(path: PathLike, text: str) -> None:
     """Write a text file through a temporary file and a rename: a failure (a full disk) leaves
     the former file as it was."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = temporary_path(path)
     try:
         tmp.write_text(text, encoding="utf8")
         os.replace(tmp, path)
