@@ -183,6 +183,23 @@ def read_json_file(path: PathLike, fix: str) -> object:
         raise InputError(f"{path} is damaged (not valid JSON: {err}): {fix}") from None
 
 
+def read_array_file(path: PathLike, fix: str, mmap: bool = False) -> "numpy.ndarray":
+    """Read a .npy file this package wrote (no pickles); a missing or damaged one is an
+    InputError naming it (numpy raises many kinds of error for a damaged header).
+
+    fix (str): what to do about a damaged file.
+    mmap (bool): memory-map it (read-only).
+    """
+    import numpy
+
+    try:
+        return numpy.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    except PermissionError:
+        raise
+    except Exception as err:
+        raise InputError(f"{path} is missing or damaged ({type(err).__name__}): {fix}") from None
+
+
 class FolderLock:
     """An exclusive lock on a folder while one process writes it (a context manager).
 

@@ -286,7 +286,11 @@ class ElmoOptions:
 
     @classmethod
     def from_file(cls, path: Union[str, Path]) -> "ElmoOptions":
-        return cls.from_json(read_json_object(path, "ELMo options file"))
+        data = read_json_object(path, "ELMo options file")
+        try:
+            return cls.from_json(data)
+        except ElmoFormatError as err:
+            raise ElmoFormatError(f"{path}: {err}") from None
 
     def to_file(self, path: Union[str, Path]) -> None:
         srsly.write_json(path, self.to_json())

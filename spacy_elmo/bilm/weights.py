@@ -220,7 +220,7 @@ def _file_datasets(bilm: BiLM, weights_file: PathLike, read: bool) -> Iterator[T
                 yield ds, array
     except ElmoFormatError:
         raise
-    except (OSError, KeyError, ValueError) as err:
+    except (OSError, KeyError, ValueError, RuntimeError) as err:  # h5py raises RuntimeError for damaged internals
         raise ElmoFormatError(
             f"Could not read ELMo weights file {path}: {err}. The file may be truncated or not an "
             "HDF5 file; download or export it again."

@@ -268,7 +268,13 @@ def _read_record(folder: Path) -> Dict[str, Any]:
         data = srsly.read_json(path)
     except ValueError:
         raise InputError(f"{path} is damaged: delete {folder} (it holds a download of spacy-elmo's) and download again.") from None
-    return data if isinstance(data, dict) else {}
+    # a complete download lists its files; an unfinished one may not yet
+    files = data.get("files", None if data.get("complete") else {}) if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()) or not isinstance(
+        data.get("partial", []), list
+    ):
+        raise InputError(f"{path} is damaged: delete {folder} (it holds a download of spacy-elmo's) and download again.")
+    return data
 
 
 def _write_record(folder: Path, record: Dict[str, Any]) -> None:

@@ -27,7 +27,8 @@ import srsly
 
 from ..errors import InputError
 from ..output_folders import (
-    PREPARED_CORPUS, FolderLock, check_claimable, check_not_inside, claim_folder, publish_files, read_json_file, remove_own, scratch_folder,
+    PREPARED_CORPUS, FolderLock, check_claimable, check_not_inside, claim_folder, publish_files, read_array_file, read_json_file, remove_own,
+    scratch_folder,
 )
 from ..text_corpus import corpus_files, files_progress_bar, numbered_texts
 from .corpus import SentenceSplitter, is_held_out
@@ -109,10 +110,7 @@ class PreparedCorpus:
             raise InputError(f"{tokens_file} holds word ids outside the word table (words.bin): the file is damaged; {_AGAIN}")
 
     def _array(self, name: str) -> numpy.ndarray:
-        try:
-            return numpy.load(self.folder / name, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as err:
-            raise InputError(f"{self.folder / name} cannot be read ({err}): {_AGAIN}") from None
+        return read_array_file(self.folder / name, _AGAIN)
 
     @property
     def key(self) -> Dict[str, Any]:

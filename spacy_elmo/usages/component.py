@@ -86,7 +86,9 @@ class ElmoUsages:
         """The pipeline's ELMo must be the index's: checked once, at the first Doc (the weights
         are loaded after the component is built)."""
         index = self.index
-        if index.matching_elmo(self.nlp) is None:
+        try:
+            index.check_pipeline(self.nlp)
+        except InputError:
             raise InputError(f"[{self.name}] the usage index {self.index_path} was built with another biLM "
-                             f"({index.meta['model']}) than this pipeline's elmo: build the index with this pipeline")
+                             f"({index.meta['model']}) than this pipeline's elmo: build the index with this pipeline") from None
         self._checked = True

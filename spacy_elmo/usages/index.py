@@ -21,7 +21,7 @@ import numpy
 import torch
 
 from ..errors import InputError
-from ..output_folders import read_json_file
+from ..output_folders import read_array_file, read_json_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
@@ -130,6 +130,7 @@ class UsageIndex:
         self._by_key: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None
         self._nlp: Optional["Language"] = None
         self._elmo = ""  # the component of _nlp that holds the index's biLM
+        self._checked: Dict[int, Any] = {}  # id -> vocab of each pipeline found to hold the index's biLM
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
@@ -174,10 +175,7 @@ class UsageIndex:
         self.type_vectors = _memmap(path / "type_vectors.bin", (n_types, p_dim))
         self.arrays = {}
         for name in ARRAYS:
-            try:
-                array = numpy.load(path / name, mmap_mode="r", allow_pickle=False)
-            except (OSError, ValueError) as err:
-                raise InputError(f"{path / name} is missing or damaged ({err}): {_AGAIN}") from None
+            array = read_array_file(path / name, _AGAIN, mmap=True)
             if array.shape != (n,):
                 raise InputError(f"{path / name} holds {array.shape[0] if array.ndim else 0} rows, meta.json says {n}: {_AGAIN}")
             self.arrays[name[:-4]] = array
@@ -237,6 +235,7 @@ class UsageIndex:
     def _embed_with(self, nlp: "Language", elmo: str) -> None:
         """Use `nlp`, whose component `elmo` is known to hold the index's biLM."""
         self._nlp, self._elmo = nlp, elmo
+        self._checked[id(nlp.vocab)] = nlp.vocab
 
     def matching_elmo(self, nlp: "Language") -> Optional[str]:
         """RETURNS (Optional[str]): the first elmo component of `nlp` whose biLM is the index's
@@ -260,6 +259,7 @@ class UsageIndex:
                 f"the pipeline's biLM differs from the one the index {self.path} was built with ({self.meta['model']}): "
                 "query with that pipeline, or build the index again with this one"
             )
+        self._checked[id(nlp.vocab)] = nlp.vocab
         return elmo
 
     # --- queries
@@ -301,7 +301,7 @@ class UsageIndex:
         same_word (bool): only usages of the same word (same key); False searches every usage.
         RETURNS (List[Usage]): best first.
         """
-        if token.doc.vocab is not self.nlp.vocab:
+        if id(token.doc.vocab) not in self._checked and token.doc.vocab is not self.nlp.vocab:
             raise InputError(
                 "the token's Doc was not made by the index's pipeline, so its biLM cannot be checked against the index's: "
                 "make the Doc with index.nlp, or first give your pipeline to index.use_pipeline(nlp), which checks it"
@@ -335,6 +335,8 @@ class UsageIndex:
             # within 1e-4 of the float64 cosine (the stored float16 values are the larger error)
             products = (torch.from_numpy(numpy.ascontiguousarray(block)) @ query16).float().numpy()
             scores = products / numpy.maximum(norms[chunk], 1e-12)
+            if not numpy.isfinite(scores).all():  # a damaged vectors.bin: never answer without those rows
+                raise InputError(f"{self.path}: vectors.bin holds values that are not finite: {_AGAIN}")
             keep = min(n, len(scores))
             # every row that ties with the n-th best stays a candidate: float16 products tie often,
             # and the final order (score, then row) must not depend on which of them a partition kept
@@ -411,14 +413,18 @@ def _read_list(path: Path) -> list:
 def _read_jsonl(path: Path) -> List[Dict[str, Any]]:
     if not path.is_file():
         raise InputError(f"{path} is missing: {_AGAIN}")
+    try:
+        text = path.read_text(encoding="utf8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text: {_AGAIN}") from None
     out = []
-    with path.open(encoding="utf8") as f:
-        for number, line in enumerate(f, start=1):
-            try:
-                record = json.loads(line)
-            except ValueError:
-                record = None
-            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                raise InputError(f"{path}:{number} is damaged: {_AGAIN}")
-            out.append(record)
+    # "\n" alone ends a record: a sentence may hold other line breaks (U+2028), which json writes as they are
+    for number, line in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"), start=1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+            raise InputError(f"{path}:{number} is damaged: {_AGAIN}")
+        out.append(record)
     return out

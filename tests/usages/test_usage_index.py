@@ -208,6 +208,7 @@ def test_component_gives_token_usages_and_saves_only_the_path(index, nlp, tmp_pa
     loaded = spacy.load(tmp_path / "pipeline")
     assert loaded.config["components"]["elmo_usages"]["index"] == str(index.path)
     doc = loaded("A new play opened on Broadway.")
+    index.check_pipeline(loaded)  # a Doc of another pipeline is taken once its biLM is checked
     assert [u.sentence for u in doc[2]._.elmo_usages(2)] == [u.sentence for u in index.most_similar(doc[2], n=2)]
     other_dir = tmp_path / "other_bilm"
     other_dir.mkdir()
