@@ -106,7 +106,7 @@ def pretrain_cli(
     from thinc.api import Config
 
     from .configs import pretrain_config
-    from .training.settings import fill_pretrain_config
+    from .training.settings import PretrainSettings, fill_pretrain_config
     from .training.trainer import pretrain
 
     try:
@@ -117,12 +117,10 @@ def pretrain_cli(
     # Defaults first, so that an override may name a setting the file leaves out.
     partial = Config().from_disk(config_path, interpolate=False)
     try:
-        filled = fill_pretrain_config(Config().from_str(fill_pretrain_config(partial).to_str(), overrides=overrides))
+        settings = PretrainSettings.from_config(Config().from_str(fill_pretrain_config(partial).to_str(), overrides=overrides))
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="CONFIG")
-    if filled.get("paths", {}).get("train") is None:
-        raise typer.BadParameter("set the training corpus: --paths.train FILE_OR_FOLDER", param_hint="CONFIG")
-    result = pretrain(filled, output, resume=resume, gpu_id=gpu_id, overwrite=overwrite)
+    result = pretrain(settings.config, output, resume=resume, gpu_id=gpu_id, overwrite=overwrite)
     warmup = f" ({result['warmup_dev_ppl']:.2f} after the softmax warm-up, with the biLM as given)" if "warmup_dev_ppl" in result else ""
     typer.echo(f"Done: {result['step']} steps, {result['tokens']} tokens, best dev perplexity {result['best_dev_ppl']:.2f}{warmup}")
 

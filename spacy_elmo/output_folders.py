@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Optional, Sequence, Union
 
+import numpy
 import srsly
 
 from .errors import InputError, OutputFolderError
@@ -183,15 +184,13 @@ def read_json_file(path: PathLike, fix: str) -> object:
         raise InputError(f"{path} is damaged (not valid JSON: {err}): {fix}") from None
 
 
-def read_array_file(path: PathLike, fix: str, mmap: bool = False) -> "numpy.ndarray":
+def read_array_file(path: PathLike, fix: str, mmap: bool = False) -> numpy.ndarray:
     """Read a .npy file this package wrote (no pickles); a missing or damaged one is an
     InputError naming it (numpy raises many kinds of error for a damaged header).
 
     fix (str): what to do about a damaged file.
     mmap (bool): memory-map it (read-only).
     """
-    import numpy
-
     try:
         return numpy.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
     except PermissionError:

@@ -1,10 +1,13 @@
 """The settings of a pretraining config and their defaults, stated once: a config names only what
 it changes, and a misspelt setting is an error that names it."""
-from typing import Any, Dict
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, Dict, List, Optional, Tuple, Union, get_args, get_origin, get_type_hints
 
 from confection import Config
 
 from ..bilm import ElmoOptions
+from ..errors import InputError
 
 DEFAULTS = """
 [paths]
@@ -95,9 +98,205 @@ def fill_pretrain_config(config: Config) -> Config:
         if section in defaults and isinstance(block, dict):
             unknown += [f"{section}.{key}" for key in block if key not in defaults[section] and not key.startswith("@")]
     if unknown:
-        raise ValueError(f"Unknown pretraining setting(s): {', '.join(unknown)}. Known: {_known(defaults)}")
+        raise InputError(f"Unknown pretraining setting(s): {', '.join(unknown)}. Known: {_known(defaults)}")
     return defaults.merge(config)
 
 
 def _known(defaults: Dict[str, Any]) -> str:
     return "; ".join(f"[{section}] {', '.join(block)}" for section, block in defaults.items())
+
+
+@dataclass(frozen=True)
+class PathSettings:
+    """[paths]: the training text (a file, folder or prepared corpus), the dev text (None: held
+    out from the training text), and a model folder to go on from (None: a new biLM)."""
+
+    train: Optional[str]
+    dev: Optional[str]
+    init_bilm: Optional[str]
+
+
+@dataclass(frozen=True)
+class SystemSettings:
+    """[system]: see DEFAULTS."""
+
+    seed: int
+    threads: int
+    data_workers: Optional[int]
+    gpu_id: Optional[int]
+    reuse_freed_memory: bool
+
+
+@dataclass(frozen=True)
+class CorpusSettings:
+    """[corpus]: see DEFAULTS."""
+
+    lang: str
+    max_length: int
+    pool_size: int
+    dev_every_nth_doc: int
+    prepare_processes: int
+
+
+@dataclass(frozen=True)
+class VocabSettings:
+    """[vocab]: see DEFAULTS."""
+
+    max_size: int
+    min_count: int
+
+
+@dataclass(frozen=True)
+class SoftmaxSettings:
+    """[softmax]: see DEFAULTS."""
+
+    kind: str
+    cutoffs: Tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    """[training]: see DEFAULTS."""
+
+    optimizer: str
+    learn_rate: float
+    warmup_steps: int
+    decay: str
+    grad_clip: float
+    dropout: float
+    batch_tokens: int
+    max_steps: int
+    max_minutes: float
+    max_epochs: float
+    log_every: int
+    eval_every: int
+    checkpoint_every: int
+    dev_max_sentences: int
+    softmax_warmup_steps: int
+    bilm_lr_scale: float
+    mixed_precision: str
+    compile: bool
+    logger: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PretrainSettings:
+    """A pretraining config read once: filled from DEFAULTS, every setting checked (type and
+    range) in one place, so that a run fails before it touches its output folder, in one message
+    that names every bad setting.
+
+    config (Config): the filled config (what the run folder's config.cfg records).
+    """
+
+    config: Config
+    paths: PathSettings
+    system: SystemSettings
+    corpus: CorpusSettings
+    vocab: VocabSettings
+    softmax: SoftmaxSettings
+    training: TrainingSettings
+    bilm: ElmoOptions
+
+    @classmethod
+    def from_config(cls, config: Config) -> "PretrainSettings":
+        """RETURNS (PretrainSettings): the settings of `config`; an InputError naming every bad one."""
+        filled = fill_pretrain_config(config)
+        problems: List[str] = []
+        sections = {
+            name: _section(kind, filled[name], name, problems)
+            for name, kind in (("paths", PathSettings), ("system", SystemSettings), ("corpus", CorpusSettings),
+                               ("vocab", VocabSettings), ("softmax", SoftmaxSettings), ("training", TrainingSettings))
+        }
+        if not problems:
+            problems += _ranges(sections)
+        try:
+            bilm = ElmoOptions.from_config(filled["bilm"])
+        except InputError as err:
+            problems.append(f"[bilm] {err}")
+            bilm = ElmoOptions()
+        if problems:
+            raise InputError("Invalid pretraining setting(s): " + "; ".join(problems))
+        return cls(filled, bilm=bilm, **sections)  # type: ignore[arg-type]
+
+
+def _section(kind: type, block: Dict[str, Any], name: str, problems: List[str]) -> Any:
+    """The dataclass `kind` of a config block, each value checked against its field's type."""
+    values: Dict[str, Any] = {}
+    hints = get_type_hints(kind)
+    for f in fields(kind):
+        value = block.get(f.name)
+        if f.name == "logger":
+            values[f.name] = dict(block.get("logger", {}))
+            continue
+        checked = _typed(value, hints[f.name])
+        if checked is _BAD:
+            problems.append(f"[{name}] {f.name} must be {_type_name(hints[f.name])}, got {value!r}")
+            checked = None
+        values[f.name] = checked
+    return kind(**values)
+
+
+_BAD = object()
+
+
+def _typed(value: Any, hint: Any) -> Any:
+    """`value` as the type `hint` asks for (an int given as 3.0 stays 3), or _BAD."""
+    if get_origin(hint) is Union:
+        if value is None:
+            return None
+        hint = next(h for h in get_args(hint) if h is not type(None))
+    if get_origin(hint) is tuple:
+        if not isinstance(value, (list, tuple)) or not all(_typed(v, int) is not _BAD for v in value):
+            return _BAD
+        return tuple(int(v) for v in value)
+    if hint is bool:
+        return value if isinstance(value, bool) else _BAD
+    if hint is int:
+        ok = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        return int(value) if ok and not isinstance(value, bool) else _BAD
+    if hint is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        return float(value) if ok else _BAD
+    if hint is str:
+        return value if isinstance(value, str) else _BAD
+    return value
+
+
+def _type_name(hint: Any) -> str:
+    if get_origin(hint) is Union:
+        return _type_name(next(h for h in get_args(hint) if h is not type(None))) + " or null"
+    if get_origin(hint) is tuple:
+        return "a list of integers"
+    return {bool: "true or false", int: "an integer", float: "a finite number", str: "a string"}.get(hint, str(hint))
+
+
+def _ranges(s: Dict[str, Any]) -> List[str]:
+    """Every range and choice rule of the settings, in one place."""
+    corpus, vocab, softmax, training, paths = s["corpus"], s["vocab"], s["softmax"], s["training"], s["paths"]
+    rules = [
+        (paths.train is not None, "[paths] train must name the training text: --paths.train FILE_OR_FOLDER"),
+        (corpus.max_length >= 1, f"[corpus] max_length must be >= 1, got {corpus.max_length}"),
+        (corpus.pool_size >= 1, f"[corpus] pool_size must be >= 1, got {corpus.pool_size}"),
+        (corpus.dev_every_nth_doc >= 0, f"[corpus] dev_every_nth_doc must be >= 0, got {corpus.dev_every_nth_doc}"),
+        (corpus.prepare_processes >= 0, f"[corpus] prepare_processes must be >= 0, got {corpus.prepare_processes}"),
+        (vocab.max_size >= 4, f"[vocab] max_size must be >= 4 (3 special words and one more), got {vocab.max_size}"),
+        (vocab.min_count >= 1, f"[vocab] min_count must be >= 1, got {vocab.min_count}"),
+        (softmax.kind in ("full", "adaptive"), f"[softmax] kind must be 'full' or 'adaptive', got {softmax.kind!r}"),
+        (list(softmax.cutoffs) == sorted(set(softmax.cutoffs)) and all(c > 0 for c in softmax.cutoffs),
+         f"[softmax] cutoffs must be increasing positive integers, got {list(softmax.cutoffs)}"),
+        (training.optimizer.lower() in ("adam", "adagrad"), f"[training] optimizer must be 'adam' or 'adagrad', got {training.optimizer!r}"),
+        (training.decay in ("constant", "linear"), f"[training] decay must be 'constant' or 'linear', got {training.decay!r}"),
+        (training.decay != "linear" or training.max_steps > 0, "[training] decay = 'linear' needs max_steps > 0"),
+        (training.mixed_precision in ("no", "bf16", "auto"), f"[training] mixed_precision must be 'no', 'bf16' or 'auto', got {training.mixed_precision!r}"),
+        (training.learn_rate > 0, f"[training] learn_rate must be positive, got {training.learn_rate}"),
+        (training.bilm_lr_scale > 0, f"[training] bilm_lr_scale must be positive, got {training.bilm_lr_scale}"),
+        (0 <= training.dropout < 1, f"[training] dropout must be in [0, 1), got {training.dropout}"),
+        (training.batch_tokens >= 1, f"[training] batch_tokens must be >= 1, got {training.batch_tokens}"),
+    ]
+    for name in ("warmup_steps", "grad_clip", "max_steps", "max_minutes", "max_epochs", "dev_max_sentences", "softmax_warmup_steps"):
+        value = getattr(training, name)
+        rules.append((value >= 0, f"[training] {name} must be >= 0, got {value}"))
+    for name in ("log_every", "eval_every", "checkpoint_every"):
+        value = getattr(training, name)
+        rules.append((value >= 1, f"[training] {name} must be >= 1, got {value}"))
+    return [message for ok, message in rules if not ok]

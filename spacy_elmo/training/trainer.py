@@ -27,6 +27,7 @@ from torch import nn
 from ..bilm import BiLM, ElmoOptions
 from ..bilm.language_model import BiLanguageModel, SharedSoftmax
 from ..bilm.lstm import compile_cells
+from ..bilm.folders import bilm_folder
 from ..bilm.packed_matmul import onednn_bf16_available
 from .batches import BatchEncoder, BatchStream, CorpusPosition, TrainingBatch, batch_loader, first_sentences
 from .checkpoint import load_checkpoint, load_model_dir, rng_state, save_checkpoint, save_model_dir, set_rng_state
@@ -40,7 +41,7 @@ from .plot import can_plot, plot_log
 from ..errors import OutputFolderError
 from ..output_folders import PRETRAIN_RUN, FolderLock, claim_folder, write_atomically
 from .prepared import PreparedCorpus, is_prepared, prepared_for_training
-from .settings import fill_pretrain_config
+from .settings import PretrainSettings, TrainingSettings
 from .vocab import Vocabulary
 
 Log = Callable[[str], None]
@@ -135,30 +136,21 @@ def build_bilm(block: Dict[str, Any]) -> BiLM:
     return BiLM(ElmoOptions.from_config(block))
 
 
-def _optimizer(lm: BiLanguageModel, settings: Dict[str, Any], device: torch.device) -> torch.optim.Optimizer:
+def _optimizer(lm: BiLanguageModel, settings: TrainingSettings, device: torch.device) -> torch.optim.Optimizer:
     """One parameter group, or with `bilm_lr_scale` != 1 two: the biLM's (at that fraction of
     the learning rate) and the softmax's."""
-    name = settings["optimizer"].lower()
-    scale = settings["bilm_lr_scale"]
-    if not scale > 0:
-        raise ValueError(f"[training] bilm_lr_scale must be positive, got {scale}")
-    lr = settings["learn_rate"]
+    name, scale, lr = settings.optimizer.lower(), settings.bilm_lr_scale, settings.learn_rate
     params: Any = list(lm.parameters())
     if scale != 1.0:
         params = [{"params": list(lm.bilm.parameters()), "lr": lr * scale}, {"params": list(lm.softmax.parameters())}]
     if name == "adam":
         return torch.optim.Adam(params, lr=lr, fused=device.type == "cuda" or None)
-    if name == "adagrad":  # as in the original training code
-        return torch.optim.Adagrad(params, lr=lr, initial_accumulator_value=1.0)
-    raise ValueError(f"[training] optimizer must be 'adam' or 'adagrad', got {settings['optimizer']!r}")
+    # adagrad, as in the original training code (the settings allow no other)
+    return torch.optim.Adagrad(params, lr=lr, initial_accumulator_value=1.0)
 
 
-def _schedule(settings: Dict[str, Any]) -> Callable[[int], float]:
-    warmup, max_steps, decay = settings["warmup_steps"], settings["max_steps"], settings["decay"]
-    if decay not in ("constant", "linear"):
-        raise ValueError(f"[training] decay must be 'constant' or 'linear', got {decay!r}")
-    if decay == "linear" and max_steps <= 0:
-        raise ValueError("[training] decay = 'linear' needs max_steps > 0")
+def _schedule(settings: TrainingSettings) -> Callable[[int], float]:
+    warmup, max_steps, decay = settings.warmup_steps, settings.max_steps, settings.decay
 
     def factor(step: int) -> float:
         warm = min(1.0, (step + 1) / warmup) if warmup > 0 else 1.0
@@ -181,8 +173,6 @@ def _autocast(device: torch.device, mode: str, log: Log) -> Callable[[], Any]:
     """The context of the forward pass for [training] mixed_precision: "no", or "bf16" / "auto":
     bfloat16 autocast where the device has bfloat16 units, else float32 with one message (emulated
     bfloat16 runs slower than float32)."""
-    if mode not in ("no", "bf16", "auto"):
-        raise ValueError(f"[training] mixed_precision must be 'no', 'bf16' or 'auto', got {mode!r}")
     if mode == "no":
         return contextlib.nullcontext
     if not bf16_supported(device):
@@ -218,19 +208,20 @@ class Pretrainer:
     def __init__(
         self, config: Config, output: Path, resume: bool = False, log: Log = print, gpu_id: Optional[int] = None, overwrite: bool = False
     ) -> None:
-        self.config = fill_pretrain_config(config)
+        self.settings = PretrainSettings.from_config(config)
+        self.config = self.settings.config
+        self.training = self.settings.training
         self.output = Path(output)
         self.log = log
-        self.settings = self.config["training"]
-        system = self.config["system"]
+        system = self.settings.system
         self.rank, self.world = self._init_distributed()
-        torch.manual_seed(system["seed"])
-        if system["threads"]:
-            torch.set_num_threads(int(system["threads"]))
-        self.device = _device(gpu_id if gpu_id is not None else system["gpu_id"])
+        torch.manual_seed(system.seed)
+        if system.threads:
+            torch.set_num_threads(system.threads)
+        self.device = _device(gpu_id if gpu_id is not None else system.gpu_id)
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
-        elif system["reuse_freed_memory"]:
+        elif system.reuse_freed_memory:
             reuse_freed_memory()
         self.lock: Optional[FolderLock] = None
         if self.rank == 0:
@@ -250,15 +241,17 @@ class Pretrainer:
 
     def _check_inputs(self) -> None:
         """What the paths name exists, before the output folder is touched."""
-        paths = self.config["paths"]
-        if paths["train"] is None:
-            raise InputError("Set the training text: --paths.train FILE_OR_FOLDER")
-        if not is_prepared(paths["train"]):
-            corpus_files(paths["train"])
-        if paths["dev"] is not None:
-            corpus_files(paths["dev"])
-        if paths["init_bilm"] is not None and not (Path(paths["init_bilm"]) / "options.json").is_file():
-            raise InputError(f"[paths] init_bilm: {paths['init_bilm']} holds no options.json: give a model folder (options.json + weights.hdf5)")
+        paths = self.settings.paths
+        assert paths.train is not None  # PretrainSettings checks it
+        if not is_prepared(paths.train):
+            corpus_files(paths.train)
+        if paths.dev is not None:
+            corpus_files(paths.dev)
+        if paths.init_bilm is not None:
+            folder = bilm_folder(paths.init_bilm)
+            if folder.format != "allennlp":
+                raise InputError(f"[paths] init_bilm: {paths.init_bilm} is an ELMoForManyLangs biLM: pretraining goes on from "
+                                 "options.json + weights.hdf5 biLMs only (its inputs are UTF-8 bytes)")
 
     def _set_up(self, resume: bool) -> None:
         log = self.log
@@ -268,22 +261,17 @@ class Pretrainer:
         if self.rank == 0 and resume:
             truncate_log(self.output / "log.jsonl", self.checkpoint["step"] if self.checkpoint is not None else -1)
         self.corpus = self._prepared_corpus()
-        corpus_cfg = self.config["corpus"]
-        self.hold_out = corpus_cfg["dev_every_nth_doc"] if self.config["paths"]["dev"] is None else 0
+        self.hold_out = self.settings.corpus.dev_every_nth_doc if self.settings.paths.dev is None else 0
         self.train_sentences = self.corpus.select(self.hold_out, rank=self.rank, world_size=self.world)
         self.lm = self._build_model()
-        self.optimizer = _optimizer(self.lm, self.settings, self.device)
-        self.softmax_warmup = int(self.settings["softmax_warmup_steps"])
-        if self.softmax_warmup < 0:
-            raise ValueError(f"[training] softmax_warmup_steps must be >= 0, got {self.softmax_warmup}")
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(self.settings))
-        self.autocast = _autocast(self.device, self.settings["mixed_precision"], log)
+        self.optimizer = _optimizer(self.lm, self.training, self.device)
+        self.softmax_warmup = self.training.softmax_warmup_steps
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(self.training))
+        self.autocast = _autocast(self.device, self.training.mixed_precision, log)
         self.step, self.elapsed, self.tokens_seen, self.best = 0, 0.0, 0, math.inf
         self.warmup_tokens = 0  # tokens_seen when the softmax warm-up ended
         # predictions per direction in one pass over the training text (all processes')
         self.epoch_tokens = int((self.corpus.lengths[self.train_sentences].astype("int64") + 1).sum()) * self.world
-        if self.settings["max_epochs"] < 0:
-            raise ValueError(f"[training] max_epochs must be >= 0, got {self.settings['max_epochs']}")
         self.position = CorpusPosition()
         if self.checkpoint is not None:
             self._restore(self.checkpoint)
@@ -299,7 +287,7 @@ class Pretrainer:
         self._said_no_plot = False
         self.log_step, self.finalize_log = (lambda info: None), (lambda: None)
         if self.rank == 0:
-            setup = make_logger(self.settings["logger"])
+            setup = make_logger(self.training.logger)
             self.log_step, self.finalize_log = setup(PretrainRun(self.config))
 
     # --- setting up -------------------------------------------------------------------------
@@ -307,16 +295,16 @@ class Pretrainer:
     def _init_distributed(self) -> Tuple[int, int]:
         world = int(os.environ.get("WORLD_SIZE", "1"))
         if world > 1 and not torch.distributed.is_initialized():
-            backend = "nccl" if torch.cuda.is_available() and self.config["system"]["gpu_id"] != -1 else "gloo"
+            backend = "nccl" if torch.cuda.is_available() and self.settings.system.gpu_id != -1 else "gloo"
             torch.distributed.init_process_group(backend=backend)
         return (torch.distributed.get_rank() if world > 1 else 0), world
 
     def _prepared_corpus(self) -> PreparedCorpus:
         """Rank 0 prepares the training text (or finds it prepared); the others wait, then read it."""
-        corpus_cfg = self.config["corpus"]
-        args = (self.config["paths"]["train"], self.output, corpus_cfg["lang"], corpus_cfg["max_length"])
+        corpus_cfg = self.settings.corpus
+        args = (self.settings.paths.train, self.output, corpus_cfg.lang, corpus_cfg.max_length)
         if self.rank == 0:
-            corpus = prepared_for_training(*args, n_process=corpus_cfg["prepare_processes"], log=self.log)
+            corpus = prepared_for_training(*args, n_process=corpus_cfg.prepare_processes, log=self.log)
         if self.world > 1:
             torch.distributed.barrier()
         if self.rank != 0:
@@ -329,18 +317,18 @@ class Pretrainer:
             return Vocabulary.from_file(vocab_path)
         if init_vocab is not None:
             return init_vocab
-        settings = self.config["vocab"]
+        settings = self.settings.vocab
         every = self.corpus.select(self.hold_out)
         counts = self.corpus.word_counts(every)
         table = {w: int(c) for w, c in zip(self.corpus.words, counts) if c > 0}
-        vocab = Vocabulary.from_sentence_counts(table, len(every), settings["max_size"], settings["min_count"])
+        vocab = Vocabulary.from_sentence_counts(table, len(every), settings.max_size, settings.min_count)
         if len(vocab) <= 3:
-            raise ValueError(f"No training text in {self.config['paths']['train']} (after holding out every {self.hold_out}th document)")
+            raise ValueError(f"No training text in {self.settings.paths.train} (after holding out every {self.hold_out}th document)")
         return vocab
 
     def _build_model(self) -> BiLanguageModel:
-        bilm = build_bilm(self.config["bilm"])
-        init_bilm = self.config["paths"]["init_bilm"]
+        bilm = BiLM(self.settings.bilm)
+        init_bilm = self.settings.paths.init_bilm
         init_vocab: Optional[Vocabulary] = None
         init_softmax: Optional[SharedSoftmax] = None
         if init_bilm is not None:
@@ -356,21 +344,21 @@ class Pretrainer:
         if self.rank == 0:
             self.vocab.to_file(self.output / "vocab.txt")
             write_atomically(self.output / "config.cfg", self.config.to_str())
-        softmax_cfg = self.config["softmax"]
+        softmax_cfg = self.settings.softmax
         if init_softmax is not None and init_vocab is self.vocab:
             self.softmax = init_softmax
         else:
-            kind = softmax_cfg["kind"]
-            if kind == "adaptive" and not any(0 < c < len(self.vocab) for c in softmax_cfg["cutoffs"]):
+            kind = softmax_cfg.kind
+            if kind == "adaptive" and not any(0 < c < len(self.vocab) for c in softmax_cfg.cutoffs):
                 # A small corpus: no cluster boundary falls inside the vocabulary.
                 self.log(f"The vocabulary ({len(self.vocab)} words) is smaller than every [softmax] cutoff "
-                         f"{list(softmax_cfg['cutoffs'])}: using the full softmax")
+                         f"{list(softmax_cfg.cutoffs)}: using the full softmax")
                 kind = "full"
-            self.softmax = SharedSoftmax(bilm.options.projection_dim, len(self.vocab), kind, softmax_cfg["cutoffs"])
+            self.softmax = SharedSoftmax(bilm.options.projection_dim, len(self.vocab), kind, softmax_cfg.cutoffs)
         self.bilm = bilm
-        if self.settings["compile"]:
+        if self.training.compile:
             compile_cells(bilm)
-        return BiLanguageModel(bilm, self.softmax, dropout=self.settings["dropout"]).to(self.device)
+        return BiLanguageModel(bilm, self.softmax, dropout=self.training.dropout).to(self.device)
 
     def _restore(self, checkpoint: Dict[str, Any]) -> None:
         self.lm.load_state_dict(checkpoint["model"])
@@ -391,10 +379,10 @@ class Pretrainer:
         self.log(f"Resumed at step {self.step} (epoch {p.epoch}, pool {p.pool}, batch {p.batch})")
 
     def _dev_sentences(self) -> List[List[str]]:
-        paths, corpus_cfg, limit = self.config["paths"], self.config["corpus"], self.settings["dev_max_sentences"]
-        if paths["dev"] is not None:
+        paths, corpus_cfg, limit = self.settings.paths, self.settings.corpus, self.training.dev_max_sentences
+        if paths.dev is not None:
             sentences: List[List[str]] = []
-            for sentence in Corpus(paths["dev"], corpus_cfg["lang"], corpus_cfg["max_length"]):
+            for sentence in Corpus(paths.dev, corpus_cfg.lang, corpus_cfg.max_length):
                 sentences.append(sentence)
                 if len(sentences) >= limit:
                     break
@@ -404,11 +392,10 @@ class Pretrainer:
         return first_sentences(self.corpus, self.corpus.select(self.hold_out, only_held_out=True), limit)
 
     def _batches(self) -> Iterator[TrainingBatch]:
-        corpus_cfg = self.config["corpus"]
         encoder = BatchEncoder(self.corpus, self.vocab, self.bilm.options.max_characters_per_token)
-        stream = BatchStream(encoder, self.train_sentences, self.settings["batch_tokens"], corpus_cfg["pool_size"],
-                             self.config["system"]["seed"], self.position)
-        workers = self.config["system"]["data_workers"]
+        stream = BatchStream(encoder, self.train_sentences, self.training.batch_tokens, self.settings.corpus.pool_size,
+                             self.settings.system.seed, self.position)
+        workers = self.settings.system.data_workers
         if workers is None:
             workers = 1 if self.device.type == "cuda" else 0
         return batch_loader(stream, workers, self.device)
@@ -434,7 +421,7 @@ class Pretrainer:
         return result
 
     def _train(self, batches: Iterator[TrainingBatch], started: float) -> None:
-        settings = self.settings
+        settings = self.training
         window = _Window(self.device)
         while not self._should_stop():
             batch = next(batches)
@@ -446,17 +433,17 @@ class Pretrainer:
             self.log_step(None)
             if self.step == self.softmax_warmup:
                 self.warmup_tokens = self.tokens_seen
-            if self.step % settings["log_every"] == 0:
+            if self.step % settings.log_every == 0:
                 self._log_progress(window)
                 window = _Window(self.device)
-            if self.step % settings["eval_every"] == 0 or self.step == self.softmax_warmup:
+            if self.step % settings.eval_every == 0 or self.step == self.softmax_warmup:
                 self.evaluate()
                 self._plot()
             if self.step == self.softmax_warmup and self.last_eval_step == self.step:  # evaluated (rank 0, with dev text)
                 self.warmup_eval = dict(self.last_eval)
                 self.log(f"step {self.step:>7}  softmax warm-up done: dev perplexity {self.last_eval['average']:.2f} with the biLM as it "
                          "was given (from here on the biLM trains too)")
-            if self.step % settings["checkpoint_every"] == 0:
+            if self.step % settings.checkpoint_every == 0:
                 self.save()
         if self.last_eval_step != self.step:
             self.evaluate()
@@ -473,16 +460,16 @@ class Pretrainer:
         loss = (out["forward"] + out["backward"]).float() / (2 * max(1, batch.n_tokens))
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        if self.settings["grad_clip"] > 0:
-            nn.utils.clip_grad_norm_(self.lm.parameters(), self.settings["grad_clip"])
+        if self.training.grad_clip > 0:
+            nn.utils.clip_grad_norm_(self.lm.parameters(), self.training.grad_clip)
         self.optimizer.step()
         self.scheduler.step()
         return loss.detach()
 
     def _should_stop(self) -> bool:
-        max_steps, max_seconds = self.settings["max_steps"], self.settings["max_minutes"] * 60
+        max_steps, max_seconds = self.training.max_steps, self.training.max_minutes * 60
         stop = (max_steps > 0 and self.step >= max_steps) or (max_seconds > 0 and self.elapsed >= max_seconds)
-        max_epochs = self.settings["max_epochs"]
+        max_epochs = self.training.max_epochs
         if max_epochs > 0 and self.step >= self.softmax_warmup:
             stop = stop or self.tokens_seen - self.warmup_tokens >= max_epochs * self.epoch_tokens
         if self.world > 1 and max_seconds > 0:
@@ -497,7 +484,7 @@ class Pretrainer:
         if self.rank != 0 or not self.dev_sentences:
             return
         self.last_eval_step = self.step
-        result = evaluate(self.lm, self.vocab, self.dev_sentences, self.settings["batch_tokens"])
+        result = evaluate(self.lm, self.vocab, self.dev_sentences, self.training.batch_tokens)
         self.last_eval = result
         warmup_end = {"softmax_warmup_end": True} if 0 < self.softmax_warmup == self.step else {}
         self._write_log({"step": self.step, "elapsed_s": round(self.elapsed, 1), "tokens": self.tokens_seen,
@@ -529,7 +516,7 @@ class Pretrainer:
 
     def _log_progress(self, window: "_Window") -> None:
         mean, rate = window.result()  # the one read of the device in a window
-        left = _time_left(self.step, self.elapsed, self.settings["max_steps"], self.settings["max_minutes"] * 60)
+        left = _time_left(self.step, self.elapsed, self.training.max_steps, self.training.max_minutes * 60)
         ppl = math.exp(min(mean, 50.0))
         self._write_log({"step": self.step, "elapsed_s": round(self.elapsed, 1), "tokens": self.tokens_seen, "loss": mean,
                          "train_ppl": ppl, "tokens_per_s": rate, "lr": self.scheduler.get_last_lr()[0]})
