@@ -16,19 +16,19 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import IO, Optional, Sequence, Union
+from typing import IO, Optional, Sequence
 
 import numpy
 import srsly
 
 from .errors import InputError, OutputFolderError
+from .types import PathLike
 
 try:  # POSIX; elsewhere folders are not locked
     import fcntl
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-PathLike = Union[str, Path]
 MARKER = ".spacy-elmo.json"
 LOCK = ".lock"
 SCRATCH_SUFFIX = ".spacy-elmo-scratch"

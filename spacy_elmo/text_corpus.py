@@ -13,12 +13,12 @@ import io
 import json
 import zlib
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Tuple
 
 from .errors import CorpusError, InputError
 from .output_folders import MARKER
+from .types import PathLike
 
-PathLike = Union[str, Path]
 SUFFIXES = (".txt", ".gz", ".jsonl", ".spacy")
 
 

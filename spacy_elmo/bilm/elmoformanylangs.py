@@ -17,7 +17,7 @@ state from batch to batch; a `BiLM` starts every batch from zeros (stateless), w
 first batch after loading computes.
 """
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import torch
 
@@ -25,8 +25,8 @@ from ..errors import ElmoFormatError
 from .learned_vocab import LearnedVocab, read_lexicon
 from .model import BiLM
 from .options import ElmoOptions, read_json_object
+from ..types import PathLike
 
-PathLike = Union[str, Path]
 PACKAGED_CONFIGS = Path(__file__).parent / "elmoformanylangs_configs"
 # What marks a folder as an ELMoForManyLangs model.
 MARKER_FILES = ("config.json", "token_embedder.pkl", "encoder.pkl")

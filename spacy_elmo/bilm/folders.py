@@ -6,15 +6,15 @@
 """
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Optional
 
 from . import elmoformanylangs
 from ..errors import InputError
 from .model import BiLM
 from .options import ElmoOptions
 from .weights import find_weights_file, load_original, read_weights
+from ..types import PathLike
 
-PathLike = Union[str, Path]
 
 
 def not_a_bilm_folder(path: PathLike, why: str = "") -> InputError:

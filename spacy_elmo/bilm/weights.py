@@ -5,7 +5,7 @@ parameters in both directions, so the loader and the writer cannot drift apart.
 """
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Tuple
 
 import h5py
 import numpy
@@ -16,8 +16,8 @@ from ..errors import ElmoFormatError
 from ..output_folders import temporary_path
 from .model import BiLM
 from .options import ElmoOptions
+from ..types import PathLike
 
-PathLike = Union[str, Path]
 
 # Internal gate order [i, f, o, j]: block k holds the original block _TO_INTERNAL[k] ([i, j, f, o]).
 _TO_INTERNAL = [0, 2, 3, 1]

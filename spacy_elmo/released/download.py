@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional
 
 import srsly
 
@@ -23,8 +23,8 @@ from ..errors import InputError
 from ..output_folders import write_atomically
 from ..bilm.folders import BilmFolder, bilm_folder, find_bilm_folder, not_a_bilm_folder
 from .catalogue import CATALOGUE, ReleasedModel, released_model
+from ..types import PathLike
 
-PathLike = Union[str, Path]
 RECORD = ".spacy-elmo-download.json"
 CACHE_ENV = "SPACY_ELMO_CACHE"
 MIRROR_ENV = "SPACY_ELMO_MIRROR"

@@ -9,18 +9,19 @@ import os
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 import srsly
 import torch
 
-from ..bilm import BiLM, find_weights_file, load_original, save_original
+from ..bilm import BiLM, save_original
+from ..bilm.folders import bilm_folder
 from ..errors import InputError
 from ..bilm.language_model import SharedSoftmax
 from ..output_folders import read_json_file
 from .vocab import Vocabulary
+from ..types import PathLike
 
-PathLike = Union[str, Path]
 CHECKPOINT_NAME = "checkpoint.pt"
 
 
@@ -151,8 +152,10 @@ def load_model_dir(folder: PathLike) -> Tuple[BiLM, Optional[Vocabulary], Option
     """Load a model folder; vocab and softmax are None for an original-format folder without them
     (such as a released ELMo), which can still be fine-tuned with a new softmax."""
     folder = Path(folder)
-    weights = find_weights_file(folder) or folder / "weights.hdf5"  # missing: load_original names it
-    bilm = load_original(folder / "options.json", weights)
+    found = bilm_folder(folder)
+    if found.format != "allennlp":
+        raise InputError(f"{folder} is an ELMoForManyLangs biLM: pretraining goes on from options.json + weights.hdf5 biLMs only")
+    bilm = found.load()
     if not (folder / "vocab.txt").is_file() or not (folder / "softmax.pt").is_file():
         return bilm, None, None
     fix = "copy the model folder again, or take model-last / an earlier copy"

@@ -7,15 +7,14 @@ whitespace tokens are dropped and sentences longer than `max_length` are cut int
 Training reads a prepared corpus (`prepared.py`), made once by this same rule; `Corpus` streams
 sentences directly, for dev text and perplexity. spaCy is imported only to tokenize.
 """
-from pathlib import Path
-from typing import Iterator, List, Tuple, Union
+from typing import Iterator, List, Tuple
 
 import numpy
 
 from ..text_corpus import corpus_files, numbered_texts
+from ..types import PathLike
 
 Sentence = List[str]
-PathLike = Union[str, Path]
 
 
 class SentenceSplitter:

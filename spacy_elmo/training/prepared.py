@@ -20,7 +20,7 @@ import os
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
 
 import numpy
 import srsly
@@ -32,8 +32,8 @@ from ..output_folders import (
 )
 from ..text_corpus import corpus_files, files_progress_bar, numbered_texts
 from .corpus import SentenceSplitter, is_held_out
+from ..types import PathLike
 
-PathLike = Union[str, Path]
 FORMAT_VERSION = 1
 META = "meta.json"
 # What a prepared folder holds: a folder with nothing else is one, also without a marker.

@@ -22,8 +22,8 @@ from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from .index import UsageIndex, bilm_fingerprint, mixed, parse_layer, usage_key
 from .layout import USAGE_INDEX
 from .storage import IndexWriter
+from ..types import PathLike
 
-PathLike = Union[str, Path]
 _SENTENCES_PER_BATCH = 256  # sentences gathered before the biLM runs over them
 
 

@@ -27,7 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
     from spacy.tokens import Token
 
-from .layout import ARRAYS, FORMAT_VERSION, META, USAGE_INDEX, PathLike
+from ..types import PathLike
+from .layout import ARRAYS, FORMAT_VERSION, META, USAGE_INDEX
 
 # what meta.json must hold besides the sizes
 _META_KEYS = ("kind", "format", "n_usages", "dim", "n_sentences", "n_types", "type_dim", "fingerprint", "layer_weights", "match", "model")

@@ -1,10 +1,7 @@
 """The files of a usage index folder (what each holds: see index.py)."""
-from pathlib import Path
-from typing import Union
-
-PathLike = Union[str, Path]
-FORMAT_VERSION = 1
 from ..output_folders import USAGE_INDEX  # noqa: F401  (the folder marker's kind)
+
+FORMAT_VERSION = 1
 META = "meta.json"  # written last: a folder without it is no finished index
 ARRAYS = ("usage_sentence.npy", "usage_token.npy", "usage_start.npy", "usage_end.npy", "usage_key.npy", "norms.npy")
 FILES = (META, "vectors.bin", "sentences.jsonl", "keys.json", "types.json", "type_vectors.bin", *ARRAYS)

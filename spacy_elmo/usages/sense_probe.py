@@ -9,15 +9,14 @@ at all (the probe's upper bound).
 """
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Sequence, Tuple
 from xml.etree import ElementTree
 
 import numpy
 
 from ..errors import InputError
+from ..types import PathLike
 
-PathLike = Union[str, Path]
 MFS_TIE_RULE = "ties go to the key that occurs first (in file order) among the other usages"
 
 

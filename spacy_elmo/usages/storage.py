@@ -10,7 +10,8 @@ import srsly
 
 from ..errors import InputError
 from ..output_folders import FolderLock, check_claimable, publish_files, remove_own, scratch_folder
-from .layout import ARRAYS, FILES, FORMAT_VERSION, META, USAGE_INDEX, PathLike
+from ..types import PathLike
+from .layout import ARRAYS, FILES, FORMAT_VERSION, META, USAGE_INDEX
 
 _HINT = " for the index (a usage index built before is replaced)"
 
