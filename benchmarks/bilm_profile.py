@@ -9,6 +9,7 @@ cell's elementwise work, the char CNN's max-pooling, and everything else (data m
     python benchmarks/bilm_profile.py --size original --precision int8
     python benchmarks/bilm_profile.py --size small --precision fp32 bf16 int8 --batches 8
 """
+
 import argparse
 from collections import defaultdict
 from pathlib import Path
@@ -17,8 +18,20 @@ from typing import Dict, List
 from bilm_speed import DEFAULT_DATA, SIZES, random_bilm, read_sentences
 
 PRODUCTS = ("mkldnn::_linear_pointwise", "quantized::linear_dynamic", "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
-ELEMENTWISE = ("aten::sigmoid", "aten::sigmoid_", "aten::tanh", "aten::tanh_", "aten::mul", "aten::mul_", "aten::addcmul",
-               "aten::sub_", "aten::clamp", "aten::clamp_", "aten::add", "aten::add_")
+ELEMENTWISE = (
+    "aten::sigmoid",
+    "aten::sigmoid_",
+    "aten::tanh",
+    "aten::tanh_",
+    "aten::mul",
+    "aten::mul_",
+    "aten::addcmul",
+    "aten::sub_",
+    "aten::clamp",
+    "aten::clamp_",
+    "aten::add",
+    "aten::add_",
+)
 
 
 def part_of(name: str, shapes: List, size: str) -> str:
@@ -70,8 +83,10 @@ def main() -> None:
         for event in prof.key_averages(group_by_input_shape=True):
             parts[part_of(event.key, event.input_shapes, args.size)] += event.self_cpu_time_total / 1e3
         total = sum(parts.values())
-        print(f"{args.size}, {precision}: {total:.0f} ms of operator time for {n_tokens} tokens "
-              f"({n_tokens / total * 1e3:,.0f} tokens/s under the profiler)")
+        print(
+            f"{args.size}, {precision}: {total:.0f} ms of operator time for {n_tokens} tokens "
+            f"({n_tokens / total * 1e3:,.0f} tokens/s under the profiler)"
+        )
         for part, ms in sorted(parts.items(), key=lambda kv: -kv[1]):
             print(f"  {part:<36}{ms:>8.0f} ms {100 * ms / total:>5.1f}%")
     print(f"data: {source}; batches of 32; {args.threads} threads; torch {torch.__version__}")

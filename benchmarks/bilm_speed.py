@@ -31,6 +31,7 @@ Each measurement runs in its own process so that peak memory is its own.
     python benchmarks/bilm_speed.py --sizes original --methods ours --precision fp32 bf16 int8 --per-call \
         --sentences 32 --allennlp /path/to/allennlp-venv/bin/python
 """
+
 import argparse
 import importlib.machinery
 import json
@@ -167,17 +168,38 @@ def measure_allennlp(size: str, n_sentences: int, batch_size: int, threads: int,
         elapsed = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
-        "size": size, "method": "allennlp", "precision": "fp32", "per_call": False, "device": "cpu",
-        "params_m": round(sum(p.numel() for p in bilm.parameters()) / 1e6, 1), "tokens": n_tokens,
-        "tokens_per_s": round(n_tokens / elapsed, 1), "peak_rss_mb": round(peak / 1024, 1),
-        "peak_rss_delta_mb": round((peak - rss_before) / 1024, 1), "peak_cuda_mb": None,
-        "max_abs_diff_vs_naive": None, "data": source, "threads": threads, "allennlp": allennlp.__version__,
-        "numpy": numpy.__version__, "torch": torch.__version__,
+        "size": size,
+        "method": "allennlp",
+        "precision": "fp32",
+        "per_call": False,
+        "device": "cpu",
+        "params_m": round(sum(p.numel() for p in bilm.parameters()) / 1e6, 1),
+        "tokens": n_tokens,
+        "tokens_per_s": round(n_tokens / elapsed, 1),
+        "peak_rss_mb": round(peak / 1024, 1),
+        "peak_rss_delta_mb": round((peak - rss_before) / 1024, 1),
+        "peak_cuda_mb": None,
+        "max_abs_diff_vs_naive": None,
+        "data": source,
+        "threads": threads,
+        "allennlp": allennlp.__version__,
+        "numpy": numpy.__version__,
+        "torch": torch.__version__,
     }
 
 
-def measure(size: str, method: str, n_sentences: int, batch_size: int, threads: int, data: Path, precision: str = "fp32",
-            device: str = "cpu", per_call: bool = False, allennlp_outputs: Optional[Path] = None) -> Dict:
+def measure(
+    size: str,
+    method: str,
+    n_sentences: int,
+    batch_size: int,
+    threads: int,
+    data: Path,
+    precision: str = "fp32",
+    device: str = "cpu",
+    per_call: bool = False,
+    allennlp_outputs: Optional[Path] = None,
+) -> Dict:
     import numpy
     import torch
 
@@ -268,7 +290,9 @@ def main() -> None:
     parser.add_argument("--precision", nargs="+", default=["fp32"], help="fp32, bf16 and/or int8, for ours and ours+cache")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
-    parser.add_argument("--per-call", action="store_true", help="ask for the precision per call (as embed(..., precision=P) does), not on the model")
+    parser.add_argument(
+        "--per-call", action="store_true", help="ask for the precision per call (as embed(..., precision=P) does), not on the model"
+    )
     parser.add_argument("--allennlp", default=None, metavar="PYTHON", help="a Python with allennlp 2.10: its biLM is the baseline")
     parser.add_argument("--one", nargs=3, metavar=("SIZE", "METHOD", "PRECISION"), help=argparse.SUPPRESS)
     parser.add_argument("--weights", type=Path, default=None, help=argparse.SUPPRESS)
@@ -281,12 +305,23 @@ def main() -> None:
         if method == "allennlp":
             row = measure_allennlp(size, args.sentences, args.batch_size, args.threads, args.data, args.weights)
         else:
-            row = measure(size, method, args.sentences, args.batch_size, args.threads, args.data, precision, args.device,
-                          args.per_call, args.weights)
+            row = measure(
+                size, method, args.sentences, args.batch_size, args.threads, args.data, precision, args.device, args.per_call, args.weights
+            )
         print(json.dumps(row))
         return
-    common = ["--sentences", str(args.sentences), "--batch-size", str(args.batch_size), "--threads", str(args.threads),
-              "--data", str(args.data), "--device", args.device] + (["--per-call"] if args.per_call else [])
+    common = [
+        "--sentences",
+        str(args.sentences),
+        "--batch-size",
+        str(args.batch_size),
+        "--threads",
+        str(args.threads),
+        "--data",
+        str(args.data),
+        "--device",
+        args.device,
+    ] + (["--per-call"] if args.per_call else [])
 
     def one(python: str, size: str, method: str, precision: str, weights: Optional[Path]) -> Dict:
         cmd = [python, __file__, "--one", size, method, precision] + common + (["--weights", str(weights)] if weights else [])
@@ -297,8 +332,10 @@ def main() -> None:
 
     baseline_name = "AllenNLP" if args.allennlp else "naive"
     rows = []
-    print(f"{'size':<9}{'method':<12}{'prec':<6}{'params':>8}{'tokens/s':>10}{'x ' + baseline_name:>11}{'x fp32':>8}"
-          f"{'peak MB':>9}{'diff':>10}{'vs fp32':>10}{'min cos':>9}")
+    print(
+        f"{'size':<9}{'method':<12}{'prec':<6}{'params':>8}{'tokens/s':>10}{'x ' + baseline_name:>11}{'x fp32':>8}"
+        f"{'peak MB':>9}{'diff':>10}{'vs fp32':>10}{'min cos':>9}"
+    )
     for size in args.sizes.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             weights = Path(tmp) if args.allennlp else None
@@ -321,11 +358,16 @@ def main() -> None:
                 diff = f"{found:.1e}" if found is not None else "-"
                 err = f"{row['max_abs_diff_vs_fp32']:.1e}" if "max_abs_diff_vs_fp32" in row else "-"
                 cos = f"{row['min_cosine_vs_fp32']:.5f}" if "min_cosine_vs_fp32" in row else "-"
-                print(f"{size:<9}{method:<12}{row['precision']:<6}{row['params_m']:>7}M{row['tokens_per_s']:>10}{ratio:>11}"
-                      f"{vs_fp32:>8}{row['peak_rss_mb']:>9}{diff:>10}{err:>10}{cos:>9}", flush=True)
+                print(
+                    f"{size:<9}{method:<12}{row['precision']:<6}{row['params_m']:>7}M{row['tokens_per_s']:>10}{ratio:>11}"
+                    f"{vs_fp32:>8}{row['peak_rss_mb']:>9}{diff:>10}{err:>10}{cos:>9}",
+                    flush=True,
+                )
     extra = f"; AllenNLP {rows[0]['allennlp']}" if args.allennlp else ""
-    print(f"data: {rows[-1]['data']}; {rows[-1]['tokens']} tokens per run; batch {args.batch_size}; "
-          f"{args.threads} threads; torch {rows[-1]['torch']}{extra}; diff: largest |ours - {baseline_name}| (fp32 rows)")
+    print(
+        f"data: {rows[-1]['data']}; {rows[-1]['tokens']} tokens per run; batch {args.batch_size}; "
+        f"{args.threads} threads; torch {rows[-1]['torch']}{extra}; diff: largest |ours - {baseline_name}| (fp32 rows)"
+    )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
 

@@ -8,6 +8,7 @@ at fixed times and one plot, to compare settings (e.g. float32 against bf16) at 
         --training.mixed_precision bf16 --training.max_minutes 30 --system.threads 1 &
     wait; python benchmarks/compare_runs.py run_no run_bf16 --labels float32 bf16 --png compare.png
 """
+
 import argparse
 import json
 from pathlib import Path
@@ -52,8 +53,12 @@ def main() -> None:
             cells.append(f"{point[1]:10.1f} ({point[2] / 1e6:5.2f}M tok)" if point else f"{'-':>24}")
         print(f"{minute:8.1f} " + " ".join(f"{cell:>24}" for cell in cells))
         minute += args.every
-    print("last    " + " ".join(f"{c[-1][1]:10.1f} ({c[-1][2] / 1e6:5.2f}M tok)" for c in curves)
-          + "   at minutes " + ", ".join(f"{c[-1][0]:.1f}" for c in curves))
+    print(
+        "last    "
+        + " ".join(f"{c[-1][1]:10.1f} ({c[-1][2] / 1e6:5.2f}M tok)" for c in curves)
+        + "   at minutes "
+        + ", ".join(f"{c[-1][0]:.1f}" for c in curves)
+    )
     if args.png is not None:
         import matplotlib
 

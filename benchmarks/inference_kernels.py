@@ -10,6 +10,7 @@
     python benchmarks/inference_kernels.py
     python benchmarks/inference_kernels.py --no-compile --threads 1
 """
+
 import argparse
 import time
 from typing import Callable

@@ -13,6 +13,7 @@ Prints GFLOP/s, the ratio to prepacked float32 and the largest error relative to
 output, per shape. (Products of weights under 2^18 elements stay float32 at every precision: packing
 does not pay there.)
 """
+
 import argparse
 import time
 from typing import Callable, Dict, List, Tuple
@@ -24,9 +25,12 @@ from spacy_elmo.bilm.packed_matmul import PackedWeights, int8_available, onednn_
 # (name, K, N) of the products in one LSTM step: the gates (P -> 4C, input and hidden share the
 # shape) and the projection (C -> P), for the released sizes (small, medium, original)
 SHAPES = [
-    ("small gates", 128, 4096), ("small projection", 1024, 128),
-    ("medium gates", 256, 8192), ("medium projection", 2048, 256),
-    ("original gates", 512, 16384), ("original projection", 4096, 512),
+    ("small gates", 128, 4096),
+    ("small projection", 1024, 128),
+    ("medium gates", 256, 8192),
+    ("medium projection", 2048, 256),
+    ("original gates", 512, 16384),
+    ("original projection", 4096, 512),
 ]
 
 

@@ -8,6 +8,7 @@ component serves the layers from its cache.
 
     python benchmarks/ner_train_speed.py --sentences 1000 --epochs 3
 """
+
 import argparse
 import time
 from pathlib import Path
@@ -92,8 +93,10 @@ def main() -> None:
     elmo = rows[1]
     ratios = [e / b for e, b in zip(elmo["epochs"], base["epochs"])]
     print(f"{'elmo / baseline':<20}" + "".join(f"{r:12.2f}" for r in ratios) + f"{elmo['predict'] / base['predict']:12.2f}")
-    print(f"words/s; {base['train_words']} training words, {base['dev_words']} dev words; batches of "
-          f"{args.batch_words} words; {args.threads} threads; biLM: small size, random weights")
+    print(
+        f"words/s; {base['train_words']} training words, {base['dev_words']} dev words; batches of "
+        f"{args.batch_words} words; {args.threads} threads; biLM: small size, random weights"
+    )
 
 
 if __name__ == "__main__":

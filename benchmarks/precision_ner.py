@@ -7,6 +7,7 @@ component scored on its dev set with the biLM's products in float32, bfloat16 an
 Speed and the layers' own error: `benchmarks/bilm_speed.py --precision fp32 bf16 int8`; the
 products alone: `benchmarks/matmul_precision.py`.
 """
+
 import argparse
 import time
 from pathlib import Path
@@ -31,8 +32,10 @@ def main() -> None:
         scores = nlp.evaluate(examples)
         seconds = time.perf_counter() - start
         words = sum(len(eg.reference) for eg in examples)
-        print(f"{args.pipeline} on {args.dev}, biLM in {precision}: NER F1 {100 * scores['ents_f']:.2f} "
-              f"({words / seconds:,.0f} words/s)", flush=True)
+        print(
+            f"{args.pipeline} on {args.dev}, biLM in {precision}: NER F1 {100 * scores['ents_f']:.2f} ({words / seconds:,.0f} words/s)",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

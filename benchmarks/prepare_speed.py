@@ -6,6 +6,7 @@ Python, plus a vocabulary pass), in the same run.
     python benchmarks/prepare_speed.py                                   # Wikipedia + Reuters
     python benchmarks/prepare_speed.py --text ../shared/data/raw/reuters21578.txt.gz --n-process 2
 """
+
 import argparse
 import tempfile
 import time
@@ -71,7 +72,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()
             corpus = prepare_corpus(args.text, Path(tmp) / "prepared", n_process=n_proc, progress=False, log=lambda s: None)
-            rows.append((f"prepare_corpus, {n_proc} process{'es' if n_proc > 1 else ''}", int(corpus.starts[-1]), time.perf_counter() - start))
+            rows.append(
+                (f"prepare_corpus, {n_proc} process{'es' if n_proc > 1 else ''}", int(corpus.starts[-1]), time.perf_counter() - start)
+            )
     base = rows[0][2]
     print(f"{'':32} {'tokens':>12} {'seconds':>9} {'tokens/s':>10} {'time vs plain':>14}")
     for name, n, seconds in rows:

@@ -12,6 +12,7 @@ measured in the same run (on CPU the faster of the default BLAS and oneDNN). Run
     python benchmarks/pretrain_speed.py --presets cpu small original --precision no bf16
     python benchmarks/pretrain_speed.py --presets small --batch-tokens 32768 --compile
 """
+
 import argparse
 import json
 import tempfile
@@ -66,7 +67,9 @@ def step_speed(config: Any, prepared: Any, device: Any, steps: int, warmup: int)
 
     trainer = Pretrainer(config, Path(tempfile.mkdtemp()), log=lambda s: None, gpu_id=_gpu_id(device))
     encoder = BatchEncoder(trainer.corpus, trainer.vocab, trainer.bilm.options.max_characters_per_token)
-    stream = BatchStream(encoder, trainer.train_sentences, trainer.settings["batch_tokens"], config["corpus"]["pool_size"], 0, trainer.position)
+    stream = BatchStream(
+        encoder, trainer.train_sentences, trainer.settings["batch_tokens"], config["corpus"]["pool_size"], 0, trainer.position
+    )
     loader = batch_loader(stream, 0, device)
     data = [next(loader) for _ in range(warmup + steps + 1)]
     trainer.lm.train()
@@ -92,8 +95,13 @@ def step_speed(config: Any, prepared: Any, device: Any, steps: int, warmup: int)
         n_tokens += batch.n_tokens
     _sync(device)
     params = sum(p.numel() for p in trainer.bilm.parameters())
-    return {"tokens_per_s": n_tokens / (time.perf_counter() - start), "flops_per_token": flops_per_token,
-            "params": params, "vocab": len(trainer.vocab), "softmax": trainer.softmax.kind}
+    return {
+        "tokens_per_s": n_tokens / (time.perf_counter() - start),
+        "flops_per_token": flops_per_token,
+        "params": params,
+        "vocab": len(trainer.vocab),
+        "softmax": trainer.softmax.kind,
+    }
 
 
 def end_to_end_speed(config: Any, device: Any, steps: int, warmup: int) -> float:
@@ -113,7 +121,9 @@ def end_to_end_speed(config: Any, device: Any, steps: int, warmup: int) -> float
     with _Utilisation(device) as utilisation:
         Pretrainer(config, output, log=lambda s: None, gpu_id=_gpu_id(device)).run()
     if utilisation.samples:
-        print(f"  GPU utilisation {sum(utilisation.samples) / len(utilisation.samples):10.0f} % (mean of NVML samples during the end-to-end run)")
+        print(
+            f"  GPU utilisation {sum(utilisation.samples) / len(utilisation.samples):10.0f} % (mean of NVML samples during the end-to-end run)"
+        )
     windows = [row for row in srsly.read_jsonl(output / "log.jsonl") if "tokens_per_s" in row]
     tokens = [b["tokens"] - a["tokens"] for a, b in zip(windows, windows[1:])]
     seconds = [n / row["tokens_per_s"] for n, row in zip(tokens, windows[1:])]
@@ -166,7 +176,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2, help="torch threads on CPU")
-    parser.add_argument("--workers", type=int, default=None, help="DataLoader workers in the end-to-end run (default: the trainer's: 1 on CUDA, 0 on CPU)")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="DataLoader workers in the end-to-end run (default: the trainer's: 1 on CUDA, 0 on CPU)"
+    )
     parser.add_argument("--batch-tokens", type=int, default=0, help="override the preset's batch size")
     parser.add_argument("--compile", action="store_true", help="[training] compile = true")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
@@ -204,22 +216,38 @@ def main() -> None:
             rates = matmul_peak(device, dtype, 8192 if device.type == "cuda" else 2048)
             peak = max(rates)
             achieved = step["tokens_per_s"] * step["flops_per_token"] / 1e9
-            row = {"preset": path.stem, "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-                   "precision": precision, "compile": args.compile, "batch_tokens": config["training"]["batch_tokens"],
-                   "step_tokens_per_s": round(step["tokens_per_s"]), "mflop_per_token": round(step["flops_per_token"] / 1e6, 2),
-                   "achieved_gflops": round(achieved, 1), "peak_gflops": round(peak, 1), "fraction_of_peak": round(achieved / peak, 4)}
-            print(f"{path.stem} ({step['params'] / 1e6:.1f}M-parameter biLM, {step['softmax']} softmax over {step['vocab']} words), "
-                  f"{row['device']}, mixed_precision={precision}, compile={args.compile}, batch_tokens={row['batch_tokens']}")
+            row = {
+                "preset": path.stem,
+                "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+                "precision": precision,
+                "compile": args.compile,
+                "batch_tokens": config["training"]["batch_tokens"],
+                "step_tokens_per_s": round(step["tokens_per_s"]),
+                "mflop_per_token": round(step["flops_per_token"] / 1e6, 2),
+                "achieved_gflops": round(achieved, 1),
+                "peak_gflops": round(peak, 1),
+                "fraction_of_peak": round(achieved / peak, 4),
+            }
+            print(
+                f"{path.stem} ({step['params'] / 1e6:.1f}M-parameter biLM, {step['softmax']} softmax over {step['vocab']} words), "
+                f"{row['device']}, mixed_precision={precision}, compile={args.compile}, batch_tokens={row['batch_tokens']}"
+            )
             print(f"  step only       {step['tokens_per_s']:10.0f} tokens/s   ({args.steps} steps)")
             print(f"  work            {step['flops_per_token'] / 1e6:10.1f} MFLOP per token (forward + backward, counted)")
             print(f"  achieved        {achieved:10.1f} GFLOP/s")
-            print(f"  matmul peak     {peak:10.1f} GFLOP/s (same dtype, same run; " + " / ".join(f"{n} {r:.0f}" for n, r in zip(("BLAS", "oneDNN"), rates)) + ")")
+            print(
+                f"  matmul peak     {peak:10.1f} GFLOP/s (same dtype, same run; "
+                + " / ".join(f"{n} {r:.0f}" for n, r in zip(("BLAS", "oneDNN"), rates))
+                + ")"
+            )
             print(f"  fraction        {achieved / peak:10.1%}")
             if not args.no_end_to_end:
                 e2e = end_to_end_speed(config, device, args.steps, args.warmup)
                 row["end_to_end_tokens_per_s"] = round(e2e)
                 row["end_to_end_ratio"] = round(e2e / step["tokens_per_s"], 3)
-                print(f"  end-to-end      {e2e:10.0f} tokens/s   ({e2e / step['tokens_per_s']:.0%} of the step alone; Pretrainer, data_workers={args.workers})")
+                print(
+                    f"  end-to-end      {e2e:10.0f} tokens/s   ({e2e / step['tokens_per_s']:.0%} of the step alone; Pretrainer, data_workers={args.workers})"
+                )
             results.append(row)
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1))

@@ -8,6 +8,7 @@ latency of a query (exact cosine over every usage, and over one word's usages) a
 
 The query sizes use synthetic vectors of the biLM's width (the search does not look at values).
 """
+
 import argparse
 import gzip
 import resource
@@ -68,10 +69,12 @@ def build_speed(nlp, bilm: str, text_file: Path, tmp: Path, words: List[str]) ->
         seconds = time.perf_counter() - started
         size = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
         per_usage = sum((out / name).stat().st_size for name in ("vectors.bin", *ARRAYS))
-        print(f"index-usages, {label}: {len(index):,} usages in {index.meta['n_sentences']:,} sentences, "
-              f"{n_tokens / seconds:,.0f} corpus tokens/s ({seconds / plain:.2f}x the plain pipeline's time), "
-              f"{size / 2**20:.1f} MiB on disk: vectors + usage tables {per_usage / max(len(index), 1) * 1e6 / 2**20:,.0f} MiB "
-              f"per million usages, sentences + word types {(size - per_usage) / 2**20:.1f} MiB; peak RSS so far {peak_rss_mb():,.0f} MiB")
+        print(
+            f"index-usages, {label}: {len(index):,} usages in {index.meta['n_sentences']:,} sentences, "
+            f"{n_tokens / seconds:,.0f} corpus tokens/s ({seconds / plain:.2f}x the plain pipeline's time), "
+            f"{size / 2**20:.1f} MiB on disk: vectors + usage tables {per_usage / max(len(index), 1) * 1e6 / 2**20:,.0f} MiB "
+            f"per million usages, sentences + word types {(size - per_usage) / 2**20:.1f} MiB; peak RSS so far {peak_rss_mb():,.0f} MiB"
+        )
 
 
 def query_latency(dim: int, sizes: List[int], tmp: Path, repeats: int) -> None:
@@ -86,7 +89,12 @@ def query_latency(dim: int, sizes: List[int], tmp: Path, repeats: int) -> None:
             writer.add_sentences([{"text": "a word", "file": 0, "doc": 0}])
             for start in range(0, size, 1 << 16):
                 m = min(1 << 16, size - start)
-                columns = {"usage_sentence": numpy.zeros(m), "usage_token": numpy.ones(m), "usage_start": numpy.full(m, 2), "usage_end": numpy.full(m, 6)}
+                columns = {
+                    "usage_sentence": numpy.zeros(m),
+                    "usage_token": numpy.ones(m),
+                    "usage_start": numpy.full(m, 2),
+                    "usage_end": numpy.full(m, 6),
+                }
                 # one word in 100 is "word"; the rest spread over 1,000 other keys
                 keys = ["word" if (start + i) % 100 == 0 else f"w{(start + i) % 1000}" for i in range(m)]
                 writer.add_usages(rng.standard_normal((m, dim), dtype="float32"), columns, keys)
@@ -105,7 +113,9 @@ def query_latency(dim: int, sizes: List[int], tmp: Path, repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--bilm", default=str(SHARED / "models" / "elmo-small-wiki-reuters"), help="biLM folder, or 'random' (released small size)")
+    parser.add_argument(
+        "--bilm", default=str(SHARED / "models" / "elmo-small-wiki-reuters"), help="biLM folder, or 'random' (released small size)"
+    )
     parser.add_argument("--text", type=Path, default=SHARED / "data" / "raw" / "reuters21578.txt.gz")
     parser.add_argument("--lines", type=int, default=2000, help="Text lines to index")
     parser.add_argument("--words", default="bank,play,suit", help="The chosen words of the --words build")

@@ -10,6 +10,7 @@ The text is generated from templates (seeded), so it is public by construction: 
 appears in sentences of either sense, among filler sentences. The comparison runs on sentences
 generated anew, with another seed.
 """
+
 import argparse
 import json
 import random
@@ -23,32 +24,65 @@ MARKER = ".quickstart"
 
 SENSES: Dict[str, Tuple[List[str], List[str]]] = {
     "bank": (
-        ["She {v} {money} at the bank {when} .", "The bank {raised} its interest rates {when} .", "He opened an account at the bank near the {shop} ."],
-        ["They {walk} along the bank of the {river} {when} .", "The {flood} washed away the bank of the {river} .", "Reeds grow on the muddy bank of the {river} ."],
+        [
+            "She {v} {money} at the bank {when} .",
+            "The bank {raised} its interest rates {when} .",
+            "He opened an account at the bank near the {shop} .",
+        ],
+        [
+            "They {walk} along the bank of the {river} {when} .",
+            "The {flood} washed away the bank of the {river} .",
+            "Reeds grow on the muddy bank of the {river} .",
+        ],
     ),
     "bat": (
-        ["The bat {fly} out of the dark {cave} {when} .", "A small bat hung from the roof of the {cave} .", "The bat hunts insects at night ."],
-        ["He swung the bat and hit the ball {when} .", "The player dropped his bat on the {field} .", "She bought a new cricket bat {when} ."],
+        [
+            "The bat {fly} out of the dark {cave} {when} .",
+            "A small bat hung from the roof of the {cave} .",
+            "The bat hunts insects at night .",
+        ],
+        [
+            "He swung the bat and hit the ball {when} .",
+            "The player dropped his bat on the {field} .",
+            "She bought a new cricket bat {when} .",
+        ],
     ),
     "spring": (
         ["Flowers bloom in the spring {when} .", "The birds return every spring to the {river} .", "In spring the {field} turns green ."],
-        ["The spring in the {device} broke {when} .", "He replaced the rusty spring of the {device} .", "A steel spring holds the {device} shut ."],
+        [
+            "The spring in the {device} broke {when} .",
+            "He replaced the rusty spring of the {device} .",
+            "A steel spring holds the {device} shut .",
+        ],
     ),
     "match": (
-        ["He struck a match to light the {fire} .", "She lit the {fire} with a single match {when} .", "The match burned down to his fingers ."],
+        [
+            "He struck a match to light the {fire} .",
+            "She lit the {fire} with a single match {when} .",
+            "The match burned down to his fingers .",
+        ],
         ["The team won the match {when} .", "They watched the football match on the {field} .", "The match ended in a draw {when} ."],
     ),
 }
 SLOTS = {
-    "v": ["deposited", "withdrew", "saved", "borrowed"], "money": ["money", "cash", "her salary", "some coins"],
+    "v": ["deposited", "withdrew", "saved", "borrowed"],
+    "money": ["money", "cash", "her salary", "some coins"],
     "when": ["yesterday", "on Monday", "last week", "in the morning", "before noon", "this year"],
-    "raised": ["raised", "cut", "changed"], "shop": ["shop", "station", "market", "school"],
-    "walk": ["walked", "sat", "fished", "rested"], "river": ["river", "stream", "lake", "canal"],
-    "flood": ["flood", "storm", "current", "rain"], "fly": ["flew", "came", "darted"], "cave": ["cave", "barn", "tunnel"],
-    "field": ["field", "pitch", "grass"], "device": ["clock", "mattress", "door", "watch"], "fire": ["fire", "candle", "stove", "lamp"],
+    "raised": ["raised", "cut", "changed"],
+    "shop": ["shop", "station", "market", "school"],
+    "walk": ["walked", "sat", "fished", "rested"],
+    "river": ["river", "stream", "lake", "canal"],
+    "flood": ["flood", "storm", "current", "rain"],
+    "fly": ["flew", "came", "darted"],
+    "cave": ["cave", "barn", "tunnel"],
+    "field": ["field", "pitch", "grass"],
+    "device": ["clock", "mattress", "door", "watch"],
+    "fire": ["fire", "candle", "stove", "lamp"],
 }
 FILLER = [
-    "The {who} {did} the {what} {when} .", "A {who} saw the {what} near the {shop} .", "The {what} was on the table {when} .",
+    "The {who} {did} the {what} {when} .",
+    "A {who} saw the {what} near the {shop} .",
+    "The {what} was on the table {when} .",
 ]
 FILLER_SLOTS = {
     "who": ["teacher", "child", "farmer", "doctor", "driver", "student", "cook"],
@@ -109,9 +143,25 @@ def main() -> None:
     write_text(out / "text", n_train=40_000, n_dev=1_000)
 
     print(f"1. Pretraining the `cpu` preset biLM for {args.minutes:g} minutes on {out / 'text'} ...", flush=True)
-    cmd = [sys.executable, "-m", "spacy_elmo", "pretrain", "cpu", "--output", str(out / "biLM"),
-           "--paths.train", str(out / "text" / "train.txt"), "--paths.dev", str(out / "text" / "dev.txt"),
-           "--training.max_minutes", str(args.minutes), "--training.eval_every", "100", "--vocab.min_count", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "spacy_elmo",
+        "pretrain",
+        "cpu",
+        "--output",
+        str(out / "biLM"),
+        "--paths.train",
+        str(out / "text" / "train.txt"),
+        "--paths.dev",
+        str(out / "text" / "dev.txt"),
+        "--training.max_minutes",
+        str(args.minutes),
+        "--training.eval_every",
+        "100",
+        "--vocab.min_count",
+        "1",
+    ]
     subprocess.run(cmd, check=True)
     log = [json.loads(line) for line in (out / "biLM" / "log.jsonl").read_text().splitlines()]
     dev = [row["dev_ppl"] for row in log if "dev_ppl" in row]
@@ -140,8 +190,10 @@ def main() -> None:
         print(f"   {name:32}{word:8}{within:14.3f}{across:15.3f}")
     contextual = [r for r in rows if r[0].startswith("top")]
     wins = sum(within > across for _, _, within, across in contextual)
-    print(f"   The top layer keeps each sense together ({wins} of {len(contextual)} words closer within a sense than "
-          "across); the token layer gives one vector per word, whatever its sense.")
+    print(
+        f"   The top layer keeps each sense together ({wins} of {len(contextual)} words closer within a sense than "
+        "across); the token layer gives one vector per word, whatever its sense."
+    )
     print(f"Files: {out} (the biLM: {model}, original ELMo format)")
 
 

@@ -3,6 +3,7 @@
 The biLM itself (`spacy_elmo.bilm`) needs only PyTorch; names load on first use so that the
 light modules (the msgpack hooks) import neither torch nor spaCy.
 """
+
 from ._lazy import lazy_getattr
 from .about import __version__
 

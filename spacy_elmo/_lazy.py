@@ -1,5 +1,6 @@
 """Lazy attributes for package `__init__` modules, so that importing a light submodule (the
 msgpack hooks srsly loads by entry point) never pulls in torch or spaCy."""
+
 import importlib
 from typing import Any, Callable, Dict
 

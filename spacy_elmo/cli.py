@@ -5,6 +5,7 @@ it, then use it. Bad input ends a command with one line on stderr naming the fil
 (exit status 1), not a traceback. No command replaces a file or folder it did not make:
 `--overwrite` says that you mean it (folders: see output_folders.py).
 """
+
 import errno
 import functools
 from pathlib import Path
@@ -92,7 +93,9 @@ def pretrain_cli(
     config: str = typer.Argument(..., help="A preset (cpu, small, original) or a config file"),
     output: Path = typer.Option(..., "--output", "-o", help="Folder for checkpoints, models and logs (new, empty, or a run to resume)"),
     resume: bool = typer.Option(False, "--resume", help="Go on from the checkpoint in --output", **FLAG),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Start over where --output holds a run (removes its checkpoint, models and log)", **FLAG),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Start over where --output holds a run (removes its checkpoint, models and log)", **FLAG
+    ),
     gpu_id: int = typer.Option(None, "--gpu-id", "-g", help="-1: CPU; N: CUDA device N (default: [system] gpu_id, else CUDA if present)"),
 ) -> None:
     """Train (or fine-tune) a biLM on raw text or a prepared corpus. CONFIG is a preset shipped
@@ -163,11 +166,29 @@ def perplexity_cli(
 def init_config_cli(
     output: Path = typer.Argument(..., help="Where to write the config"),
     pipeline: str = typer.Option("ner", "--pipeline", "-p", help="The task: ner, textcat, tagger or parser"),
-    bilm: str = typer.Option(None, "--bilm", "-b", help="The biLM: a folder (options.json + weights.hdf5, or ELMoForManyLangs) or a released model's name (spacy-elmo models)"),
+    bilm: str = typer.Option(
+        None,
+        "--bilm",
+        "-b",
+        help="The biLM: a folder (options.json + weights.hdf5, or ELMoForManyLangs) or a released model's name (spacy-elmo models)",
+    ),
     baseline: bool = typer.Option(False, "--baseline", help="The matching config without ELMo (same features and schedule)", **FLAG),
-    spacy_pretrain: bool = typer.Option(False, "--spacy-pretrain", help="The baseline with a tok2vec that `spacy pretrain` trains on raw text (its [pretraining] block included; then --paths.init_tok2vec); ner and textcat", **FLAG),
-    elmo_at: str = typer.Option("input", "--elmo-at", help="Where ELMo joins the task's encoder: input ([x_k; ELMo_k]), output ([h_k; ELMo_k]) or both"),
-    vectors: Path = typer.Option(None, "--vectors", help="Static vectors beside the token features: a folder written by `spacy init vectors`", exists=True, file_okay=False),
+    spacy_pretrain: bool = typer.Option(
+        False,
+        "--spacy-pretrain",
+        help="The baseline with a tok2vec that `spacy pretrain` trains on raw text (its [pretraining] block included; then --paths.init_tok2vec); ner and textcat",
+        **FLAG,
+    ),
+    elmo_at: str = typer.Option(
+        "input", "--elmo-at", help="Where ELMo joins the task's encoder: input ([x_k; ELMo_k]), output ([h_k; ELMo_k]) or both"
+    ),
+    vectors: Path = typer.Option(
+        None,
+        "--vectors",
+        help="Static vectors beside the token features: a folder written by `spacy init vectors`",
+        exists=True,
+        file_okay=False,
+    ),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
 ) -> None:
     """Write a complete, commented training config for a task with ELMo (frozen biLM, learned
@@ -203,9 +224,12 @@ def init_config_cli(
     output.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(output, text)
     what = (
-        "without ELMo" if baseline
-        else "without ELMo, tok2vec from spacy pretrain (set --paths.init_tok2vec)" if spacy_pretrain
-        else "with ELMo" if bilm
+        "without ELMo"
+        if baseline
+        else "without ELMo, tok2vec from spacy pretrain (set --paths.init_tok2vec)"
+        if spacy_pretrain
+        else "with ELMo"
+        if bilm
         else "with ELMo (set --paths.elmo_options and --paths.elmo_weights, or give --bilm)"
     )
     typer.echo(f"Wrote {output}: {pipeline} {what}" + (f", static vectors from {vectors}" if vectors else ""))
@@ -213,8 +237,12 @@ def init_config_cli(
 
 @command("fill-config")
 def fill_config_cli(
-    config_path: str = typer.Argument(..., help="A training config with an elmo component, a pretraining config, or a pretraining preset (cpu, small, original)"),
-    model: str = typer.Argument(..., help="The biLM: a folder (options.json + weights.hdf5, or ELMoForManyLangs) or a released model's name"),
+    config_path: str = typer.Argument(
+        ..., help="A training config with an elmo component, a pretraining config, or a pretraining preset (cpu, small, original)"
+    ),
+    model: str = typer.Argument(
+        ..., help="The biLM: a folder (options.json + weights.hdf5, or ELMoForManyLangs) or a released model's name"
+    ),
     output: Path = typer.Argument(..., help="Where to write the filled config"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
 ) -> None:
@@ -229,7 +257,9 @@ def fill_config_cli(
 
     path = pretrain_config(config_path) if config_path in PRETRAIN_PRESETS else Path(config_path)
     if not path.is_file():
-        raise typer.BadParameter(f"{config_path}: no such file, nor a pretraining preset ({', '.join(PRETRAIN_PRESETS)})", param_hint="CONFIG_PATH")
+        raise typer.BadParameter(
+            f"{config_path}: no such file, nor a pretraining preset ({', '.join(PRETRAIN_PRESETS)})", param_hint="CONFIG_PATH"
+        )
     check_output_file(output, overwrite)
     text = fill_config_text(path.read_text(encoding="utf8"), _bilm_source(model))
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -245,12 +275,19 @@ def embed_cli(
     all_layers: bool = typer.Option(False, "--all", help="HDF5: every layer, (L + 1, n_tokens, 2P) (the default)", **FLAG),
     top: bool = typer.Option(False, "--top", help="HDF5: the top layer only, (n_tokens, 2P)", **FLAG),
     average: bool = typer.Option(False, "--average", help="HDF5: the average of the layers, (n_tokens, 2P)", **FLAG),
-    pretokenized: bool = typer.Option(False, "--pretokenized", help="Text input is one sentence a line, tokens split by whitespace (as allennlp elmo reads it)", **FLAG),
+    pretokenized: bool = typer.Option(
+        False, "--pretokenized", help="Text input is one sentence a line, tokens split by whitespace (as allennlp elmo reads it)", **FLAG
+    ),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     sentences: bool = typer.Option(True, help="Split documents into sentences (original files only)"),
     dtype: str = typer.Option("float32", help="float32 or float16"),
-    precision: str = typer.Option("fp32", help="fp32; bf16: the biLM's large matrix products in bfloat16 (CPUs with bfloat16 units; about 3e-3 relative error); int8: in int8 (about 1e-2)"),
-    docs_per_batch: int = typer.Option(64, "--docs-per-batch", help="Documents per nlp.pipe batch (the elmo component's batch_size counts biLM sequences)"),
+    precision: str = typer.Option(
+        "fp32",
+        help="fp32; bf16: the biLM's large matrix products in bfloat16 (CPUs with bfloat16 units; about 3e-3 relative error); int8: in int8 (about 1e-2)",
+    ),
+    docs_per_batch: int = typer.Option(
+        64, "--docs-per-batch", help="Documents per nlp.pipe batch (the elmo component's batch_size counts biLM sequences)"
+    ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="-1: CPU; N: run on CUDA device N (needs cupy, as spaCy's --gpu-id)"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
 ) -> None:
@@ -312,7 +349,9 @@ def models_cli(
 def download_cli(
     name: str = typer.Argument(..., help="A released model's name (spacy-elmo models lists them)"),
     cache: Path = typer.Option(None, "--cache", help="The download cache (default: $SPACY_ELMO_CACHE, else ~/.cache/spacy-elmo)"),
-    mirror: str = typer.Option(None, "--mirror", help="A server holding NAME/FILE for each model, instead of the original URLs (default: $SPACY_ELMO_MIRROR)"),
+    mirror: str = typer.Option(
+        None, "--mirror", help="A server holding NAME/FILE for each model, instead of the original URLs (default: $SPACY_ELMO_MIRROR)"
+    ),
     force: bool = typer.Option(False, "--force", help="Download again what spacy-elmo downloaded before", **FLAG),
 ) -> None:
     """Download a released model into the cache (resuming an interrupted download), check it, and
@@ -339,9 +378,13 @@ def index_usages_cli(
     model: str = typer.Argument(..., help="Pipeline folder with elmo, biLM folder, or a released model's name"),
     corpus: Path = typer.Argument(..., help=".txt/.txt.gz/.jsonl/.spacy, a file or a folder of them", exists=True),
     output: Path = typer.Argument(..., help="The index folder to write (new, empty, or an index built before)"),
-    words: str = typer.Option("", "--words", "-w", help="Index only these words, comma-separated (matched on token.lower_); default: every token"),
+    words: str = typer.Option(
+        "", "--words", "-w", help="Index only these words, comma-separated (matched on token.lower_); default: every token"
+    ),
     lemmas: bool = typer.Option(False, "--lemmas", help="Match --words on lemmas (the pipeline needs a lemmatizer)", **FLAG),
-    layer: str = typer.Option("top", "--layer", "-l", help="The vectors: top, average, a layer number (0 = token layer) or one weight per layer (0.2,0.3,0.5)"),
+    layer: str = typer.Option(
+        "top", "--layer", "-l", help="The vectors: top, average, a layer number (0 = token layer) or one weight per layer (0.2,0.3,0.5)"
+    ),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     docs_per_batch: int = typer.Option(64, "--docs-per-batch", help="Documents per nlp.pipe batch"),
 ) -> None:
@@ -355,8 +398,9 @@ def index_usages_cli(
     chosen = [w for w in words.split(",") if w.strip()] if words else None
     if words and not chosen:
         raise typer.BadParameter("name one or more words, comma-separated", param_hint="--words")
-    build_usage_index(nlp, corpus, output, model=model, words=chosen, lemmas=lemmas, layer=layer,
-                      docs_per_batch=docs_per_batch, log=typer.echo)
+    build_usage_index(
+        nlp, corpus, output, model=model, words=chosen, lemmas=lemmas, layer=layer, docs_per_batch=docs_per_batch, log=typer.echo
+    )
 
 
 @command("neighbours")
@@ -365,9 +409,15 @@ def neighbours_cli(
     sentence: str = typer.Argument(..., help="The sentence the word is used in"),
     word: str = typer.Option(..., "--word", "-w", help="The word of the sentence to look up (its first occurrence; case-insensitive)"),
     n: int = typer.Option(5, "--n", "-n", help="How many neighbours", min=1),
-    model: Path = typer.Option(None, "--model", help="Embed the sentence with this pipeline (default: the one the index was built with); it must hold the same biLM"),
+    model: Path = typer.Option(
+        None,
+        "--model",
+        help="Embed the sentence with this pipeline (default: the one the index was built with); it must hold the same biLM",
+    ),
     any_word: bool = typer.Option(False, "--any-word", help="Search the usages of every word, not only of WORD", **FLAG),
-    min_count: int = typer.Option(1, "--min-count", help="Context-free neighbours: only word types seen this often in the indexed sentences", min=1),
+    min_count: int = typer.Option(
+        1, "--min-count", help="Context-free neighbours: only word types seen this often in the indexed sentences", min=1
+    ),
 ) -> None:
     """The usages in INDEX nearest to WORD as used in SENTENCE (cosine of their ELMo vectors),
     and WORD's context-free neighbours (the biLM's token layer; static vectors where the pipeline

@@ -12,6 +12,7 @@ kill -9), with its process id in the file, so that a second command on the same 
 instead of interleaving. Single files are written through a temporary file of a fresh name and a
 rename.
 """
+
 import os
 import shutil
 import tempfile

@@ -1,5 +1,6 @@
 """`spacy init elmo-config`: spacy-elmo's init-config under spaCy's own CLI. spaCy imports this
 module through the `spacy_cli` entry point when its command line starts."""
+
 from spacy.cli._util import init_cli
 
 from .cli import init_config_cli

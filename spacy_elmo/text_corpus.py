@@ -8,6 +8,7 @@ that spacy-elmo wrote (it carries the output-folder marker: an index or a prepar
 inside the corpus is never read back as text). A file that is not UTF-8, a damaged .gz or a bad
 record is an error naming the file and line.
 """
+
 import gzip
 import io
 import json
@@ -68,7 +69,9 @@ def files_progress_bar(files: List[Path], enabled: bool, desc: str):  # type: ig
 
 
 def read_texts(
-    path: Path, lang_vocab, progress: Optional[Callable[[int], None]] = None  # type: ignore[no-untyped-def]
+    path: Path,
+    lang_vocab,
+    progress: Optional[Callable[[int], None]] = None,  # type: ignore[no-untyped-def]
 ) -> Iterator[Tuple[str, bool]]:
     """(text, starts_new_document) pairs: records of .jsonl and .spacy files are documents;
     in text files, documents are blocks separated by blank lines.
@@ -114,8 +117,10 @@ def read_texts(
                 f"{path}:{line_number}: not UTF-8 text (byte {byte:#04x}): convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8)"
             ) from None
         except (EOFError, gzip.BadGzipFile, zlib.error) as err:
-            raise CorpusError(f"{path}: the gzip file is truncated or damaged after line {number} ({err or type(err).__name__}): "
-                              "compress it again, or remove it from the corpus") from None
+            raise CorpusError(
+                f"{path}: the gzip file is truncated or damaged after line {number} ({err or type(err).__name__}): "
+                "compress it again, or remove it from the corpus"
+            ) from None
         if progress is not None:
             progress(path.stat().st_size - reported)
 
@@ -143,13 +148,17 @@ def _jsonl_text(line: str, path: Path, number: int) -> str:
     try:
         text.encode("utf8")
     except UnicodeEncodeError as err:  # a lone surrogate escape such as "\\ud800"
-        raise CorpusError(f"{path}:{number}: the text holds {text[err.start]!r}, which is not a Unicode character "
-                          "(a lone surrogate escape): fix or remove that line") from None
+        raise CorpusError(
+            f"{path}:{number}: the text holds {text[err.start]!r}, which is not a Unicode character "
+            "(a lone surrogate escape): fix or remove that line"
+        ) from None
     return text
 
 
 def numbered_texts(
-    files: List[Path], lang_vocab, progress: Optional[Callable[[int], None]] = None  # type: ignore[no-untyped-def]
+    files: List[Path],
+    lang_vocab,
+    progress: Optional[Callable[[int], None]] = None,  # type: ignore[no-untyped-def]
 ) -> Iterator[Tuple[int, int, str]]:
     """(line, document, text) for every text that is not blank: lines count those texts, in
     file order; documents are numbered across files as `read_texts` delimits them."""

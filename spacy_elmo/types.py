@@ -1,4 +1,5 @@
 """Type aliases shared by the package."""
+
 from pathlib import Path
 from typing import Union
 

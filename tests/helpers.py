@@ -1,4 +1,5 @@
 """Tiny models built in the tests themselves."""
+
 from spacy_elmo.bilm import BiLM, ElmoOptions
 
 TINY_FILTERS = ((1, 4), (2, 8), (3, 8))

@@ -77,7 +77,9 @@ def test_embed_top_average_and_pretokenized_like_allennlp(tmp_path):
     runner = CliRunner()
     for flag, reduce in [("--all", lambda x: x), ("--top", lambda x: x[-1]), ("--average", lambda x: x.mean(0))]:
         out = tmp_path / f"{flag[2:]}.hdf5"
-        result = runner.invoke(app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(out), flag, "--pretokenized", "--docs-per-batch", "1"])
+        result = runner.invoke(
+            app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(out), flag, "--pretokenized", "--docs-per-batch", "1"]
+        )
         assert result.exit_code == 0, result.output
         with h5py.File(out, "r") as f:
             assert set(f.keys()) == {"0", "1", "sentence_to_index"}
@@ -165,8 +167,12 @@ def test_spacy_init_elmo_config_is_the_same_command(tmp_path):
     import subprocess
     import sys
 
-    run = subprocess.run([sys.executable, "-m", "spacy", "init", "elmo-config", str(tmp_path / "t.cfg"), "--pipeline", "tagger"],
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "spacy", "init", "elmo-config", str(tmp_path / "t.cfg"), "--pipeline", "tagger"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     from spacy_elmo.configs import task_config
 
@@ -202,7 +208,9 @@ def test_init_config_writes_absolute_paths_and_refuses_bilm_with_baseline(tmp_pa
     cfg = Config().from_disk(tmp_path / "ner.cfg", interpolate=False)
     assert cfg["paths"]["elmo_weights"] == str(tmp_path.resolve() / "bilm" / "weights.hdf5")
     assert runner.invoke(app, ["fill-config", "ner.cfg", "bilm", "filled.cfg"]).exit_code == 0
-    assert Config().from_disk(tmp_path / "filled.cfg", interpolate=False)["paths"]["elmo_options"] == str(tmp_path.resolve() / "bilm" / "options.json")
+    assert Config().from_disk(tmp_path / "filled.cfg", interpolate=False)["paths"]["elmo_options"] == str(
+        tmp_path.resolve() / "bilm" / "options.json"
+    )
     result = runner.invoke(app, ["init-config", "b.cfg", "--baseline", "--bilm", "bilm"])
     assert result.exit_code != 0 and "not both" in result.output and not (tmp_path / "b.cfg").exists()
 

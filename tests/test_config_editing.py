@@ -97,6 +97,7 @@ def test_each_elmo_config_is_its_baseline_plus_the_elmo_part(task, vectors, tmp_
     """Fairness of every shipped pair, and of the pair with static vectors: remove the elmo
     component, its paths and initialize block, and put spaCy's Tok2Vec back around the same embed
     and encode, and the baseline remains."""
+
     def read(elmo: bool) -> Config:
         text = task_config(task, "elmo" if elmo else "baseline").read_text(encoding="utf8")
         return Config().from_str(use_static_vectors(text, tmp_path) if vectors else text, interpolate=False)

@@ -1,6 +1,7 @@
 """Fault injection: output folders that are not the tool's own, reruns, concurrent runs, kill -9,
 a full disk, and damaged versions of every file the project reads. Each case either works or
 ends with one line naming the file; no user file is lost and no wrong number leaves with exit 0."""
+
 import errno
 import json
 import shutil
@@ -204,6 +205,7 @@ def test_kill_9_during_prepare_then_prepare_again(tmp_path):
     out = tmp_path / "prepared"
     cmd = [sys.executable, "-m", "spacy_elmo", "prepare-corpus", str(text), "--output", str(out), "--n-process", "1"]
     victim = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
     def started() -> bool:
         tokens = [folder / "tokens.bin" for folder in _scratch(tmp_path)]
         return any(t.is_file() and t.stat().st_size > 0 for t in tokens)

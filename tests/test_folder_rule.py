@@ -1,5 +1,6 @@
 """The hostile-user reproductions of issue 43, run as written: every user file stays, and every
 answer is right or a one-line error (no wrong answer with exit 0)."""
+
 import gzip
 import json
 import os
@@ -52,11 +53,15 @@ def _files(folder: Path) -> dict:
 
 # 1. a build never takes a neighbouring OUTPUT.tmp for its scratch folder
 
+
 @pytest.mark.parametrize("command", ["index-usages", "prepare-corpus"])
 def test_a_users_folder_named_like_a_scratch_folder_stays(model, corpus, tmp_path, monkeypatch, command):
     monkeypatch.chdir(tmp_path)
-    args = (lambda out: ["index-usages", model, corpus, out, "--words", "bank"]) if command == "index-usages" else (
-        lambda out: ["prepare-corpus", corpus, "--output", out, "--n-process", "1"])
+    args = (
+        (lambda out: ["index-usages", model, corpus, out, "--words", "bank"])
+        if command == "index-usages"
+        else (lambda out: ["prepare-corpus", corpus, "--output", out, "--n-process", "1"])
+    )
     assert _cli(*args("play.tmp")).exit_code == 0
     (tmp_path / "play.tmp" / "NOTES.md").write_text("mine")
     (tmp_path / "play.tmp" / "results").mkdir()
@@ -68,6 +73,7 @@ def test_a_users_folder_named_like_a_scratch_folder_stays(model, corpus, tmp_pat
 
 
 # 2. a folder holding only files with the tool's names is not the tool's
+
 
 def test_a_folder_of_files_with_the_tools_names_is_refused(model, corpus, tmp_path):
     user = tmp_path / "u"
@@ -87,6 +93,7 @@ def test_a_folder_of_files_with_the_tools_names_is_refused(model, corpus, tmp_pa
 
 # 3. an index inside its corpus folder is not read back as text
 
+
 def test_an_index_inside_its_corpus_folder_is_skipped_when_reading(model, tmp_path):
     folder = tmp_path / "c"
     folder.mkdir()
@@ -100,6 +107,7 @@ def test_an_index_inside_its_corpus_folder_is_skipped_when_reading(model, tmp_pa
 
 
 # 4. non-finite or zero vectors: refused before any work, or in one line
+
 
 @pytest.mark.parametrize("layer, message", [("0,0,0", "all zero"), ("0,nan,1", "weights"), ("0,1e9,0", "not finite in float16")])
 def test_layer_weights_that_give_wrong_vectors_are_refused(model, corpus, tmp_path, layer, message):
@@ -132,6 +140,7 @@ def test_a_query_returns_n_usages_when_there_are_n(model, corpus, tmp_path):
 
 # 5. an empty build is an error and keeps the former index
 
+
 def test_an_empty_build_keeps_the_former_index(model, corpus, tmp_path):
     out = tmp_path / "idx"
     assert _cli("index-usages", model, corpus, out, "--words", "bank").exit_code == 0
@@ -143,6 +152,7 @@ def test_an_empty_build_keeps_the_former_index(model, corpus, tmp_path):
 
 
 # Also
+
 
 def test_usage_index_imports_from_the_package():
     from spacy_elmo import UsageIndex as Imported

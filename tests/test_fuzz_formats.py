@@ -5,6 +5,7 @@ flipped bytes, NaN/inf in arrays, lying or missing metadata, non-UTF-8 text) mus
 answer or an InputError (FileNotFoundError for a missing file) in one line that names the file:
 never a traceback of another kind, never a wrong answer, and nothing outside the copy changes.
 `pytest --runslow` runs more examples."""
+
 import json
 import shutil
 from pathlib import Path
@@ -177,10 +178,32 @@ def _read_cached(folder: Path) -> None:
 
 
 FORMATS = {
-    "index": ("index", _read_index, ["meta.json", "vectors.bin", "norms.npy", "usage_key.npy", "usage_start.npy", "sentences.jsonl", "keys.json", "types.json", "type_vectors.bin"]),
-    "prepared": ("prepared", _read_prepared, ["meta.json", "tokens.bin", "lengths.npy", "lines.npy", "docs.npy", "words.bin", "word_offsets.npy"]),
+    "index": (
+        "index",
+        _read_index,
+        [
+            "meta.json",
+            "vectors.bin",
+            "norms.npy",
+            "usage_key.npy",
+            "usage_start.npy",
+            "sentences.jsonl",
+            "keys.json",
+            "types.json",
+            "type_vectors.bin",
+        ],
+    ),
+    "prepared": (
+        "prepared",
+        _read_prepared,
+        ["meta.json", "tokens.bin", "lengths.npy", "lines.npy", "docs.npy", "words.bin", "word_offsets.npy"],
+    ),
     "checkpoint": ("run", _read_checkpoint, ["checkpoint.pt"]),
-    "model": ("run", _read_model, ["model-best/options.json", "model-best/weights.hdf5", "model-best/vocab.txt", "model-best/softmax.pt", "model-best/softmax.json"]),
+    "model": (
+        "run",
+        _read_model,
+        ["model-best/options.json", "model-best/weights.hdf5", "model-best/vocab.txt", "model-best/softmax.pt", "model-best/softmax.json"],
+    ),
     "bilm": ("bilm", _read_bilm, ["options.json", "weights.hdf5"]),
     "elmoformanylangs": ("efml", _read_bilm, ["config.json", "cnn_tiny.json", "char.dic", "word.dic", "token_embedder.pkl", "encoder.pkl"]),
     "download": ("cache", _read_cached, ["small/" + RECORD, "small/options.json", "small/weights.hdf5"]),
@@ -203,7 +226,12 @@ def test_damaged_files_answer_right_or_fail_in_one_line(fmt, artifacts, tmp_path
 
 
 JSON_FILES = {
-    "index": ("index", _read_index, "meta.json", ["n_usages", "dim", "n_sentences", "n_types", "type_dim", "fingerprint", "layer_weights", "match", "format", "kind"]),
+    "index": (
+        "index",
+        _read_index,
+        "meta.json",
+        ["n_usages", "dim", "n_sentences", "n_types", "type_dim", "fingerprint", "layer_weights", "match", "format", "kind"],
+    ),
     "prepared": ("prepared", _read_prepared, "meta.json", ["key", "tokens", "sentences"]),
     "bilm": ("bilm", _read_bilm, "options.json", ["lstm", "char_cnn"]),
     "elmoformanylangs": ("efml", _read_bilm, "cnn_tiny.json", ["encoder", "token_embedder"]),

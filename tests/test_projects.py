@@ -1,6 +1,7 @@
 """The projects' smoke workflows, run as a user runs them (`spacy project run smoke`, with spacy_elmo
 from the built wheel alone: the projects need no checkout), their scripts, and the two task
 projects kept in step."""
+
 import os
 import re
 import shutil
@@ -17,8 +18,15 @@ from spacy.tokens import DocBin
 from spacy_elmo import load_original
 
 REPO = Path(__file__).resolve().parents[1]
-ROWS = ["no pretraining", "ELMo", "ELMo, biLM adapted to the task text", "spacy pretrain",
-        "static vectors", "ELMo + static vectors", "ELMo adapted + static vectors"]
+ROWS = [
+    "no pretraining",
+    "ELMo",
+    "ELMo, biLM adapted to the task text",
+    "spacy pretrain",
+    "static vectors",
+    "ELMo + static vectors",
+    "ELMo adapted + static vectors",
+]
 
 
 def _copy_project(project: str, tmp_path: Path) -> Path:
@@ -26,15 +34,20 @@ def _copy_project(project: str, tmp_path: Path) -> Path:
     the checkout as it was."""
     root = tmp_path / "repo"
     shutil.copytree(REPO / "projects" / "scripts", root / "projects" / "scripts")
-    shutil.copytree(REPO / "projects" / project, root / "projects" / project,
-                    ignore=shutil.ignore_patterns("assets", "corpus", "training", "metrics", "project.lock"))
+    shutil.copytree(
+        REPO / "projects" / project,
+        root / "projects" / project,
+        ignore=shutil.ignore_patterns("assets", "corpus", "training", "metrics", "project.lock"),
+    )
     return root / "projects" / project
 
 
 def _wheel_env(installed: Path, cwd: Path) -> dict:
     """The environment of a run in `cwd` that imports spacy_elmo from the installed wheel."""
     env = {**os.environ, "PYTHONPATH": str(installed)}
-    where = subprocess.run([sys.executable, "-c", "import spacy_elmo; print(spacy_elmo.__file__)"], capture_output=True, text=True, env=env, cwd=cwd)
+    where = subprocess.run(
+        [sys.executable, "-c", "import spacy_elmo; print(spacy_elmo.__file__)"], capture_output=True, text=True, env=env, cwd=cwd
+    )
     assert where.stdout.startswith(str(installed)), where.stdout + where.stderr
     return env
 
@@ -46,8 +59,19 @@ def _wheel_env(installed: Path, cwd: Path) -> dict:
 )
 def test_smoke_workflow(project, task, score, shared_data, installed, tmp_path):
     project_dir = _copy_project(project, tmp_path)
-    cmd = [sys.executable, "-m", "spacy", "project", "run", "smoke", str(project_dir),
-           "--vars.data_dir", str(shared_data), "--vars.raw_text", str(shared_data / "raw" / "reuters21578.txt.gz")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "spacy",
+        "project",
+        "run",
+        "smoke",
+        str(project_dir),
+        "--vars.data_dir",
+        str(shared_data),
+        "--vars.raw_text",
+        str(shared_data / "raw" / "reuters21578.txt.gz"),
+    ]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=tmp_path, env=_wheel_env(installed, tmp_path))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 
@@ -102,8 +126,19 @@ PROBE_ROWS = ["tagger", "hashed", "layer0", "layer1", "layer2", "mix"]
 def _run_probe_project(project: str, workflow: str, shared_data: Path, shared_bilm: Path, installed: Path, tmp_path: Path) -> Path:
     """Run a probe project's workflow on the shared data and biLM, from the installed wheel."""
     project_dir = _copy_project(project, tmp_path)
-    cmd = [sys.executable, "-m", "spacy", "project", "run", workflow, str(project_dir),
-           "--vars.data_dir", str(shared_data), "--vars.bilm", str(shared_bilm)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "spacy",
+        "project",
+        "run",
+        workflow,
+        str(project_dir),
+        "--vars.data_dir",
+        str(shared_data),
+        "--vars.bilm",
+        str(shared_bilm),
+    ]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=tmp_path, env=_wheel_env(installed, tmp_path))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return project_dir
@@ -122,8 +157,25 @@ def test_pos_probe_smoke_workflow(shared_data, shared_bilm, installed, tmp_path)
     # The labels are UPOS (17 tags), and each probe row saw exactly its layer of the shared biLM.
     training = project_dir / "training" / "smoke"
     tagger = spacy.load(training / "layer1" / "model-best").get_pipe("tagger")
-    assert set(tagger.labels) <= {"ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART",
-                                  "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X"}
+    assert set(tagger.labels) <= {
+        "ADJ",
+        "ADP",
+        "ADV",
+        "AUX",
+        "CCONJ",
+        "DET",
+        "INTJ",
+        "NOUN",
+        "NUM",
+        "PART",
+        "PRON",
+        "PROPN",
+        "PUNCT",
+        "SCONJ",
+        "SYM",
+        "VERB",
+        "X",
+    }
     for layer in (0, 1, 2):
         nlp = spacy.load(training / f"layer{layer}" / "model-best")
         select = next(n for n in nlp.get_pipe("tagger").model.walk() if n.name == "layer_select")
@@ -162,7 +214,9 @@ def test_a_ready_biLM_replaces_the_pretraining(tmp_path):
     pretrain = [sys.executable, "-c", f"open({str(marker)!r}, 'w').write('x')"]
     (tmp_path / "bilm" / "model-best").mkdir(parents=True)
     (tmp_path / "bilm" / "log.jsonl").write_text("{}\n")
-    run = subprocess.run([sys.executable, str(script), str(tmp_path / "bilm"), str(tmp_path / "ready"), *pretrain], capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "bilm"), str(tmp_path / "ready"), *pretrain], capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stderr
     assert not marker.exists() and not (tmp_path / "bilm" / "log.jsonl").exists()
     best = tmp_path / "bilm" / "model-best"
@@ -181,8 +235,22 @@ SCRIPTS = REPO / "projects" / "scripts"
 def test_seeds_runs_a_command_per_seed_and_names_the_runs(tmp_path):
     out = tmp_path / "out.txt"
     write = f"import sys; open({str(out)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')"
-    run = subprocess.run([sys.executable, str(SCRIPTS / "seeds.py"), "0,1,7", sys.executable, "-c", write,
-                          "--output", "training/ner{run}", "--system.seed", "{seed}"], capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPTS / "seeds.py"),
+            "0,1,7",
+            sys.executable,
+            "-c",
+            write,
+            "--output",
+            "training/ner{run}",
+            "--system.seed",
+            "{seed}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     assert out.read_text().splitlines() == [
         "--output training/ner --system.seed 0",
@@ -199,18 +267,25 @@ def test_seeds_runs_a_command_per_seed_and_names_the_runs(tmp_path):
 def test_convert_sst_writes_sst5_and_sst2_categories(tmp_path):
     trees = tmp_path / "sst.txt"
     trees.write_text("(3 (2 -LRB-) (4 good) (2 -RRB-))\n\n(2 (2 so) (2 so))\n(0 (1 awful))\n", encoding="utf8")
-    for binary, expected in ((False, [(["(", "good", ")"], "positive"), (["so", "so"], "neutral"), (["awful"], "very_negative")]),
-                             (True, [(["(", "good", ")"], "positive"), (["awful"], "negative")])):
+    for binary, expected in (
+        (False, [(["(", "good", ")"], "positive"), (["so", "so"], "neutral"), (["awful"], "very_negative")]),
+        (True, [(["(", "good", ")"], "positive"), (["awful"], "negative")]),
+    ):
         out = tmp_path / f"sst_{binary}.spacy"
-        run = subprocess.run([sys.executable, str(SCRIPTS / "convert_sst.py"), str(trees), str(out), *(["--binary"] if binary else [])],
-                             capture_output=True, text=True)
+        run = subprocess.run(
+            [sys.executable, str(SCRIPTS / "convert_sst.py"), str(trees), str(out), *(["--binary"] if binary else [])],
+            capture_output=True,
+            text=True,
+        )
         assert run.returncode == 0, run.stderr
         vocab = spacy.blank("en").vocab
         docs = list(DocBin().from_disk(out).get_docs(vocab))
         assert [([t.text for t in doc], max(doc.cats, key=doc.cats.get)) for doc in docs] == expected
         assert all(sorted(doc.cats.values()) == [0.0] * (len(doc.cats) - 1) + [1.0] for doc in docs)
     trees.write_text("not a tree\n", encoding="utf8")
-    run = subprocess.run([sys.executable, str(SCRIPTS / "convert_sst.py"), str(trees), str(tmp_path / "x.spacy")], capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, str(SCRIPTS / "convert_sst.py"), str(trees), str(tmp_path / "x.spacy")], capture_output=True, text=True
+    )
     assert run.returncode != 0 and "not an SST tree" in run.stderr
 
 
@@ -226,8 +301,25 @@ def test_compare_gives_means_and_sd_over_seeds(tmp_path):
             log = [{"step": step, "score": value - (0.0 if step == best else 0.01)} for step in (0, 200, 400)]
             (training / run).mkdir(parents=True)
             srsly.write_jsonl(training / run / "log.jsonl", log)
-    cmd = [sys.executable, str(SCRIPTS / "compare.py"), str(metrics), "--training", str(training), "--score", "ents_f",
-           "--score-name", "F1", "--title", "t", "--row", "no ELMo=base", "--row", "ELMo=elmo", "--seeds", "0,1,2"]
+    cmd = [
+        sys.executable,
+        str(SCRIPTS / "compare.py"),
+        str(metrics),
+        "--training",
+        str(training),
+        "--score",
+        "ents_f",
+        "--score-name",
+        "F1",
+        "--title",
+        "t",
+        "--row",
+        "no ELMo=base",
+        "--row",
+        "ELMo=elmo",
+        "--seeds",
+        "0,1,2",
+    ]
     run = subprocess.run(cmd, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     base, elmo = srsly.read_json(metrics / "results.json")["rows"]
@@ -244,8 +336,13 @@ def test_compare_gives_means_and_sd_over_seeds(tmp_path):
     assert run.returncode != 0 and "base_s3.json is missing" in run.stderr
 
 
-@pytest.mark.parametrize("project,rows", [("ner_conll03", ("ner_baseline", "ner_elmo", "ner_spacy_pretrain")),
-                                          ("textcat_sst5", ("textcat_baseline", "textcat_elmo", "textcat_spacy_pretrain"))])
+@pytest.mark.parametrize(
+    "project,rows",
+    [
+        ("ner_conll03", ("ner_baseline", "ner_elmo", "ner_spacy_pretrain")),
+        ("textcat_sst5", ("textcat_baseline", "textcat_elmo", "textcat_spacy_pretrain")),
+    ],
+)
 def test_the_projects_train_evaluate_and_compare_every_seed(project, rows):
     """Every row's training, evaluation and table go through the same seeds (var seeds)."""
     text = (REPO / "projects" / project / "project.yml").read_text()
@@ -266,8 +363,12 @@ def _task_neutral(project: str, task: str) -> dict:
     config = srsly.read_yaml(REPO / "projects" / project / "project.yml")
     name = re.compile(rf"(?<![A-Za-z]){task}(?![A-Za-z])")
     commands = {c["name"]: {k: name.sub("TASK", str(v)) for k, v in c.items() if k != "help"} for c in config["commands"]}
-    return {"workflows": config["workflows"], "directories": config["directories"], "commands": commands,
-            "vars": {k: v for k, v in config["vars"].items() if not k.endswith("_url") and k not in ("data_dir",)}}
+    return {
+        "workflows": config["workflows"],
+        "directories": config["directories"],
+        "commands": commands,
+        "vars": {k: v for k, v in config["vars"].items() if not k.endswith("_url") and k not in ("data_dir",)},
+    }
 
 
 def test_the_two_task_projects_stay_in_step():
@@ -302,7 +403,13 @@ def _few_train_lines(project: str) -> dict:
                 continue
             args = line.split(" spacy train ", 1)[1].split()
             pairs = dict(zip(args[1::2], args[2::2]))
-            rows.append((pairs["--output"], pairs["--paths.train"], {k: v for k, v in pairs.items() if k.startswith("--training.") and k != "--training.logger.output_file"}))
+            rows.append(
+                (
+                    pairs["--output"],
+                    pairs["--paths.train"],
+                    {k: v for k, v in pairs.items() if k.startswith("--training.") and k != "--training.logger.output_file"},
+                )
+            )
         out[int(match.group(1))] = rows
     return out
 
@@ -344,15 +451,21 @@ def test_few_labels_subsets_are_whole_articles_drawn_per_seed(tmp_path):
     conll.write_text("\n".join(articles), encoding="utf8")
     assert len(few.conll_articles(conll.read_text())) == 10
     out = tmp_path / "few"
-    run = subprocess.run([sys.executable, str(SCRIPTS / "few_labels.py"), "conll-subsets", str(conll), str(out),
-                          "--fractions", "30,100", "--seeds", "0,1"], capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, str(SCRIPTS / "few_labels.py"), "conll-subsets", str(conll), str(out), "--fractions", "30,100", "--seeds", "0,1"],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     vocab = spacy.blank("en").vocab
 
     def words(name):
         return [t.text for doc in DocBin().from_disk(out / name).get_docs(vocab) for t in doc]
 
-    chosen = {seed: sorted({w.split("_")[0] for w in words(f"train_f30{'' if seed == 0 else '_s1'}.spacy") if w.startswith("Word")}) for seed in (0, 1)}
+    chosen = {
+        seed: sorted({w.split("_")[0] for w in words(f"train_f30{'' if seed == 0 else '_s1'}.spacy") if w.startswith("Word")})
+        for seed in (0, 1)
+    }
     # 3 of 10 articles each, whole (every sentence of a chosen article is there), different per seed
     for seed, names in chosen.items():
         assert len(names) == 3
@@ -369,7 +482,7 @@ def test_few_labels_subsets_are_whole_articles_drawn_per_seed(tmp_path):
 def test_few_labels_report_interpolates_in_log_fraction(tmp_path):
     few = _script_module("few_labels")
     # from 70 at 1% to 80 at 10%: 75 is reached halfway in log-fraction, at sqrt(10) = 3.16%
-    assert few.reaches([1, 10, 100], [70, 80, 90], 75) == pytest.approx(10 ** 0.5)
+    assert few.reaches([1, 10, 100], [70, 80, 90], 75) == pytest.approx(10**0.5)
     assert few.reaches([1, 10], [70, 80], 85) is None and few.reaches([1, 10], [90, 95], 80) == 1
     metrics = tmp_path / "metrics" / "few"
     scores = {("base", 1): [0.70, 0.72], ("base", 10): [0.80, 0.80], ("elmo", 1): [0.78, 0.80], ("elmo", 10): [0.84, 0.86]}
@@ -377,13 +490,31 @@ def test_few_labels_report_interpolates_in_log_fraction(tmp_path):
         (metrics / f"f{fraction}").mkdir(parents=True, exist_ok=True)
         for seed, value in zip((0, 1), values):
             srsly.write_json(metrics / f"f{fraction}" / f"{row}{'' if seed == 0 else '_s1'}.json", {"ents_f": value})
-    run = subprocess.run([sys.executable, str(SCRIPTS / "few_labels.py"), "report", str(metrics), "--score", "ents_f",
-                          "--fractions", "1,10", "--seeds", "0,1", "--row", "baseline=base", "--row", "ELMo=elmo"], capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPTS / "few_labels.py"),
+            "report",
+            str(metrics),
+            "--score",
+            "ents_f",
+            "--fractions",
+            "1,10",
+            "--seeds",
+            "0,1",
+            "--row",
+            "baseline=base",
+            "--row",
+            "ELMo=elmo",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     result = srsly.read_json(metrics.parent / "few_labels.json")
     elmo = result["rows"][1]
     assert [p["mean"] for p in elmo["points"]] == pytest.approx([79.0, 85.0])
-    assert elmo["points"][0]["sd"] == pytest.approx(2 ** 0.5)
+    assert elmo["points"][0]["sd"] == pytest.approx(2**0.5)
     # the baseline's 10% score (80) is reached between 1% (79) and 10% (85): 10 ** (1/6)
     assert "at 1.5%" in elmo["reaches"][0]
     table = (metrics.parent / "few_labels.md").read_text()
@@ -439,9 +570,26 @@ def test_sentence_probe_reads_the_subsets_and_scores_every_feature_set(shared_bi
     docs(20, 3).to_disk(subsets / "train_f1_s1.spacy")
     docs(60, 4).to_disk(subsets / "train_f100.spacy")
     docs(40, 5).to_disk(tmp_path / "dev.spacy")
-    run = subprocess.run([sys.executable, str(SCRIPTS / "sentence_probe.py"), str(subsets), str(tmp_path / "dev.spacy"),
-                          str(tmp_path / "out" / "probe"), "--vectors", str(tmp_path / "vectors"), "--bilm", f"small={shared_bilm}",
-                          "--fractions", "1,100", "--seeds", "0,1"], capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPTS / "sentence_probe.py"),
+            str(subsets),
+            str(tmp_path / "dev.spacy"),
+            str(tmp_path / "out" / "probe"),
+            "--vectors",
+            str(tmp_path / "vectors"),
+            "--bilm",
+            f"small={shared_bilm}",
+            "--fractions",
+            "1,100",
+            "--seeds",
+            "0,1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     result = srsly.read_json(tmp_path / "out" / "probe.json")
     assert result["labels"] == ["negative", "positive"]

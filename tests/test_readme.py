@@ -1,4 +1,5 @@
 """README's config blocks parse as printed (spaCy configs allow no comment after a value)."""
+
 import re
 from pathlib import Path
 

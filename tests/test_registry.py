@@ -1,4 +1,5 @@
 """Every registered name is an entry point, and each resolves in a fresh process."""
+
 import configparser
 import subprocess
 import sys

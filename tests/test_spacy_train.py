@@ -1,4 +1,5 @@
 """`spacy train` with the example configs on slices of the shared CoNLL-2003 and SST data."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -55,7 +56,12 @@ def sst(shared_data, tmp_path_factory):
     folder = tmp_path_factory.mktemp("sst")
     out = []
     for split, n in (("train", 200), ("dev", 40)):
-        convert = [sys.executable, str(PROJECT_SCRIPTS / "convert_sst.py"), str(shared_data / "sst" / f"{split}.txt"), str(folder / "all.spacy")]
+        convert = [
+            sys.executable,
+            str(PROJECT_SCRIPTS / "convert_sst.py"),
+            str(shared_data / "sst" / f"{split}.txt"),
+            str(folder / "all.spacy"),
+        ]
         subprocess.run(convert, check=True, capture_output=True)
         docs = list(DocBin().from_disk(folder / "all.spacy").get_docs(spacy.blank("en").vocab))[:n]
         DocBin(docs=docs, store_user_data=True).to_disk(folder / f"{split}.spacy")

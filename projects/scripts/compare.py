@@ -5,6 +5,7 @@ training/DIR{run}/log.jsonl (spaCy's ConsoleLogger.v3) and the step times in met
 (scripts/timed.py), {run} as scripts/seeds.py names the seed's runs. Several seeds: the rows give
 means, the score's standard deviation and each seed's score; the plot shows the first seed's curves.
 """
+
 import statistics
 from pathlib import Path
 from typing import Dict, List, Optional

@@ -1,5 +1,6 @@
 """Convert the Stanford Sentiment Treebank (PTB trees, one per line) to a DocBin of sentences with
 exclusive sentiment categories for textcat: SST-5, or SST-2 with --binary."""
+
 import re
 from pathlib import Path
 from typing import Iterator, List, Tuple, Union

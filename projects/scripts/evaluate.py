@@ -3,6 +3,7 @@
 Like `spacy evaluate`, but the JSON keeps all of `nlp.evaluate`'s scores (e.g. cats_micro_f,
 which for exclusive classes is the accuracy).
 """
+
 from pathlib import Path
 
 import spacy

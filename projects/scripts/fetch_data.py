@@ -2,6 +2,7 @@
 
 Checks the file's sha256 either way, so both routes give the same bytes.
 """
+
 import hashlib
 import io
 import shutil

@@ -11,6 +11,7 @@ is the whole split. Files: OUTPUT/train_f{pct}{run}.spacy, {run} as in seeds.py 
 The report reads metrics/few/f{pct}/{row}{run}.json (scripts/evaluate.py) and writes few_labels.md,
 .json and, with matplotlib, few_labels.png beside the metrics folder.
 """
+
 import json
 import math
 import random
@@ -71,8 +72,11 @@ def conll_subsets(train: Path, output: Path, fractions: str = typer.Option(...),
         for seed in parse_seeds(seeds):
             chosen = choose(len(articles), fraction, seed)
             docs = conll_ner_to_docs("\n".join(articles[i] for i in chosen), n_sents=10, no_print=True)
-            _write(DocBin(docs=docs), output / f"train_f{label(fraction)}{run_suffix(seed)}.spacy",
-                   f"{len(chosen)} of {len(articles)} articles")
+            _write(
+                DocBin(docs=docs),
+                output / f"train_f{label(fraction)}{run_suffix(seed)}.spacy",
+                f"{len(chosen)} of {len(articles)} articles",
+            )
 
 
 @app.command("docbin-subsets")
@@ -86,8 +90,11 @@ def docbin_subsets(train: Path, output: Path, fractions: str = typer.Option(...)
     for fraction in parse_fractions(fractions):
         for seed in parse_seeds(seeds):
             chosen = choose(len(docs), fraction, seed)
-            _write(DocBin(docs=[docs[i] for i in chosen], store_user_data=True),
-                   output / f"train_f{label(fraction)}{run_suffix(seed)}.spacy", f"{len(chosen)} of {len(docs)} docs")
+            _write(
+                DocBin(docs=[docs[i] for i in chosen], store_user_data=True),
+                output / f"train_f{label(fraction)}{run_suffix(seed)}.spacy",
+                f"{len(chosen)} of {len(docs)} docs",
+            )
 
 
 def _write(doc_bin, path: Path, what: str) -> None:  # type: ignore[no-untyped-def]
@@ -153,8 +160,14 @@ def report(
     pairs = [tuple(r.split("=", 1)) for r in row]
     measured = _rows(metrics, score, pairs, parse_fractions(fractions), parse_seeds(seeds))  # type: ignore[arg-type]
     reference = {p["fraction"]: p["mean"] for p in measured[0]["points"]}
-    lines = [f"# {title}", "", f"{score_name} (dev), mean ± sd over seeds (n = runs); difference to '{measured[0]['name']}'.", "",
-             "| fraction | " + " | ".join(r["name"] for r in measured) + " |", "|---:|" + "---:|" * len(measured)]
+    lines = [
+        f"# {title}",
+        "",
+        f"{score_name} (dev), mean ± sd over seeds (n = runs); difference to '{measured[0]['name']}'.",
+        "",
+        "| fraction | " + " | ".join(r["name"] for r in measured) + " |",
+        "|---:|" + "---:|" * len(measured),
+    ]
     for fraction in parse_fractions(fractions):
         cells = []
         for r in measured:
@@ -167,7 +180,11 @@ def report(
                 text += f" **{point['mean'] - reference[fraction]:+.2f}**"
             cells.append(text)
         lines.append(f"| {label(fraction)}% | " + " | ".join(cells) + " |")
-    lines += ["", f"Where each row reaches '{measured[0]['name']}' at 10% and at 100% (linear in log-fraction between measured fractions):", ""]
+    lines += [
+        "",
+        f"Where each row reaches '{measured[0]['name']}' at 10% and at 100% (linear in log-fraction between measured fractions):",
+        "",
+    ]
     for r in measured[1:]:
         fs, ms = [p["fraction"] for p in r["points"]], [p["mean"] for p in r["points"]]
         found = []
@@ -179,7 +196,9 @@ def report(
         lines.append(f"- {r['name']}: " + "; ".join(found))
     out_md = metrics.parent / "few_labels.md"
     out_md.write_text("\n".join(lines) + "\n", encoding="utf8")
-    (metrics.parent / "few_labels.json").write_text(json.dumps({"title": title, "score": score, "rows": measured}, indent=2) + "\n", encoding="utf8")
+    (metrics.parent / "few_labels.json").write_text(
+        json.dumps({"title": title, "score": score, "rows": measured}, indent=2) + "\n", encoding="utf8"
+    )
     print("\n".join(lines))
     _plot(measured, metrics.parent / "few_labels.png", title, score_name)
 
@@ -196,8 +215,14 @@ def _plot(measured: List[Dict], path: Path, title: str, score_name: str) -> None
     fig, ax = plt.subplots(figsize=(6, 4))
     for r in measured:
         if r["points"]:
-            ax.errorbar([p["fraction"] for p in r["points"]], [p["mean"] for p in r["points"]],
-                        yerr=[p["sd"] for p in r["points"]], marker="o", capsize=3, label=r["name"])
+            ax.errorbar(
+                [p["fraction"] for p in r["points"]],
+                [p["mean"] for p in r["points"]],
+                yerr=[p["sd"] for p in r["points"]],
+                marker="o",
+                capsize=3,
+                label=r["name"],
+            )
     ax.set_xscale("log")
     fractions = sorted({p["fraction"] for r in measured for p in r["points"]})
     ax.set_xticks(fractions, [f"{label(f)}%" for f in fractions])

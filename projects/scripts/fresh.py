@@ -1,4 +1,5 @@
 """Delete output folders or files, so that a step starts from scratch when it is rerun."""
+
 import shutil
 from pathlib import Path
 from typing import List

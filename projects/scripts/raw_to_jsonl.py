@@ -1,4 +1,5 @@
 """Write raw text (plain or .gz; one paragraph per line) as JSONL for `spacy pretrain`."""
+
 import gzip
 import itertools
 from pathlib import Path
@@ -10,6 +11,7 @@ import typer
 
 def main(output: Path, inputs: List[Path], limit: int = typer.Option(0, help="Keep the first LIMIT lines (0: all)")) -> None:
     """Write each non-blank line of INPUTS as {"text": line} to OUTPUT."""
+
     def records():
         for path in inputs:
             opener = gzip.open if path.suffix == ".gz" else open

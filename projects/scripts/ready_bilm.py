@@ -6,6 +6,7 @@ BILM empty: run CMD (the pretraining, which writes FOLDER/model-best). BILM a fo
 options.json + weights.hdf5 (original ELMo format): link its files as FOLDER/model-best, write
 FOLDER/ready.json naming it (the results table says so), and skip CMD.
 """
+
 import json
 import shutil
 import subprocess

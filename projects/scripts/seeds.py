@@ -4,6 +4,7 @@ In every argument, {seed} becomes the seed and {run} the suffix of its run folde
 (so a one-seed run keeps the usual layout), "_s1", "_s2", ... otherwise. Stops at the first
 failure with its exit status.
 """
+
 import subprocess
 import sys
 from typing import List

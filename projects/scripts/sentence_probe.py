@@ -11,6 +11,7 @@ cross-validation on the training subset alone) is fitted per fraction and seed o
 SUBSETS/train_f{pct}{run}.spacy (few_labels.py's subsets) and scored on the dev Docs. Writes
 OUTPUT.json and OUTPUT.md: dev accuracy, mean ± sd over the seeds, per fraction and feature set.
 """
+
 import json
 import time
 from pathlib import Path
@@ -115,7 +116,7 @@ def main(
     labels = sorted({name for doc in dev_docs for name in doc.cats})
     runs: Dict[Tuple[float, int], List[Doc]] = {}
     for fraction in fraction_list:
-        for seed in ([0] if fraction >= 100 else seed_list):
+        for seed in [0] if fraction >= 100 else seed_list:
             runs[fraction, seed] = read_docs(subsets / f"train_f{fraction_label(fraction)}{run_suffix(seed)}.spacy", static.vocab)
 
     texts = sorted({words(doc) for doc in dev_docs + [d for docs in runs.values() for d in docs]})
@@ -135,7 +136,9 @@ def main(
         started = time.perf_counter()
         docs = [Doc(nlp.vocab, words=list(text), sent_starts=[True] + [False] * (len(text) - 1)) for text in texts]
         # doc._.elmo.layers: (n_layers, n_tokens, width); the average of the layers, then of the tokens
-        features[name] = numpy.stack([doc._.elmo.layers.mean(axis=0).mean(axis=0) for doc in elmo.pipe(docs, batch_size=64)]).astype("float64")
+        features[name] = numpy.stack([doc._.elmo.layers.mean(axis=0).mean(axis=0) for doc in elmo.pipe(docs, batch_size=64)]).astype(
+            "float64"
+        )
         features[f"vectors + {name}"] = numpy.concatenate([features["vectors"], features[name]], axis=1)
         embed_seconds[name] = round(time.perf_counter() - started, 1)
 
@@ -150,18 +153,28 @@ def main(
             penalty = choose_penalty(x, y, len(labels), seed)
             xs, xd = standardize(x, matrix[dev_rows])
             score = accuracy(xd, y_dev, fit(xs, y, len(labels), penalty))
-            results.append({"features": feature, "fraction": fraction, "seed": seed, "n_train": len(rows), "penalty": penalty, "accuracy": score})
+            results.append(
+                {"features": feature, "fraction": fraction, "seed": seed, "n_train": len(rows), "penalty": penalty, "accuracy": score}
+            )
             typer.echo(f"{feature:>24} {fraction_label(fraction):>4}% seed {seed}: {100 * score:.2f} (penalty {penalty:g})")
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{output}.json").write_text(json.dumps({"labels": labels, "embed_seconds": embed_seconds, "runs": results}, indent=2) + "\n", encoding="utf8")
+    Path(f"{output}.json").write_text(
+        json.dumps({"labels": labels, "embed_seconds": embed_seconds, "runs": results}, indent=2) + "\n", encoding="utf8"
+    )
     names = list(features)
-    lines = ["Linear probe: dev accuracy of a logistic regression on mean-pooled frozen features "
-             "(L2 chosen by 5-fold cross-validation on the training subset), mean ± sd over seeds (n).", "",
-             "| fraction | " + " | ".join(names) + " |", "|---:|" + "---:|" * len(names)]
+    lines = [
+        "Linear probe: dev accuracy of a logistic regression on mean-pooled frozen features "
+        "(L2 chosen by 5-fold cross-validation on the training subset), mean ± sd over seeds (n).",
+        "",
+        "| fraction | " + " | ".join(names) + " |",
+        "|---:|" + "---:|" * len(names),
+    ]
     for fraction in fraction_list:
-        cells = [cell(summary([100 * r["accuracy"] for r in results if r["features"] == feature and r["fraction"] == fraction]))
-                 for feature in names]
+        cells = [
+            cell(summary([100 * r["accuracy"] for r in results if r["features"] == feature and r["fraction"] == fraction]))
+            for feature in names
+        ]
         lines.append(f"| {fraction_label(fraction)}% | " + " | ".join(cells) + " |")
     Path(f"{output}.md").write_text("\n".join(lines) + "\n", encoding="utf8")
     typer.echo("\n".join(lines))

@@ -1,4 +1,5 @@
 """Keep the first N documents of a .spacy file (for the smoke workflows)."""
+
 from pathlib import Path
 
 import typer

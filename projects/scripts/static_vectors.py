@@ -1,5 +1,6 @@
 """Train floret static vectors on raw text, tokenized as spaCy tokenizes it, for `spacy init vectors
 --mode floret` (spaCy's own subword vectors: every word gets a vector, and the table stays small)."""
+
 from pathlib import Path
 from typing import Iterator, List
 
@@ -43,8 +44,18 @@ def main(
             for doc in nlp.tokenizer.pipe(_lines(inputs, nlp.vocab), batch_size=1000):
                 file_.write(" ".join(t.text for t in doc if not t.is_space) + "\n")
         model = floret.train_unsupervised(
-            str(tokens_path), model="cbow", mode="floret", hashCount=2, bucket=buckets, minn=4, maxn=5,
-            dim=dim, epoch=epochs, minCount=min_count, thread=threads, verbose=0,
+            str(tokens_path),
+            model="cbow",
+            mode="floret",
+            hashCount=2,
+            bucket=buckets,
+            minn=4,
+            maxn=5,
+            dim=dim,
+            epoch=epochs,
+            minCount=min_count,
+            thread=threads,
+            verbose=0,
         )
         model.save_floret_vectors(str(table_path))
         table_path.replace(output)

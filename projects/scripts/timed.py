@@ -4,6 +4,7 @@ TIMES_JSON maps step names to {"wall_s": wall-clock seconds, "cpu_s": CPU second
 and its children}; the results table reads it. CPU time stays meaningful when other jobs share
 the machine.
 """
+
 import resource
 import subprocess
 import sys

@@ -4,6 +4,7 @@
 This runs it for the same number of minutes (weights are saved every `n_save_every` batches),
 stops it, and copies the newest complete weights to OUTPUT/model-budget.bin.
 """
+
 import shutil
 import subprocess
 import sys

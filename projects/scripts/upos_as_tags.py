@@ -1,5 +1,6 @@
 """Put each token's UPOS (token.pos_) in token.tag_, so that spaCy's tagger learns UPOS: the POS
 probe's labels. `spacy convert -c conllu` keeps UPOS in pos_ and XPOS in tag_."""
+
 from pathlib import Path
 
 import typer

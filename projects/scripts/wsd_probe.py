@@ -1,6 +1,7 @@
 """The word-sense probe (Peters et al. 2018, Table 5) on a Raganato et al. WSD set, leave-one-out:
 accuracy of the nearest usage and of the nearest sense centroid per biLM layer, beside the most
 frequent sense of the other usages and the upper bound. Writes OUTPUT.json and OUTPUT.md."""
+
 import json
 import math
 import time
@@ -38,9 +39,13 @@ def main(
     for label, v in choices:
         nearest = probe.nearest_usage_predictions(wsd.instances, v)
         right[label] = {i: bool(set(keys) & set(wsd.instances[i].keys)) for i, keys in nearest.items()}
-        rows.append({"representation": label,
-                     "nearest_usage": probe.accuracy(wsd.instances, nearest),
-                     "nearest_centroid": probe.accuracy(wsd.instances, probe.nearest_centroid_predictions(wsd.instances, v))})
+        rows.append(
+            {
+                "representation": label,
+                "nearest_usage": probe.accuracy(wsd.instances, nearest),
+                "nearest_centroid": probe.accuracy(wsd.instances, probe.nearest_centroid_predictions(wsd.instances, v)),
+            }
+        )
     mfs = probe.accuracy(wsd.instances, probe.most_frequent_sense_predictions(wsd.instances))
     bound = probe.accuracy(wsd.instances, probe.upper_bound_predictions(wsd.instances))
     n_probed = len(probe.probed(wsd.instances))
@@ -48,21 +53,40 @@ def main(
     one, two = right[choices[1][0]], right[choices[-3][0]]
     only_1 = sum(one[i] and not two[i] for i in one)
     only_2 = sum(two[i] and not one[i] for i in one)
-    sign_p = min(1.0, 2 * sum(math.comb(only_1 + only_2, k) for k in range(min(only_1, only_2) + 1)) / 2 ** (only_1 + only_2)) if only_1 + only_2 else 1.0
-    result = {"model": str(model), "name": name or model.name, "instances": len(wsd.instances), "probed": n_probed,
-              "rows": rows, "most_frequent_sense": mfs, "mfs_tie_rule": probe.MFS_TIE_RULE, "upper_bound": bound,
-              "layer1_vs_top": {"only_layer1_right": only_1, "only_top_right": only_2, "sign_test_p": sign_p},
-              "embed_seconds": round(seconds, 1)}
+    sign_p = (
+        min(1.0, 2 * sum(math.comb(only_1 + only_2, k) for k in range(min(only_1, only_2) + 1)) / 2 ** (only_1 + only_2))
+        if only_1 + only_2
+        else 1.0
+    )
+    result = {
+        "model": str(model),
+        "name": name or model.name,
+        "instances": len(wsd.instances),
+        "probed": n_probed,
+        "rows": rows,
+        "most_frequent_sense": mfs,
+        "mfs_tie_rule": probe.MFS_TIE_RULE,
+        "upper_bound": bound,
+        "layer1_vs_top": {"only_layer1_right": only_1, "only_top_right": only_2, "sign_test_p": sign_p},
+        "embed_seconds": round(seconds, 1),
+    }
     output.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{output}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
-    lines = [f"Word-sense probe, leave-one-out within {data_xml.name} ({n_probed:,} of {len(wsd.instances):,} instances have "
-             f"another usage of their lemma and POS); biLM: {result['name']}", "",
-             "| representation | nearest usage | nearest sense centroid |", "|---|---:|---:|"]
+    lines = [
+        f"Word-sense probe, leave-one-out within {data_xml.name} ({n_probed:,} of {len(wsd.instances):,} instances have "
+        f"another usage of their lemma and POS); biLM: {result['name']}",
+        "",
+        "| representation | nearest usage | nearest sense centroid |",
+        "|---|---:|---:|",
+    ]
     lines += [f"| {r['representation']} | {100 * r['nearest_usage']:.1f} | {100 * r['nearest_centroid']:.1f} |" for r in rows]
-    lines += [f"| most frequent sense of the others ({probe.MFS_TIE_RULE}) | {100 * mfs:.1f} | |",
-              f"| upper bound: a same-sense usage exists | {100 * bound:.1f} | |", "",
-              f"Nearest usage, layer 1 against layer {n_layers - 1}: {only_1} instances right only with layer 1, {only_2} only with "
-              f"layer {n_layers - 1} (two-sided sign test p = {sign_p:.2g})."]
+    lines += [
+        f"| most frequent sense of the others ({probe.MFS_TIE_RULE}) | {100 * mfs:.1f} | |",
+        f"| upper bound: a same-sense usage exists | {100 * bound:.1f} | |",
+        "",
+        f"Nearest usage, layer 1 against layer {n_layers - 1}: {only_1} instances right only with layer 1, {only_2} only with "
+        f"layer {n_layers - 1} (two-sided sign test p = {sign_p:.2g}).",
+    ]
     Path(f"{output}.md").write_text("\n".join(lines) + "\n", encoding="utf8")
     typer.echo("\n".join(lines))
 

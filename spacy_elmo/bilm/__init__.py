@@ -4,6 +4,7 @@
 >>> bilm = load_original("options.json", "weights.hdf5")
 >>> layers = bilm.embed([["Hello", "world", "!"]])  # [(L + 1, 3, 2P) float32 array]
 """
+
 from .char_ids import CharBatch, sentences_to_char_ids, word_char_ids
 from ..errors import ElmoFormatError, InputError
 from .model import BiLM

@@ -1,5 +1,6 @@
 """The context-free token layer: char embedding, char CNN, highway layers, (word embedding,)
 projection."""
+
 from collections import OrderedDict
 from typing import Dict, List, Optional
 
@@ -14,6 +15,7 @@ from .options import ElmoOptions
 
 # Word vectors the token layer keeps at inference, unless told otherwise.
 DEFAULT_CACHE_SIZE = 50_000
+
 
 class Highway(nn.Module):
     """`g = sigmoid(x W_carry + b_carry)`; `x = g * relu(x W_transform + b_transform) + (1 - g) * x`.
@@ -52,20 +54,14 @@ class CharEncoder(nn.Module):
         # Row 0 (a padded token position) stays zero, as in the original inference graph.
         n_rows = 262 if options.char_vocab == "utf8" else options.n_characters + 1
         self.char_embed = nn.Parameter(torch.empty(n_rows, options.char_embed_dim))
-        self.word_embed: Optional[nn.Parameter] = (
-            nn.Parameter(torch.empty(options.n_words, options.word_dim)) if options.word_dim else None
-        )
+        self.word_embed: Optional[nn.Parameter] = nn.Parameter(torch.empty(options.n_words, options.word_dim)) if options.word_dim else None
         # a learned vocabulary comes with the weights (set_vocab)
         self._vocab: Optional[TokenInput] = UTF8 if options.char_vocab == "utf8" else None
-        self.convs = nn.ModuleList(
-            nn.Conv1d(options.char_embed_dim, n, kernel_size=w) for w, n in options.filters
-        )
+        self.convs = nn.ModuleList(nn.Conv1d(options.char_embed_dim, n, kernel_size=w) for w, n in options.filters)
         self.packs = PackedWeights()
         self.highways = nn.ModuleList(Highway(options.n_filters, self.packs) for _ in range(options.n_highway))
         self.projection: Optional[nn.Linear] = (
-            nn.Linear(options.token_input_dim, options.projection_dim)
-            if options.has_char_projection
-            else None
+            nn.Linear(options.token_input_dim, options.projection_dim) if options.has_char_projection else None
         )
         # one LRU cache per precision of the products (BiLM.precision): a change of precision
         # keeps the vectors computed at the others
@@ -112,6 +108,7 @@ class CharEncoder(nn.Module):
     @property
     def has_vocab(self) -> bool:
         return self._vocab is not None
+
     @property
     def _cache(self) -> "OrderedDict[str, torch.Tensor]":
         """The cache of the current precision."""
@@ -178,20 +175,13 @@ class CharEncoder(nn.Module):
 
     def forward(self, batch: CharBatch) -> torch.Tensor:
         """RETURNS (torch.Tensor): (V, P) vectors of the batch's distinct types."""
-        use_cache = (
-            batch.words is not None
-            and self.cache_size > 0
-            and not self.training
-            and not torch.is_grad_enabled()
-        )
+        use_cache = batch.words is not None and self.cache_size > 0 and not self.training and not torch.is_grad_enabled()
         if not use_cache:
             return self.encode_chars(batch.type_chars, batch.type_words)
         assert batch.words is not None
         return self._encode_cached(batch.words, batch.type_chars, batch.type_words)
 
-    def _encode_cached(
-        self, words: List[str], type_chars: torch.Tensor, type_words: Optional[torch.Tensor]
-    ) -> torch.Tensor:
+    def _encode_cached(self, words: List[str], type_chars: torch.Tensor, type_words: Optional[torch.Tensor]) -> torch.Tensor:
         cache = self._cache
         missing: List[int] = []
         found: Dict[int, torch.Tensor] = {}

@@ -5,6 +5,7 @@ shifted by +1 so that 0 means "no token here". A token is [BOW, bytes (at most W
 A biLM with a learned character vocabulary (learned_vocab.py) gives its own ids through the same
 `TokenInput` interface.
 """
+
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Protocol, Sequence, Tuple
 
@@ -135,9 +136,7 @@ class CharBatch:
         )
 
     @classmethod
-    def from_sentences(
-        cls, sentences: Sequence[Sequence[str]], max_chars: int = 50, vocab: TokenInput = UTF8
-    ) -> "CharBatch":
+    def from_sentences(cls, sentences: Sequence[Sequence[str]], max_chars: int = 50, vocab: TokenInput = UTF8) -> "CharBatch":
         """Wrap each sentence in the markers (`<S>` ... `</S>`) and collect the distinct types.
 
         sentences (Sequence[Sequence[str]]): token texts per sentence.
@@ -206,9 +205,7 @@ def cut_char_axis(type_chars: torch.Tensor, max_width: int, pad: int = PAD) -> t
     return type_chars[:, :keep]
 
 
-def char_length_groups(
-    type_chars: torch.Tensor, max_width: int, overhead: int = 512, pad: int = PAD
-) -> Tuple[torch.Tensor, List[int]]:
+def char_length_groups(type_chars: torch.Tensor, max_width: int, overhead: int = 512, pad: int = PAD) -> Tuple[torch.Tensor, List[int]]:
     """Group token types of similar length, so that each group's char axis can be cut on its own
     (`cut_char_axis`): most types are short, and one long type would otherwise make the char CNN
     run over padding for all of them. The groups are the partition of the types sorted by length

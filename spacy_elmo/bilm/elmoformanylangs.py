@@ -16,6 +16,7 @@ inside the stored bias (ours [i, f, o, j], the +1 added at run time). Its encode
 state from batch to batch; a `BiLM` starts every batch from zeros (stateless), which is what its
 first batch after loading computes.
 """
+
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
@@ -137,7 +138,8 @@ def read_weights(bilm: BiLM, folder: PathLike) -> None:
     folder = Path(folder)
     options, vocab = read_folder(folder)
     options.check_matches(
-        bilm.options, f"The ELMoForManyLangs model in {folder} differs from the biLM's config (folder vs config)",
+        bilm.options,
+        f"The ELMoForManyLangs model in {folder} differs from the biLM's config (folder vs config)",
         "Build the config from that folder (spacy-elmo init-config --bilm FOLDER, or spacy_elmo.add_elmo(nlp, FOLDER)).",
     )
     for file_name, expected in (("token_embedder.pkl", _token_embedder_tensors(bilm)), ("encoder.pkl", _encoder_tensors(bilm))):

@@ -4,6 +4,7 @@
   models, and what `spacy-elmo pretrain` writes.
 - "elmoformanylangs": config.json + char.dic (+ word.dic) + token_embedder.pkl + encoder.pkl.
 """
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -14,7 +15,6 @@ from .model import BiLM
 from .options import ElmoOptions
 from .weights import find_weights_file, load_original, read_weights
 from ..types import PathLike
-
 
 
 def not_a_bilm_folder(path: PathLike, why: str = "") -> InputError:
@@ -54,15 +54,18 @@ class BilmFolder:
         if self.format == "allennlp":
             weights = self.weights_file
             assert weights is not None
-            return load_original(self.path / "options.json", weights) if cache_size is None else load_original(
-                self.path / "options.json", weights, cache_size=cache_size
+            return (
+                load_original(self.path / "options.json", weights)
+                if cache_size is None
+                else load_original(self.path / "options.json", weights, cache_size=cache_size)
             )
         return elmoformanylangs.load_elmoformanylangs(self.path, cache_size)
 
     def read_into(self, bilm: BiLM) -> None:
         """Copy the folder's weights (and vocabulary) into `bilm`, whose options must match."""
         self.options().check_matches(
-            bilm.options, f"The biLM in {self.path} differs from the model config (folder vs config)",
+            bilm.options,
+            f"The biLM in {self.path} differs from the model config (folder vs config)",
             "Build the config from that folder (spacy-elmo init-config --bilm FOLDER, spacy-elmo fill-config, or "
             "spacy_elmo.add_elmo(nlp, FOLDER)).",
         )

@@ -6,6 +6,7 @@ Both softmax options give exactly normalised distributions, so perplexity is alw
 "full" is a plain linear layer over the whole vocabulary; "adaptive" (Grave et al. 2017,
 PyTorch's AdaptiveLogSoftmaxWithLoss) is fast for large vocabularies.
 """
+
 from typing import Dict, List, Sequence, Tuple
 
 import torch

@@ -8,6 +8,7 @@ max_characters_per_token - 2 characters (code points, not bytes) before both loo
 missing from `word.dic` as `<oov>`. Ids here are shifted by +1 like the UTF-8 ids, so that 0 means
 "no token here" and row 0 of the char embedding stays zero.
 """
+
 from pathlib import Path
 from typing import Any, Dict, Optional, Union
 

@@ -9,6 +9,7 @@ Gate columns are kept in the order [i, f, o, j] (the original files use [i, j, f
 sigmoid gates are one contiguous block. `bias` holds the file's values; the constant forget bias
 of +1 that TF adds at run time lives in a buffer, so saving gives back the file bit for bit.
 """
+
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import torch
@@ -49,9 +50,7 @@ class BiLstmLayer(nn.Module):
         self.input_weight = nn.Parameter(torch.empty(2, input_dim, 4 * cell_dim))
         self.hidden_weight = nn.Parameter(torch.empty(2, hidden_dim, 4 * cell_dim))
         self.bias = nn.Parameter(torch.empty(2, 4 * cell_dim))
-        self.proj_weight: Optional[nn.Parameter] = (
-            nn.Parameter(torch.empty(2, cell_dim, hidden_dim)) if hidden_dim != cell_dim else None
-        )
+        self.proj_weight: Optional[nn.Parameter] = nn.Parameter(torch.empty(2, cell_dim, hidden_dim)) if hidden_dim != cell_dim else None
         forget_bias = torch.zeros(4 * cell_dim)
         forget_bias[cell_dim : 2 * cell_dim] = 1.0
         self.register_buffer("forget_bias", forget_bias, persistent=False)
@@ -76,9 +75,7 @@ class BiLstmLayer(nn.Module):
             like.new_zeros((2, batch_size, self.hidden_dim)),
         )
 
-    def forward(
-        self, x: torch.Tensor, batch_sizes: List[int], state: LstmState
-    ) -> Tuple[torch.Tensor, LstmState]:
+    def forward(self, x: torch.Tensor, batch_sizes: List[int], state: LstmState) -> Tuple[torch.Tensor, LstmState]:
         """Run both directions over time.
 
         x (torch.Tensor): (2, T, B, input_dim), time-major, rows sorted by decreasing length.
@@ -116,9 +113,7 @@ class BiLstmLayer(nn.Module):
             return out if add is None else out.add_(add)
         return torch.bmm(x, weight) if add is None else torch.baddbmm(add, x, weight)
 
-    def _run(
-        self, dirs: slice, x: torch.Tensor, batch_sizes: List[int], state: LstmState
-    ) -> Tuple[torch.Tensor, LstmState]:
+    def _run(self, dirs: slice, x: torch.Tensor, batch_sizes: List[int], state: LstmState) -> Tuple[torch.Tensor, LstmState]:
         n_dirs, n_steps, batch = x.shape[0], x.shape[1], x.shape[2]
         C = self.cell_dim
         weights = self._weights(dirs)

@@ -1,4 +1,5 @@
 """The ELMo biLM: token layer, forward and backward LSTM stacks, (L+1)-layer output."""
+
 import contextlib
 import warnings
 from typing import Iterator, List, Optional, Sequence
@@ -30,8 +31,7 @@ class BiLM(nn.Module):
         self.char_encoder = CharEncoder(options, cache_size=cache_size)
         P = options.projection_dim
         self.layers = nn.ModuleList(
-            BiLstmLayer(P, options.cell_dim, P, options.cell_clip, options.proj_clip)
-            for _ in range(options.n_layers)
+            BiLstmLayer(P, options.cell_dim, P, options.cell_clip, options.proj_clip) for _ in range(options.n_layers)
         )
         self.dropout = 0.0  # on each LSTM layer's input, in train mode only
         self._states: Optional[List[LstmState]] = None
@@ -193,14 +193,8 @@ class BiLM(nn.Module):
         stored = self._states[0][0].shape[1]
         if stored < batch_size:
             extra = [layer.zero_state(batch_size - stored, like) for layer in self.layers]
-            self._states = [
-                (torch.cat([c, ec], dim=1), torch.cat([h, eh], dim=1))
-                for (c, h), (ec, eh) in zip(self._states, extra)
-            ]
-        return [
-            (c[:, :batch_size].index_select(1, order), h[:, :batch_size].index_select(1, order))
-            for c, h in self._states
-        ]
+            self._states = [(torch.cat([c, ec], dim=1), torch.cat([h, eh], dim=1)) for (c, h), (ec, eh) in zip(self._states, extra)]
+        return [(c[:, :batch_size].index_select(1, order), h[:, :batch_size].index_select(1, order)) for c, h in self._states]
 
     def _store_states(self, finals: List[LstmState], inverse: torch.Tensor) -> None:
         assert self._states is not None

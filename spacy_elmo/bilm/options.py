@@ -1,4 +1,5 @@
 """The biLM's hyperparameters, as stored in the original `options.json`."""
+
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -70,7 +71,17 @@ class ElmoOptions:
 
     def __post_init__(self) -> None:
         problems = []
-        for name in ("cell_dim", "projection_dim", "n_layers", "char_embed_dim", "n_highway", "n_characters", "max_characters_per_token", "word_dim", "n_words"):
+        for name in (
+            "cell_dim",
+            "projection_dim",
+            "n_layers",
+            "char_embed_dim",
+            "n_highway",
+            "n_characters",
+            "max_characters_per_token",
+            "word_dim",
+            "n_words",
+        ):
             value = getattr(self, name)
             if not _is_int(value):
                 problems.append(f"{name} must be an integer, got {value!r}")
@@ -215,9 +226,7 @@ class ElmoOptions:
         names = cls.names()
         unknown = sorted(k for k in block if not k.startswith("@") and k not in names)
         if unknown:
-            raise ElmoFormatError(
-                f"Unknown biLM setting(s) {', '.join(unknown)}: a [bilm] block takes {', '.join(names)}"
-            )
+            raise ElmoFormatError(f"Unknown biLM setting(s) {', '.join(unknown)}: a [bilm] block takes {', '.join(names)}")
         return cls(**{k: v for k, v in block.items() if k in names})
 
     @classmethod
@@ -335,4 +344,3 @@ def _filters(value: Any) -> Optional[Tuple[Tuple[int, int], ...]]:
     if not all(len(p) == 2 and all(_is_int(x) and x >= 1 for x in p) for p in pairs):
         return None
     return tuple((int(w), int(n)) for w, n in pairs)
-

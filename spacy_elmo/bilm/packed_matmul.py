@@ -21,6 +21,7 @@ With `dtype = torch.qint8` (the "int8" precision) the weights are quantized once
 scale per output column, and each product quantizes its input per call (PyTorch's dynamic
 quantization kernels, on the CPU's VNNI units where it has them); results are float32.
 """
+
 import warnings
 from typing import Any, Dict, Hashable, Optional, Tuple
 
@@ -190,6 +191,8 @@ class PackedWeights:
             out = _int8_product(rows, packed)
         else:
             if packed is None:
-                packed = self._packs[(self.dtype, key)] = torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous().to(self.dtype), _ROWS_HINT)
+                packed = self._packs[(self.dtype, key)] = torch.ops.mkldnn._reorder_linear_weight(
+                    weight.t().contiguous().to(self.dtype), _ROWS_HINT
+                )
             out = torch.ops.mkldnn._linear_pointwise(rows.to(self.dtype), packed, None, "none", [], "").to(x.dtype)
         return out.view(*x.shape[:-1], weight.shape[1])

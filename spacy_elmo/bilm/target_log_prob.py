@@ -10,6 +10,7 @@ cache. The price is the logits' product once more in the backward.
 Under autocast the products run in its dtype (bfloat16 on CPU), the exponentials and sums in
 float32; the weight's gradient is summed over blocks in float32.
 """
+
 from typing import Any, Optional, Tuple
 
 import torch
@@ -20,9 +21,7 @@ from .packed_matmul import product
 BLOCK_ROWS = 512
 
 
-def target_log_prob(
-    x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, bias: Optional[torch.Tensor] = None
-) -> torch.Tensor:
+def target_log_prob(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
     """log p(targets[i] | x[i]) under softmax(x @ weight.T + bias).
 
     x (torch.Tensor): (N, K) inputs.

@@ -3,6 +3,7 @@
 Every dataset of the file is described once, in `_datasets`, with how it maps onto the torch
 parameters in both directions, so the loader and the writer cannot drift apart.
 """
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, List, Optional, Tuple
@@ -71,9 +72,7 @@ def _datasets(bilm: BiLM, single_layer_alias: bool = False) -> List[_Dataset]:
             enc.char_embed[0].zero_()
             enc.char_embed[1:].copy_(torch.from_numpy(array))
 
-    out.append(
-        _Dataset("char_embed", (261, E), embed_read, lambda: enc.char_embed[1:].detach().cpu().numpy())
-    )
+    out.append(_Dataset("char_embed", (261, E), embed_read, lambda: enc.char_embed[1:].detach().cpu().numpy()))
     for i, ((width, n), conv) in enumerate(zip(opts.filters, enc.convs)):
         # TF conv2d (1, width, E, n) <-> torch Conv1d (n, E, width); no kernel flip.
         out.append(
@@ -84,9 +83,7 @@ def _datasets(bilm: BiLM, single_layer_alias: bool = False) -> List[_Dataset]:
                 _param_getter(conv.weight, lambda a: a.transpose(2, 1, 0)[None]),
             )
         )
-        out.append(
-            _Dataset(f"CNN/b_cnn_{i}", (n,), _param_setter(conv.bias, lambda a: a), _param_getter(conv.bias, lambda a: a))
-        )
+        out.append(_Dataset(f"CNN/b_cnn_{i}", (n,), _param_setter(conv.bias, lambda a: a), _param_getter(conv.bias, lambda a: a)))
     for k, highway in enumerate(enc.highways):
         for j, name in enumerate(("carry", "transform")):
             cols = slice(j * F, (j + 1) * F)
@@ -116,7 +113,9 @@ def _datasets(bilm: BiLM, single_layer_alias: bool = False) -> List[_Dataset]:
             )
         )
         out.append(
-            _Dataset("CNN_proj/b_proj", (P,), _param_setter(enc.projection.bias, lambda a: a), _param_getter(enc.projection.bias, lambda a: a))
+            _Dataset(
+                "CNN_proj/b_proj", (P,), _param_setter(enc.projection.bias, lambda a: a), _param_getter(enc.projection.bias, lambda a: a)
+            )
         )
     for l, layer in enumerate(bilm.layers):
         for d in range(2):
@@ -222,8 +221,7 @@ def _file_datasets(bilm: BiLM, weights_file: PathLike, read: bool) -> Iterator[T
         raise
     except (OSError, KeyError, ValueError, RuntimeError) as err:  # h5py raises RuntimeError for damaged internals
         raise ElmoFormatError(
-            f"Could not read ELMo weights file {path}: {err}. The file may be truncated or not an "
-            "HDF5 file; download or export it again."
+            f"Could not read ELMo weights file {path}: {err}. The file may be truncated or not an HDF5 file; download or export it again."
         ) from err
 
 

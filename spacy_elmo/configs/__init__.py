@@ -3,6 +3,7 @@
 (`{task}_elmo.cfg`, `{task}_baseline.cfg`: identical except for the ELMo part), and for NER and
 textcat the baseline with a tok2vec pretrained by `spacy pretrain` (`{task}_spacy_pretrain.cfg`).
 Writing configs (`spacy-elmo init-config`, `fill-config`) edits their text: `editing.py`."""
+
 from pathlib import Path
 from typing import Union
 
@@ -23,9 +24,7 @@ def pretrain_config(name_or_path: Union[str, Path]) -> Path:
         return path
     if str(name_or_path) in PRETRAIN_PRESETS:
         return CONFIG_DIR / f"pretrain_{name_or_path}.cfg"
-    raise FileNotFoundError(
-        f"{name_or_path} is neither a config file nor a pretraining preset; presets: {', '.join(PRETRAIN_PRESETS)}"
-    )
+    raise FileNotFoundError(f"{name_or_path} is neither a config file nor a pretraining preset; presets: {', '.join(PRETRAIN_PRESETS)}")
 
 
 def task_config(task: str, variant: str = "elmo") -> Path:

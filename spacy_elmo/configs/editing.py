@@ -1,5 +1,6 @@
 """Point a config at a biLM: its hyperparameters and file paths, written into the config's text so
 that the file keeps its order and comments."""
+
 import re
 from pathlib import Path
 from typing import Any, Dict, List, Union

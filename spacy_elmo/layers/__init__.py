@@ -1,4 +1,5 @@
 """Thinc layers and registered architectures (v1 ones, which still load, in legacy.py)."""
+
 from . import legacy  # noqa: F401 (registers the v1 architectures)
 from .bilm_model import bilm_config, build_bilm_model_v2, frozen_layer, get_bilm, wrap_bilm
 from .listener import ElmoListener, build_elmo_listener_v2, build_elmo_tok2vec_v2

@@ -1,6 +1,7 @@
 """The biLM as a Thinc model over Docs: `spacy-elmo.BiLM.v3` (learned token input, e.g.
 ELMoForManyLangs) and `spacy-elmo.BiLM.v2` (UTF-8 input, every original ELMo file; v1, which still
 loads: legacy.py)."""
+
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
@@ -54,10 +55,7 @@ def with_hyperparameters(func: Callable, names: Optional[List[str]] = None) -> C
     defaults = ElmoOptions.defaults()
     types = {f.name: f.type for f in ElmoOptions.__dataclass_fields__.values()}
     types["filters"] = Sequence[Sequence[int]]  # a config gives lists, ElmoOptions makes tuples
-    options = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=defaults[name], annotation=types[name])
-        for name in names
-    ]
+    options = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=defaults[name], annotation=types[name]) for name in names]
     own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
     params = [p for p in own if p.default is p.empty] + options + [p for p in own if p.default is not p.empty]
     func.__signature__ = inspect.Signature(params, return_annotation=inspect.signature(func).return_annotation)  # type: ignore[attr-defined]
@@ -130,9 +128,7 @@ def _forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple[List[F
     options = bilm.options
     torch_layer = model.layers[0]
     xp = model.ops.xp
-    outputs = [
-        xp.zeros((options.n_output_layers, len(doc), options.output_dim), dtype="float32") for doc in docs
-    ]
+    outputs = [xp.zeros((options.n_output_layers, len(doc), options.output_dim), dtype="float32") for doc in docs]
     texts = [[token.text for token in doc] for doc in docs]
     segments = model.attrs["sequences"](docs)
     callbacks: List[Tuple[List[Segment], Callable, Tuple[int, ...]]] = []
@@ -170,7 +166,8 @@ def deserialize_bilm(bilm: BiLM, data: bytes, device: torch.device) -> BiLM:
     msg = srsly.msgpack_loads(data)
     saved = ElmoOptions.from_json(msg["options"])
     saved.check_matches(
-        bilm.options, "The saved biLM does not match the pipeline config (saved vs config)",
+        bilm.options,
+        "The saved biLM does not match the pipeline config (saved vs config)",
         "Edit the elmo component's [model] block to match the saved model (spacy_elmo.bilm_config(options) gives it).",
     )
     state = {name: torch.from_numpy(numpy.array(value)) for name, value in msg["state"].items()}
@@ -187,7 +184,8 @@ def load_weights_into(model: Model, options_file: Any, weights_file: Any) -> Non
     bilm = get_bilm(model)
     if options_file is not None:
         ElmoOptions.from_file(options_file).check_matches(
-            bilm.options, f"The options in {options_file} differ from the component's model config (file vs config)",
+            bilm.options,
+            f"The options in {options_file} differ from the component's model config (file vs config)",
             "Build the config from that file (spacy-elmo fill-config, or spacy_elmo.bilm_config) "
             "or pass the options file that belongs to these weights.",
         )

@@ -1,5 +1,6 @@
 """One digest of Docs' tokens: what identifies a batch for the listeners and a Doc's layers in
 the component's cache."""
+
 import hashlib
 from typing import Sequence
 

@@ -16,6 +16,7 @@ the same. New configs use the current ones: `spacy-elmo.BiLM.v2` (bilm_model.py)
 The v1 settings keep their names (saved configs use them): here, and only here, `n_layers` is
 L + 1, the biLM's output layers.
 """
+
 from typing import Any, Dict, List, Optional
 
 from spacy.tokens import Doc

@@ -5,6 +5,7 @@ the biLM block, its `spacy-elmo.ScalarMix.v2` as a sub-block); `spacy-elmo.ElmoT
 it to the task's own token embedding, [x_k; ELMo_k] as in the paper, before an encoder, or to the
 encoder's output, or both. All know their output width from the config alone.
 """
+
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Doc
@@ -28,9 +29,7 @@ class ElmoListener(Model):
     name = "elmo-listener"
 
     def __init__(self, upstream_name: str, n_output_layers: int, width: int) -> None:
-        Model.__init__(
-            self, name=self.name, forward=_listener_forward, init=_listener_init, dims={"nO": width, "nL": n_output_layers}
-        )
+        Model.__init__(self, name=self.name, forward=_listener_forward, init=_listener_init, dims={"nO": width, "nL": n_output_layers})
         self.upstream_name = upstream_name
         self._init_batch_id: Optional[str] = None
         self._batch_id: Optional[str] = None
@@ -169,8 +168,7 @@ def build_elmo_tok2vec_v2(
             model = chain(model, with_array(Maxout(encode_width, width, nP=3, dropout=0.0, normalize=True)), encode)
         elif encode_width != width:
             raise ValueError(
-                f"ElmoTok2Vec.v2: the encoder's width ({encode_width}) must equal the embedding's ({width}) "
-                "when no ELMo joins the input"
+                f"ElmoTok2Vec.v2: the encoder's width ({encode_width}) must equal the embedding's ({width}) when no ELMo joins the input"
             )
         else:
             model = chain(model, encode)

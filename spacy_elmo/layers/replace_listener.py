@@ -5,6 +5,7 @@ spaCy calls two hooks that the `elmo` component's model carries in its attrs: `r
 (the config block: `spacy-elmo.ElmoMix.v2` for a v2 listener, the biLM block plus the listener's
 mix; legacy.py adds the block for a v1 one). The component sets them when it is built.
 """
+
 import functools
 from typing import Any, Callable, Dict, List
 
@@ -65,10 +66,7 @@ def _replace_listener_cfg(bilm_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any],
     architecture = listener_cfg.get("@architectures")
     if architecture in _MIX_CONFIGS:
         return _MIX_CONFIGS[architecture](bilm_cfg, listener_cfg, frozen)
-    raise ValueError(
-        "replace_listeners: expected a spacy-elmo.ElmoListener block (or an ElmoTok2Vec with one), "
-        f"got {architecture!r}"
-    )
+    raise ValueError(f"replace_listeners: expected a spacy-elmo.ElmoListener block (or an ElmoTok2Vec with one), got {architecture!r}")
 
 
 @registry.architectures("spacy-elmo.ElmoMix.v2")

@@ -12,6 +12,7 @@ its model, so the mix re-parametrises instead: with `lr_scale = s` the stored pa
 and gamma / s, so Adam, whose steps do not depend on the gradient's scale, moves w and gamma s
 times as far per step as the rest of the task model (with plain SGD the factor would be s^2).
 """
+
 from typing import Callable, List, Optional, Tuple
 
 from spacy.util import registry
@@ -58,9 +59,7 @@ def ScalarMix(
 
 
 @registry.layers("spacy-elmo.LayerSelect.v2")
-def LayerSelect(
-    layer: int, n_output_layers: Optional[int] = None, width: Optional[int] = None
-) -> Model[List[Floats3d], List[Floats2d]]:
+def LayerSelect(layer: int, n_output_layers: Optional[int] = None, width: Optional[int] = None) -> Model[List[Floats3d], List[Floats2d]]:
     """One biLM layer of each Doc as it is, in place of a mix: the paper's probes (Sec. 5.3), a
     task model fed only the token layer (0) or only biLSTM layer j.
 
@@ -74,7 +73,9 @@ def LayerSelect(
 def _select_init(model: Model, X=None, Y=None) -> Model:  # type: ignore[no-untyped-def]
     n_output_layers, layer = model.get_dim("nL"), model.attrs["layer"]
     if not -n_output_layers <= layer < n_output_layers:
-        raise ValueError(f"LayerSelect: layer {layer} does not exist in a biLM with {n_output_layers} output layers (0 .. {n_output_layers - 1})")
+        raise ValueError(
+            f"LayerSelect: layer {layer} does not exist in a biLM with {n_output_layers} output layers (0 .. {n_output_layers - 1})"
+        )
     return model
 
 
@@ -143,18 +144,14 @@ def mix_weights(model: Model) -> Tuple[Floats1d, float]:
     return e / e.sum(), scale * float(model.get_param("gamma")[0])
 
 
-def _forward(
-    model: Model[List[Floats3d], List[Floats2d]], docs_layers: List[Floats3d], is_train: bool
-) -> Tuple[List[Floats2d], Callable]:
+def _forward(model: Model[List[Floats3d], List[Floats2d]], docs_layers: List[Floats3d], is_train: bool) -> Tuple[List[Floats2d], Callable]:
     xp = model.ops.xp
     layer_norm = model.attrs["layer_norm"]
     lengths = [int(x.shape[1]) for x in docs_layers]
     n_output_layers, width = model.get_dim("nL"), model.get_dim("nO")
     for x in docs_layers:
         if x.shape[0] != n_output_layers or x.shape[2] != width:
-            raise ValueError(
-                f"ScalarMix expects ({n_output_layers}, n_tokens, {width}) per Doc, got {tuple(x.shape)}"
-            )
+            raise ValueError(f"ScalarMix expects ({n_output_layers}, n_tokens, {width}) per Doc, got {tuple(x.shape)}")
     X = xp.concatenate(docs_layers, axis=1).astype("float32") if docs_layers else xp.zeros((n_output_layers, 0, width), dtype="float32")
     weights, gamma = mix_weights(model)
     weights = weights.astype("float32")

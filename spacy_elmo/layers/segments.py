@@ -3,6 +3,7 @@
 How Docs become sequences is a registered function (`@elmo_sequences`, like spacy-transformers'
 `@span_getters`), set in the `sequences` block of `spacy-elmo.BiLM.v2`.
 """
+
 import functools
 import unicodedata
 from typing import Callable, Iterator, List, NamedTuple, Sequence, Tuple

@@ -1,4 +1,5 @@
 """spaCy behaviour: the `elmo` component and the ElmoData it stores on each Doc."""
+
 from .._lazy import lazy_getattr
 
 _NAMES = {

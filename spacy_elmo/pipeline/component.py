@@ -1,4 +1,5 @@
 """The `elmo` pipeline component."""
+
 import os
 from contextlib import contextmanager
 from functools import partial
@@ -66,8 +67,15 @@ def make_elmo(
     The other settings: see `ElmoSettings`.
     """
     settings = ElmoSettings(
-        dtype=dtype, frozen=frozen, lr_scale=lr_scale, batch_size=batch_size, token_cache_size=token_cache_size,
-        cache_mb=cache_mb, cache_dtype=cache_dtype, vectors=vectors, precision=precision,
+        dtype=dtype,
+        frozen=frozen,
+        lr_scale=lr_scale,
+        batch_size=batch_size,
+        token_cache_size=token_cache_size,
+        cache_mb=cache_mb,
+        cache_dtype=cache_dtype,
+        vectors=vectors,
+        precision=precision,
     )
     elmo = Elmo(nlp.vocab, model, name, settings=settings)
     if elmo.vector_weights is not None:
@@ -289,8 +297,7 @@ class Elmo(TrainablePipe):
             self.load_original(options_file, weights_file)
         elif options_file is not None:
             raise ValueError(
-                "[elmo] initialize got an options_file but no weights_file. Add "
-                "'weights_file' to [initialize.components.elmo]."
+                "[elmo] initialize got an options_file but no weights_file. Add 'weights_file' to [initialize.components.elmo]."
             )
         elif not self.has_weights:
             self._warned_random = True
@@ -310,7 +317,9 @@ class Elmo(TrainablePipe):
             try:
                 srsly.read_json(cfg_path)
             except ValueError as err:
-                raise ElmoFormatError(f"[{self.name}] {cfg_path} is damaged (not valid JSON: {err}): save or copy the pipeline again") from None
+                raise ElmoFormatError(
+                    f"[{self.name}] {cfg_path} is damaged (not valid JSON: {err}): save or copy the pipeline again"
+                ) from None
         with _explain_mismatch(self, str(Path(path) / "model")):
             super().from_disk(path, exclude=exclude)
         self._after_loading(str(Path(path) / "model"))
@@ -342,9 +351,7 @@ class Elmo(TrainablePipe):
         self.cache.clear()
         return self
 
-    def load_original(
-        self, options_file: Optional[Union[str, Path]], weights_file: Union[str, Path]
-    ) -> "Elmo":
+    def load_original(self, options_file: Optional[Union[str, Path]], weights_file: Union[str, Path]) -> "Elmo":
         """Copy the weights of an original ELMo weights.hdf5 into the component; the
         options.json, if given (not None), must match the component's model config."""
         load_weights_into(self.model, options_file, weights_file)

@@ -2,6 +2,7 @@
 defaults and checks in one place. The component keeps them as one `ElmoSettings`; what depends
 on them (the biLM's batch size, token cache and precision, the layer cache, the replace-listener
 hook) is derived from it in one method, `Elmo._apply_settings`."""
+
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional, Union
 

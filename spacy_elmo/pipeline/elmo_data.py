@@ -4,6 +4,7 @@ extensions that hold it, and its msgpack hooks.
 This module imports neither spaCy nor torch at import time: srsly loads its msgpack hooks through
 entry points whenever anything is (de)serialized, spaCy's own import included.
 """
+
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
 
@@ -57,7 +58,9 @@ class ElmoData:
     @classmethod
     def from_dict(cls, data: Dict[str, Any]) -> "ElmoData":
         weights = data.get("vector_weights")
-        return cls(layers=numpy.asarray(data["layers"]), vector_weights=None if weights is None else numpy.asarray(weights, dtype="float32"))
+        return cls(
+            layers=numpy.asarray(data["layers"]), vector_weights=None if weights is None else numpy.asarray(weights, dtype="float32")
+        )
 
 
 def encode_elmo_data(obj: Any, chain: Optional[Callable[[Any], Any]] = None) -> Any:

@@ -5,6 +5,7 @@ included, lines ending at "\\n" only) becomes Doc i and HDF5 dataset "i", so a s
 inside a line neither splits it nor shifts the numbering. Output goes to a temporary file
 beside OUTPUT, renamed at the end: an interrupted run leaves no half-written OUTPUT.
 """
+
 import gzip
 import json
 import os
@@ -56,8 +57,9 @@ def embedded_docs(nlp: Language, input_path: Path, pretokenized: bool = False, d
 def _pretokenized_doc(nlp: Language, line: str) -> Doc:
     words = line.split()
     n = len(words)
-    return Doc(nlp.vocab, words=words, spaces=[True] * (n - 1) + [False] * min(n, 1),
-               sent_starts=([True] + [False] * (n - 1)) if n else None)
+    return Doc(
+        nlp.vocab, words=words, spaces=[True] * (n - 1) + [False] * min(n, 1), sent_starts=([True] + [False] * (n - 1)) if n else None
+    )
 
 
 def check_output(output: Path, layers: str) -> None:

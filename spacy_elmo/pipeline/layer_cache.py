@@ -1,5 +1,6 @@
 """A bounded cache of Doc layers, for a frozen, stateless biLM whose output depends only on the
 Doc's tokens and segmentation (so after the first epoch, training costs little more than without)."""
+
 from collections import OrderedDict
 from typing import Optional
 

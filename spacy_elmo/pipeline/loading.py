@@ -1,6 +1,7 @@
 """Opening what a user names as MODEL: a spaCy pipeline folder with an `elmo` component, or a
 biLM (a folder in any format this package reads, or a released model's name), wrapped in a blank
 pipeline."""
+
 from pathlib import Path
 from typing import List, Union
 
@@ -36,7 +37,9 @@ def load_elmo_pipeline(
         components = spacy.util.load_config(model / "config.cfg", interpolate=False).get("components", {})
         names = [name for name, block in components.items() if block.get("factory") == "elmo"]
         if not names:
-            raise InputError(f"{model} is a spaCy pipeline without an 'elmo' component: add one (spacy_elmo.add_elmo) or give another MODEL")
+            raise InputError(
+                f"{model} is a spaCy pipeline without an 'elmo' component: add one (spacy_elmo.add_elmo) or give another MODEL"
+            )
         return spacy.load(model, config={"components": {name: {"precision": precision} for name in names}})
     folder = resolve_bilm(model)  # a spaCy pipeline folder has config.cfg: the error says what else works
     nlp = spacy.blank(lang)

@@ -1,6 +1,7 @@
 """ELMo as `token.vector`, `span.vector`, `doc.vector` and `.similarity`, through spaCy's user
 hooks: a token's vector is a fixed weighting of its biLM layers (the top one, their average, or
 given weights); a span's or Doc's is the mean of its tokens' vectors; similarity is the cosine."""
+
 import functools
 from typing import Any, Iterator, List, Optional, Sequence, Union
 
@@ -33,7 +34,9 @@ def layer_weights(setting: VectorSetting, n_output_layers: int) -> Optional[nump
         return weights
     given = numpy.asarray(list(setting), dtype="float64")
     if given.shape != (n_output_layers,):
-        raise ValueError(f"[elmo] vectors: {len(given)} weights given for a biLM with {n_output_layers} layers (L + 1, the token layer included)")
+        raise ValueError(
+            f"[elmo] vectors: {len(given)} weights given for a biLM with {n_output_layers} layers (L + 1, the token layer included)"
+        )
     if not numpy.isfinite(given).all() or numpy.abs(given).max() > MAX_WEIGHT or not given.any():
         raise ValueError(
             f"[elmo] vectors: the layer weights {list(setting)} must be finite, at most {MAX_WEIGHT:g} in size and not all 0 "
@@ -61,25 +64,31 @@ def _with_vector_hooks(pipe: Any, *args: Any, **kwargs: Any) -> Iterator[Doc]:
 
 def set_vector_hooks(doc: Doc, weights: numpy.ndarray) -> None:
     """Make the vectors and similarities of `doc`, its spans and tokens come from `doc._.elmo`."""
-    doc.user_hooks.update({
-        "vector": lambda d: _mean(d, 0, len(d), weights),
-        "has_vector": _has_vector,
-        "vector_norm": lambda d: _norm(d.vector),
-        "similarity": _cosine,
-    })
-    doc.user_span_hooks.update({
-        # spaCy reads a span's vector_norm through its "vector_norm" key but calls the "vector"
-        # hook, so only these are set and the norm comes from the vector.
-        "vector": lambda span: _mean(span.doc, span.start, span.end, weights),
-        "has_vector": _has_vector,
-        "similarity": _cosine,
-    })
-    doc.user_token_hooks.update({
-        "vector": lambda token: _mean(token.doc, token.i, token.i + 1, weights),
-        "has_vector": _has_vector,
-        "vector_norm": lambda token: _norm(token.vector),
-        "similarity": _cosine,
-    })
+    doc.user_hooks.update(
+        {
+            "vector": lambda d: _mean(d, 0, len(d), weights),
+            "has_vector": _has_vector,
+            "vector_norm": lambda d: _norm(d.vector),
+            "similarity": _cosine,
+        }
+    )
+    doc.user_span_hooks.update(
+        {
+            # spaCy reads a span's vector_norm through its "vector_norm" key but calls the "vector"
+            # hook, so only these are set and the norm comes from the vector.
+            "vector": lambda span: _mean(span.doc, span.start, span.end, weights),
+            "has_vector": _has_vector,
+            "similarity": _cosine,
+        }
+    )
+    doc.user_token_hooks.update(
+        {
+            "vector": lambda token: _mean(token.doc, token.i, token.i + 1, weights),
+            "has_vector": _has_vector,
+            "vector_norm": lambda token: _norm(token.vector),
+            "similarity": _cosine,
+        }
+    )
 
 
 def _mean(doc: Doc, start: int, end: int, weights: numpy.ndarray) -> numpy.ndarray:

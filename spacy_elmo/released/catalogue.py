@@ -2,6 +2,7 @@
 was taken from (`source`). Sizes marked "~" are estimates (parameters x 4 bytes of float32), not
 figures from a page; "?" where no public page states one.
 """
+
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
@@ -51,8 +52,14 @@ class ReleasedModel:
 
 def _allennlp(name: str, stem: str, folder: str, parameters: str, download: str, trained_on: str, weights: str = "") -> ReleasedModel:
     return ReleasedModel(
-        name=name, language="en", format="allennlp", parameters=parameters, download=download, trained_on=trained_on,
-        licence="not stated on the page", source=f"{_ALLENNLP_TABLE}; {_ALLENNLP_URLS}",
+        name=name,
+        language="en",
+        format="allennlp",
+        parameters=parameters,
+        download=download,
+        trained_on=trained_on,
+        licence="not stated on the page",
+        source=f"{_ALLENNLP_TABLE}; {_ALLENNLP_URLS}",
         files=(
             ("options.json", f"{_ALLENNLP}/{folder}/{stem}_options.json"),
             ("weights.hdf5", f"{_ALLENNLP}/{folder}/{weights or stem + '_weights.hdf5'}"),
@@ -116,19 +123,33 @@ CATALOGUE: Dict[str, ReleasedModel] = {
         # 374 MB: the same file's size on its Hugging Face copy (lysandre/elmo-2x4096_512_2048cnn_2xhighway)
         _allennlp("original", "elmo_2x4096_512_2048cnn_2xhighway", "2x4096_512_2048cnn_2xhighway", "93.6M", "374 MB", _BILLION_WORDS),
         _allennlp(
-            "original-5.5b", "elmo_2x4096_512_2048cnn_2xhighway_5.5B", "2x4096_512_2048cnn_2xhighway_5.5B", "93.6M", "~374 MB",
+            "original-5.5b",
+            "elmo_2x4096_512_2048cnn_2xhighway_5.5B",
+            "2x4096_512_2048cnn_2xhighway_5.5B",
+            "93.6M",
+            "~374 MB",
             "Wikipedia (1.9B tokens) + WMT 2008-2012 news crawl (3.6B)",
         ),
         _allennlp(
-            "pubmed", "elmo_2x4096_512_2048cnn_2xhighway", "contributed/pubmed", "93.6M (original size)", "~374 MB",
-            "PubMed (contributed model)", weights="elmo_2x4096_512_2048cnn_2xhighway_weights_PubMed_only.hdf5",
+            "pubmed",
+            "elmo_2x4096_512_2048cnn_2xhighway",
+            "contributed/pubmed",
+            "93.6M (original size)",
+            "~374 MB",
+            "PubMed (contributed model)",
+            weights="elmo_2x4096_512_2048cnn_2xhighway_weights_PubMed_only.hdf5",
         ),
     ]
     + [
         ReleasedModel(
-            name=f"efml-{code}", language=code, format="elmoformanylangs", parameters="~94M + word embedding (original size)",
-            download="?", trained_on=f"{language}: 20M words sampled from the CoNLL 2018 shared task's raw text (Wikipedia + Common Crawl)",
-            licence="MIT (the ELMoForManyLangs repository)", source=_EFML_README,
+            name=f"efml-{code}",
+            language=code,
+            format="elmoformanylangs",
+            parameters="~94M + word embedding (original size)",
+            download="?",
+            trained_on=f"{language}: 20M words sampled from the CoNLL 2018 shared task's raw text (Wikipedia + Common Crawl)",
+            licence="MIT (the ELMoForManyLangs repository)",
+            source=_EFML_README,
             archive=f"http://vectors.nlpl.eu/repository/11/{nlpl_id}.zip",
         )
         for code, language, nlpl_id in _EFML_LANGUAGES
@@ -139,5 +160,7 @@ CATALOGUE: Dict[str, ReleasedModel] = {
 def released_model(name: str) -> ReleasedModel:
     """RETURNS (ReleasedModel): the catalogue's entry `name`; an InputError listing the names if none."""
     if name not in CATALOGUE:
-        raise InputError(f"No released model is called {name!r}: `spacy-elmo models` lists the names ({', '.join(list(CATALOGUE)[:6])}, ...).")
+        raise InputError(
+            f"No released model is called {name!r}: `spacy-elmo models` lists the names ({', '.join(list(CATALOGUE)[:6])}, ...)."
+        )
     return CATALOGUE[name]

@@ -6,6 +6,7 @@ folder is left alone, and one that would be written over is refused), downloads 
 `.partial` name it records first (run again to resume an interrupted download), renames a file
 only once it is complete and checked, and checks every recorded file's sha256 on every later use.
 """
+
 import hashlib
 import http.client
 import os
@@ -183,9 +184,10 @@ def _fetch(url: str, folder: Path, file_name: str, record: Dict[str, Any], progr
         length = response.headers.get("Content-Length")
         total = start + int(length) if length is not None else None
         written = start
-        with partial.open("ab" if start else "wb") as out, tqdm(
-            total=total, initial=start, unit="B", unit_scale=True, desc=f"{record['name']}/{file_name}", disable=not progress
-        ) as bar:
+        with (
+            partial.open("ab" if start else "wb") as out,
+            tqdm(total=total, initial=start, unit="B", unit_scale=True, desc=f"{record['name']}/{file_name}", disable=not progress) as bar,
+        ):
             try:
                 while True:
                     chunk = response.read(_CHUNK)
@@ -250,9 +252,7 @@ def _offline(url: str, name: str, reason: str) -> InputError:
 
 def _interrupted(url: str, name: str, written: int, total: Optional[int], reason: str) -> InputError:
     of = f" of {total}" if total is not None else ""
-    return InputError(
-        f"The download of {url} stopped at {written}{of} bytes ({reason}): run `spacy-elmo download {name}` again to resume."
-    )
+    return InputError(f"The download of {url} stopped at {written}{of} bytes ({reason}): run `spacy-elmo download {name}` again to resume.")
 
 
 def _remove_recorded(folder: Path, record: Dict[str, Any]) -> None:
@@ -270,8 +270,11 @@ def _read_record(folder: Path) -> Dict[str, Any]:
         raise InputError(f"{path} is damaged: delete {folder} (it holds a download of spacy-elmo's) and download again.") from None
     # a complete download lists its files; an unfinished one may not yet
     files = data.get("files", None if data.get("complete") else {}) if isinstance(data, dict) else None
-    if not isinstance(data, dict) or not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()) or not isinstance(
-        data.get("partial", []), list
+    if (
+        not isinstance(data, dict)
+        or not isinstance(files, dict)
+        or not all(isinstance(v, str) for v in files.values())
+        or not isinstance(data.get("partial", []), list)
     ):
         raise InputError(f"{path} is damaged: delete {folder} (it holds a download of spacy-elmo's) and download again.")
     return data

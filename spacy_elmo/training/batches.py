@@ -9,6 +9,7 @@ by pool: `pool_size` sentences in that order, sorted by length, cut into batches
 `batch_tokens` padded tokens, shuffled with a seed derived from (seed, epoch, pool). A position is
 (epoch, pool, batch), so a resumed run makes the same batches and goes on with the next one.
 """
+
 import random
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar
@@ -176,7 +177,9 @@ class BatchStream(torch.utils.data.IterableDataset):
     """The endless batches of `batch_plan`, encoded; with several DataLoader workers, worker k of
     n encodes batches k, k + n, ..., and the DataLoader hands them out in plan order."""
 
-    def __init__(self, encoder: BatchEncoder, sentences: numpy.ndarray, batch_tokens: int, pool_size: int, seed: int, start: CorpusPosition) -> None:
+    def __init__(
+        self, encoder: BatchEncoder, sentences: numpy.ndarray, batch_tokens: int, pool_size: int, seed: int, start: CorpusPosition
+    ) -> None:
         super().__init__()
         self.encoder = encoder
         self.sentences = sentences
@@ -196,8 +199,12 @@ def batch_loader(stream: BatchStream, workers: int, device: torch.device) -> Ite
     pinned memory and copied without blocking on CUDA."""
     # Its own generator: the DataLoader draws a seed when it starts, and a draw from torch's
     # global one would shift the dropout masks of a resumed run.
-    options: Dict[str, Any] = {"batch_size": None, "num_workers": workers, "pin_memory": device.type == "cuda",
-                               "generator": torch.Generator().manual_seed(0)}
+    options: Dict[str, Any] = {
+        "batch_size": None,
+        "num_workers": workers,
+        "pin_memory": device.type == "cuda",
+        "generator": torch.Generator().manual_seed(0),
+    }
     if workers > 0:
         options.update(prefetch_factor=4, persistent_workers=False, worker_init_fn=_worker_init)
     for batch in torch.utils.data.DataLoader(stream, **options):

@@ -4,6 +4,7 @@ A model folder holds the biLM in the original format (options.json + weights.hdf
 the `elmo` component and by other ELMo tools, plus what training needs to go on: vocab.txt and
 softmax.pt (+ softmax.json). Files are only ever read with `torch.load(weights_only=True)`.
 """
+
 import errno
 import os
 import shutil
@@ -103,7 +104,9 @@ def load_checkpoint(folder: PathLike) -> Optional[Dict[str, Any]]:
     if missing:
         raise InputError(f"{path} is not a checkpoint of spacy-elmo pretrain (no {', '.join(missing)}): remove it, or use --overwrite")
     if not all(bool(torch.isfinite(t).all()) for t in _tensors([state["model"], state["optimizer"]]) if t.is_floating_point()):
-        raise InputError(f"{path} holds NaN or infinite values: the file is damaged (or training diverged); resume from a copy of the run, or --overwrite")
+        raise InputError(
+            f"{path} holds NaN or infinite values: the file is damaged (or training diverged); resume from a copy of the run, or --overwrite"
+        )
     return state
 
 

@@ -7,6 +7,7 @@ whitespace tokens are dropped and sentences longer than `max_length` are cut int
 Training reads a prepared corpus (`prepared.py`), made once by this same rule; `Corpus` streams
 sentences directly, for dev text and perplexity. spaCy is imported only to tokenize.
 """
+
 from typing import Iterator, List, Tuple
 
 import numpy

@@ -1,4 +1,5 @@
 """Exact perplexity of a biLM language model on tokenized sentences."""
+
 from typing import Dict, List
 
 import torch

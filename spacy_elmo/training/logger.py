@@ -7,6 +7,7 @@ evaluation, with spaCy's keys (epoch, step, score, other_scores, losses, checkpo
 words) plus `kind` ("train" or "eval"). `score` is the last dev perplexity (lower is better).
 The default, `spacy-elmo.PretrainLogger.v1`, needs no spaCy (the biLM trains without it).
 """
+
 import sys
 from typing import IO, Any, Callable, Dict, Optional, Tuple
 
@@ -67,13 +68,19 @@ def pretrain_logger(progress_bar: bool = True, console_output: bool = True) -> S
                 return
             scores = info["other_scores"]
             if info.get("kind") == "eval":
-                write(f"step {info['step']:>7}  dev perplexity {scores['dev_ppl']:.2f} (forward {scores['dev_ppl_forward']:.2f}, "
-                      f"backward {scores['dev_ppl_backward']:.2f}, best {scores['best_dev_ppl']:.2f})")
+                write(
+                    f"step {info['step']:>7}  dev perplexity {scores['dev_ppl']:.2f} (forward {scores['dev_ppl_forward']:.2f}, "
+                    f"backward {scores['dev_ppl_backward']:.2f}, best {scores['best_dev_ppl']:.2f})"
+                )
             elif bar is not None:
-                bar.set_postfix_str(f"loss {info['losses']['bilm']:.3f} ppl {scores['train_ppl']:.1f} {scores['tokens_per_s']:.0f} tok/s", refresh=False)
+                bar.set_postfix_str(
+                    f"loss {info['losses']['bilm']:.3f} ppl {scores['train_ppl']:.1f} {scores['tokens_per_s']:.0f} tok/s", refresh=False
+                )
             else:
-                write(f"step {info['step']:>7}  {scores['clock']}  loss {info['losses']['bilm']:.3f}  ppl {scores['train_ppl']:9.2f}  "
-                      f"{scores['tokens_per_s']:8.0f} tokens/s  left {scores['time_left']}")
+                write(
+                    f"step {info['step']:>7}  {scores['clock']}  loss {info['losses']['bilm']:.3f}  ppl {scores['train_ppl']:9.2f}  "
+                    f"{scores['tokens_per_s']:8.0f} tokens/s  left {scores['time_left']}"
+                )
 
         def finalize() -> None:
             if bar is not None:

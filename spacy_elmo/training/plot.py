@@ -1,4 +1,5 @@
 """The training and dev perplexity curves of a pretraining run, as a PNG."""
+
 from pathlib import Path
 
 import srsly

@@ -15,6 +15,7 @@ made anew (inside a training output) or refused (when named explicitly). The fol
 `OUTPUT.tmp` (marked and locked, see folders.py) and its files moved into OUTPUT at the end; only a folder marked as
 a prepared corpus is ever replaced, and only its own files in it: a file a user put in the folder stays.
 """
+
 import multiprocessing
 import os
 import time
@@ -27,7 +28,15 @@ import srsly
 
 from ..errors import InputError
 from ..output_folders import (
-    PREPARED_CORPUS, FolderLock, check_claimable, check_not_inside, claim_folder, publish_files, read_array_file, read_json_file, remove_own,
+    PREPARED_CORPUS,
+    FolderLock,
+    check_claimable,
+    check_not_inside,
+    claim_folder,
+    publish_files,
+    read_array_file,
+    read_json_file,
+    remove_own,
     scratch_folder,
 )
 from ..text_corpus import corpus_files, files_progress_bar, numbered_texts
@@ -94,9 +103,7 @@ class PreparedCorpus:
                 f"({n_tokens:,} tokens): the file is truncated or missing; {_AGAIN}"
             )
         self.tokens = (
-            numpy.memmap(tokens_file, dtype=numpy.int32, mode="r", shape=(n_tokens,))
-            if n_tokens
-            else numpy.zeros(0, dtype=numpy.int32)
+            numpy.memmap(tokens_file, dtype=numpy.int32, mode="r", shape=(n_tokens,)) if n_tokens else numpy.zeros(0, dtype=numpy.int32)
         )
         offsets = self._array("word_offsets.npy").tolist()
         try:
@@ -181,8 +188,10 @@ def prepare_corpus(
     publish_files(tmp, output, PREPARED_CORPUS, FILES, META)
     meta = srsly.read_json(output / META)
     n_tokens, seconds = meta["tokens"], meta["seconds"]
-    log(f"Prepared {n_tokens:,} tokens in {meta['sentences']:,} sentences ({meta['words']:,} distinct words) "
-        f"in {seconds:.0f}s ({n_tokens / max(seconds, 1e-9):,.0f} tokens/s, {meta['processes']} processes): {output}")
+    log(
+        f"Prepared {n_tokens:,} tokens in {meta['sentences']:,} sentences ({meta['words']:,} distinct words) "
+        f"in {seconds:.0f}s ({n_tokens / max(seconds, 1e-9):,.0f} tokens/s, {meta['processes']} processes): {output}"
+    )
     return PreparedCorpus(output)
 
 
@@ -217,8 +226,17 @@ def _write_prepared(files: List[Path], tmp: Path, key: Dict[str, Any], lang: str
     numpy.save(tmp / "word_offsets.npy", numpy.r_[0, numpy.cumsum([len(e) for e in encoded], dtype=numpy.int64)])
     seconds = time.perf_counter() - started
     n_sentences = sum(len(x) for x in lengths)
-    srsly.write_json(tmp / META, {"key": key, "sentences": n_sentences, "tokens": n_tokens, "words": len(table),
-                                  "seconds": round(seconds, 1), "processes": n_process})
+    srsly.write_json(
+        tmp / META,
+        {
+            "key": key,
+            "sentences": n_sentences,
+            "tokens": n_tokens,
+            "words": len(table),
+            "seconds": round(seconds, 1),
+            "processes": n_process,
+        },
+    )
 
 
 def _concat(parts: List[numpy.ndarray], dtype: Any) -> numpy.ndarray:
@@ -248,9 +266,7 @@ def _split_chunk(batch: List[Tuple[int, int, str]]) -> Tuple[ChunkIds, List[str]
     return (lines, docs), [b[2] for b in batch]
 
 
-def _tokenized(
-    texts: Iterator[Tuple[int, int, str]], splitter: SentenceSplitter, n_process: int
-) -> Iterator[Tuple[ChunkIds, Tokenized]]:
+def _tokenized(texts: Iterator[Tuple[int, int, str]], splitter: SentenceSplitter, n_process: int) -> Iterator[Tuple[ChunkIds, Tokenized]]:
     """Chunks of texts with their tokenization, in order; with n_process > 1 tokenized by a pool
     of processes, with a bounded number of chunks in flight."""
     global _SPLITTER
@@ -302,7 +318,13 @@ def _tokenize(texts: List[str]) -> Tokenized:
 
 
 def prepared_for_training(
-    train: PathLike, output: PathLike, lang: str, max_length: int, n_process: int = 0, progress: bool = True, log=print  # type: ignore[no-untyped-def]
+    train: PathLike,
+    output: PathLike,
+    lang: str,
+    max_length: int,
+    n_process: int = 0,
+    progress: bool = True,
+    log=print,  # type: ignore[no-untyped-def]
 ) -> PreparedCorpus:
     """The prepared corpus to train on: `train` itself if it is a prepared folder (checked
     against the tokenizer settings), else `train` prepared into `output/corpus` (reused when
@@ -316,4 +338,3 @@ def prepared_for_training(
             )
         return corpus
     return prepare_corpus(train, Path(output) / "corpus", lang, max_length, n_process, progress, log)
-

@@ -1,5 +1,6 @@
 """The settings of a pretraining config and their defaults, stated once: a config names only what
 it changes, and a misspelt setting is an error that names it."""
+
 import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Optional, Tuple, Union, get_args, get_origin, get_type_hints
@@ -204,8 +205,14 @@ class PretrainSettings:
         problems: List[str] = []
         sections = {
             name: _section(kind, filled[name], name, problems)
-            for name, kind in (("paths", PathSettings), ("system", SystemSettings), ("corpus", CorpusSettings),
-                               ("vocab", VocabSettings), ("softmax", SoftmaxSettings), ("training", TrainingSettings))
+            for name, kind in (
+                ("paths", PathSettings),
+                ("system", SystemSettings),
+                ("corpus", CorpusSettings),
+                ("vocab", VocabSettings),
+                ("softmax", SoftmaxSettings),
+                ("training", TrainingSettings),
+            )
         }
         if not problems:
             problems += _ranges(sections)
@@ -282,12 +289,20 @@ def _ranges(s: Dict[str, Any]) -> List[str]:
         (vocab.max_size >= 4, f"[vocab] max_size must be >= 4 (3 special words and one more), got {vocab.max_size}"),
         (vocab.min_count >= 1, f"[vocab] min_count must be >= 1, got {vocab.min_count}"),
         (softmax.kind in ("full", "adaptive"), f"[softmax] kind must be 'full' or 'adaptive', got {softmax.kind!r}"),
-        (list(softmax.cutoffs) == sorted(set(softmax.cutoffs)) and all(c > 0 for c in softmax.cutoffs),
-         f"[softmax] cutoffs must be increasing positive integers, got {list(softmax.cutoffs)}"),
-        (training.optimizer.lower() in ("adam", "adagrad"), f"[training] optimizer must be 'adam' or 'adagrad', got {training.optimizer!r}"),
+        (
+            list(softmax.cutoffs) == sorted(set(softmax.cutoffs)) and all(c > 0 for c in softmax.cutoffs),
+            f"[softmax] cutoffs must be increasing positive integers, got {list(softmax.cutoffs)}",
+        ),
+        (
+            training.optimizer.lower() in ("adam", "adagrad"),
+            f"[training] optimizer must be 'adam' or 'adagrad', got {training.optimizer!r}",
+        ),
         (training.decay in ("constant", "linear"), f"[training] decay must be 'constant' or 'linear', got {training.decay!r}"),
         (training.decay != "linear" or training.max_steps > 0, "[training] decay = 'linear' needs max_steps > 0"),
-        (training.mixed_precision in ("no", "bf16", "auto"), f"[training] mixed_precision must be 'no', 'bf16' or 'auto', got {training.mixed_precision!r}"),
+        (
+            training.mixed_precision in ("no", "bf16", "auto"),
+            f"[training] mixed_precision must be 'no', 'bf16' or 'auto', got {training.mixed_precision!r}",
+        ),
         (training.learn_rate > 0, f"[training] learn_rate must be positive, got {training.learn_rate}"),
         (training.bilm_lr_scale > 0, f"[training] bilm_lr_scale must be positive, got {training.bilm_lr_scale}"),
         (0 <= training.dropout < 1, f"[training] dropout must be in [0, 1), got {training.dropout}"),

@@ -10,6 +10,7 @@ rank 0 evaluates and writes files.
 The output folder must be new, empty or a run of this command (folders.py): a finished or
 interrupted run is never started over without `overwrite`, and it is locked while a run uses it.
 """
+
 import contextlib
 import errno
 import math
@@ -46,8 +47,22 @@ from .vocab import Vocabulary
 
 Log = Callable[[str], None]
 # What a run writes into its output folder (a folder holding only these is a run, marker or not).
-RUN_FILES = ("checkpoint.pt", "checkpoint.pt.tmp", "model-best", "model-last", "model-best.tmp", "model-last.tmp",
-             "model-best.old", "model-last.old", "config.cfg", "vocab.txt", "log.jsonl", "perplexity.png", "corpus", "corpus.tmp")
+RUN_FILES = (
+    "checkpoint.pt",
+    "checkpoint.pt.tmp",
+    "model-best",
+    "model-last",
+    "model-best.tmp",
+    "model-last.tmp",
+    "model-best.old",
+    "model-last.old",
+    "config.cfg",
+    "vocab.txt",
+    "log.jsonl",
+    "perplexity.png",
+    "corpus",
+    "corpus.tmp",
+)
 # What starting over removes; the prepared corpus stays (it is reused when its text is unchanged).
 _RESULTS = tuple(name for name in RUN_FILES if not name.startswith("corpus"))
 
@@ -71,8 +86,11 @@ def pretrain(
     except OSError as err:
         if err.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
-        raise OSError(err.errno, f"No space left on the device while writing {err.filename or output}: free some space, then go on "
-                      "with --resume (the last complete checkpoint and models are kept)") from err
+        raise OSError(
+            err.errno,
+            f"No space left on the device while writing {err.filename or output}: free some space, then go on "
+            "with --resume (the last complete checkpoint and models are kept)",
+        ) from err
 
 
 def open_run_folder(output: Path, resume: bool, overwrite: bool) -> FolderLock:
@@ -176,8 +194,10 @@ def _autocast(device: torch.device, mode: str, log: Log) -> Callable[[], Any]:
     if mode == "no":
         return contextlib.nullcontext
     if not bf16_supported(device):
-        log(f"[training] mixed_precision = {mode}: this {device.type.upper()} has no bfloat16 units "
-            "(AVX-512 BF16 or AMX on a CPU, compute capability 8+ on a GPU); training in float32")
+        log(
+            f"[training] mixed_precision = {mode}: this {device.type.upper()} has no bfloat16 units "
+            "(AVX-512 BF16 or AMX on a CPU, compute capability 8+ on a GPU); training in float32"
+        )
         return contextlib.nullcontext
     return lambda: torch.autocast(device.type, dtype=torch.bfloat16)
 
@@ -250,8 +270,10 @@ class Pretrainer:
         if paths.init_bilm is not None:
             folder = bilm_folder(paths.init_bilm)
             if folder.format != "allennlp":
-                raise InputError(f"[paths] init_bilm: {paths.init_bilm} is an ELMoForManyLangs biLM: pretraining goes on from "
-                                 "options.json + weights.hdf5 biLMs only (its inputs are UTF-8 bytes)")
+                raise InputError(
+                    f"[paths] init_bilm: {paths.init_bilm} is an ELMoForManyLangs biLM: pretraining goes on from "
+                    "options.json + weights.hdf5 biLMs only (its inputs are UTF-8 bytes)"
+                )
 
     def _set_up(self, resume: bool) -> None:
         log = self.log
@@ -277,7 +299,9 @@ class Pretrainer:
             self._restore(self.checkpoint)
         self.model: nn.Module = self.lm
         if self.world > 1:
-            self.model = nn.parallel.DistributedDataParallel(self.lm, find_unused_parameters=self.softmax.kind == "adaptive" or self.softmax_warmup > 0)
+            self.model = nn.parallel.DistributedDataParallel(
+                self.lm, find_unused_parameters=self.softmax.kind == "adaptive" or self.softmax_warmup > 0
+            )
         self.dev_sentences = self._dev_sentences() if self.rank == 0 else []
         self.log_path = self.output / "log.jsonl"
         self.last_eval: Dict[str, float] = {}
@@ -334,7 +358,8 @@ class Pretrainer:
         if init_bilm is not None:
             loaded, init_vocab, init_softmax = load_model_dir(init_bilm)
             bilm.options.check_matches(
-                loaded.options, f"[bilm] in the config does not match the model in {init_bilm} (config vs model)",
+                loaded.options,
+                f"[bilm] in the config does not match the model in {init_bilm} (config vs model)",
                 "Copy its options into [bilm] (spacy-elmo fill-config CONFIG MODEL does it).",
             )
             bilm.load_state_dict(loaded.state_dict())
@@ -351,8 +376,10 @@ class Pretrainer:
             kind = softmax_cfg.kind
             if kind == "adaptive" and not any(0 < c < len(self.vocab) for c in softmax_cfg.cutoffs):
                 # A small corpus: no cluster boundary falls inside the vocabulary.
-                self.log(f"The vocabulary ({len(self.vocab)} words) is smaller than every [softmax] cutoff "
-                         f"{list(softmax_cfg.cutoffs)}: using the full softmax")
+                self.log(
+                    f"The vocabulary ({len(self.vocab)} words) is smaller than every [softmax] cutoff "
+                    f"{list(softmax_cfg.cutoffs)}: using the full softmax"
+                )
                 kind = "full"
             self.softmax = SharedSoftmax(bilm.options.projection_dim, len(self.vocab), kind, softmax_cfg.cutoffs)
         self.bilm = bilm
@@ -393,8 +420,14 @@ class Pretrainer:
 
     def _batches(self) -> Iterator[TrainingBatch]:
         encoder = BatchEncoder(self.corpus, self.vocab, self.bilm.options.max_characters_per_token)
-        stream = BatchStream(encoder, self.train_sentences, self.training.batch_tokens, self.settings.corpus.pool_size,
-                             self.settings.system.seed, self.position)
+        stream = BatchStream(
+            encoder,
+            self.train_sentences,
+            self.training.batch_tokens,
+            self.settings.corpus.pool_size,
+            self.settings.system.seed,
+            self.position,
+        )
         workers = self.settings.system.data_workers
         if workers is None:
             workers = 1 if self.device.type == "cuda" else 0
@@ -415,7 +448,13 @@ class Pretrainer:
             self.finalize_log()
         if self.world > 1:
             torch.distributed.barrier()
-        result = {"step": self.step, "elapsed_s": self.elapsed, "tokens": self.tokens_seen, "best_dev_ppl": self.best, "last_eval": self.last_eval}
+        result = {
+            "step": self.step,
+            "elapsed_s": self.elapsed,
+            "tokens": self.tokens_seen,
+            "best_dev_ppl": self.best,
+            "last_eval": self.last_eval,
+        }
         if self.warmup_eval is not None:
             result["warmup_dev_ppl"] = self.warmup_eval["average"]
         return result
@@ -441,8 +480,10 @@ class Pretrainer:
                 self._plot()
             if self.step == self.softmax_warmup and self.last_eval_step == self.step:  # evaluated (rank 0, with dev text)
                 self.warmup_eval = dict(self.last_eval)
-                self.log(f"step {self.step:>7}  softmax warm-up done: dev perplexity {self.last_eval['average']:.2f} with the biLM as it "
-                         "was given (from here on the biLM trains too)")
+                self.log(
+                    f"step {self.step:>7}  softmax warm-up done: dev perplexity {self.last_eval['average']:.2f} with the biLM as it "
+                    "was given (from here on the biLM trains too)"
+                )
             if self.step % settings.checkpoint_every == 0:
                 self.save()
         if self.last_eval_step != self.step:
@@ -487,9 +528,17 @@ class Pretrainer:
         result = evaluate(self.lm, self.vocab, self.dev_sentences, self.training.batch_tokens)
         self.last_eval = result
         warmup_end = {"softmax_warmup_end": True} if 0 < self.softmax_warmup == self.step else {}
-        self._write_log({"step": self.step, "elapsed_s": round(self.elapsed, 1), "tokens": self.tokens_seen,
-                         "dev_ppl": result["average"], "dev_ppl_forward": result["forward"], "dev_ppl_backward": result["backward"],
-                         **warmup_end})
+        self._write_log(
+            {
+                "step": self.step,
+                "elapsed_s": round(self.elapsed, 1),
+                "tokens": self.tokens_seen,
+                "dev_ppl": result["average"],
+                "dev_ppl_forward": result["forward"],
+                "dev_ppl_backward": result["backward"],
+                **warmup_end,
+            }
+        )
         if result["average"] < self.best:
             self.best = result["average"]
             save_model_dir(self.output / "model-best", self.bilm, self.vocab, self.softmax)
@@ -518,10 +567,28 @@ class Pretrainer:
         mean, rate = window.result()  # the one read of the device in a window
         left = _time_left(self.step, self.elapsed, self.training.max_steps, self.training.max_minutes * 60)
         ppl = math.exp(min(mean, 50.0))
-        self._write_log({"step": self.step, "elapsed_s": round(self.elapsed, 1), "tokens": self.tokens_seen, "loss": mean,
-                         "train_ppl": ppl, "tokens_per_s": rate, "lr": self.scheduler.get_last_lr()[0]})
+        self._write_log(
+            {
+                "step": self.step,
+                "elapsed_s": round(self.elapsed, 1),
+                "tokens": self.tokens_seen,
+                "loss": mean,
+                "train_ppl": ppl,
+                "tokens_per_s": rate,
+                "lr": self.scheduler.get_last_lr()[0],
+            }
+        )
         self.last_loss = mean
-        self._report("train", {"train_ppl": ppl, "tokens_per_s": rate, "lr": self.scheduler.get_last_lr()[0], "clock": _clock(self.elapsed), "time_left": left})
+        self._report(
+            "train",
+            {
+                "train_ppl": ppl,
+                "tokens_per_s": rate,
+                "lr": self.scheduler.get_last_lr()[0],
+                "clock": _clock(self.elapsed),
+                "time_left": left,
+            },
+        )
 
     def _report(self, kind: str, scores: Dict[str, Any]) -> None:
         """One `log_step(info)` of the logger (rank 0), in spaCy's format."""
@@ -529,11 +596,19 @@ class Pretrainer:
             return
         # JSON-safe before the first evaluation (spaCy's jsonl logger writes every value)
         dev_ppl = self.last_eval.get("average", 0.0)
-        self.log_step({
-            "kind": kind, "epoch": self.position.epoch, "step": self.step, "score": dev_ppl,
-            "other_scores": {"dev_ppl": dev_ppl, **scores}, "losses": {"bilm": self.last_loss},
-            "checkpoints": [], "seconds": int(self.elapsed), "words": self.tokens_seen,
-        })
+        self.log_step(
+            {
+                "kind": kind,
+                "epoch": self.position.epoch,
+                "step": self.step,
+                "score": dev_ppl,
+                "other_scores": {"dev_ppl": dev_ppl, **scores},
+                "losses": {"bilm": self.last_loss},
+                "checkpoints": [],
+                "seconds": int(self.elapsed),
+                "words": self.tokens_seen,
+            }
+        )
 
     def _write_log(self, entry: Dict[str, Any]) -> None:
         if self.rank == 0:
@@ -544,7 +619,9 @@ class Pretrainer:
         if self.rank == 0 and not plot_log(self.log_path, self.output / "perplexity.png") and not self._said_no_plot:
             if not can_plot():
                 self._said_no_plot = True
-                self.log("perplexity.png is not drawn: matplotlib is not installed (pip install 'spacy-elmo[plot]'); log.jsonl has the figures")
+                self.log(
+                    "perplexity.png is not drawn: matplotlib is not installed (pip install 'spacy-elmo[plot]'); log.jsonl has the figures"
+                )
 
 
 class _Window:

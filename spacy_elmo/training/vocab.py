@@ -1,5 +1,6 @@
 """The softmax vocabulary: `<S>`, `</S>`, `<UNK>` first, then words by decreasing frequency
 (the layout of the original training code's vocabulary file, one word per line)."""
+
 import hashlib
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Sequence, Union
@@ -63,7 +64,9 @@ class Vocabulary:
                 continue
             word, _, count = line.partition("\t")
             if count and not count.isdigit():
-                raise InputError(f"{path}:{number}: expected 'word<TAB>count', got {line[:40]!r}: put back the vocab.txt written with the model")
+                raise InputError(
+                    f"{path}:{number}: expected 'word<TAB>count', got {line[:40]!r}: put back the vocab.txt written with the model"
+                )
             words.append(word)
             counts.append(int(count) if count else 0)
         if tuple(words[:3]) != SPECIALS:

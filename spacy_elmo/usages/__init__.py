@@ -1,5 +1,6 @@
 """Tools that read pipelines with an `elmo` component: a usage index of a corpus (nearest usages of
 a word in context, the paper's Table 4), its pipeline component, and the word-sense probe (Table 5)."""
+
 from .._lazy import lazy_getattr
 
 _NAMES = {

@@ -6,6 +6,7 @@ components that listen to them) switched off. Only the sentences that hold a cho
 through the biLM (and, for plain words, only the texts in which a regular expression finds one
 are tokenized at all), each as a Doc of its own: a usage's vector depends on its sentence alone.
 """
+
 import re
 from collections import Counter
 from pathlib import Path
@@ -98,15 +99,18 @@ def build_usage_index(
             bar.close()
         if writer.n_usages == 0:
             what = f"no usage of {', '.join(sorted(chosen))}" if chosen else "no token"
-            raise InputError(f"{what} in {corpus}: nothing was indexed, and {output} was left as it was. "
-                             "Check the words (--words) and the corpus")
+            raise InputError(
+                f"{what} in {corpus}: nothing was indexed, and {output} was left as it was. Check the words (--words) and the corpus"
+            )
         type_list = sorted(types.items(), key=lambda item: (-item[1], item[0]))
         type_vectors = pipe.bilm.embed_words([t for t, _ in type_list])
         folder = writer.finish(type_list, type_vectors)
     index = UsageIndex().from_disk(folder)
     index._embed_with(nlp, pipe.name)
-    log(f"Indexed {len(index):,} usages in {index.meta['n_sentences']:,} sentences ({len(type_list):,} word types) "
-        f"in {index.meta['seconds']:.0f}s: {folder}")
+    log(
+        f"Indexed {len(index):,} usages in {index.meta['n_sentences']:,} sentences ({len(type_list):,} word types) "
+        f"in {index.meta['seconds']:.0f}s: {folder}"
+    )
     return index
 
 
@@ -124,11 +128,15 @@ def _elmo_dependents(nlp: Language, names: List[str]) -> List[str]:
 def _check_lemmas(nlp: Language, off: List[str]) -> None:
     setters = [name for name in nlp.pipe_names if "token.lemma" in nlp.get_pipe_meta(name).assigns]
     if not setters:
-        raise InputError(f"--lemmas needs a pipeline with a lemmatizer, and {nlp.pipe_names or 'this one'} has none: "
-                         "match the word forms instead (--words without --lemmas), or add a lemmatizer")
+        raise InputError(
+            f"--lemmas needs a pipeline with a lemmatizer, and {nlp.pipe_names or 'this one'} has none: "
+            "match the word forms instead (--words without --lemmas), or add a lemmatizer"
+        )
     if all(name in off for name in setters):
-        raise InputError(f"the lemmatizer ({', '.join(setters)}) needs ELMo's output, which is computed only for "
-                         "the sentences that hold a chosen word: match word forms (--words without --lemmas)")
+        raise InputError(
+            f"the lemmatizer ({', '.join(setters)}) needs ELMo's output, which is computed only for "
+            "the sentences that hold a chosen word: match word forms (--words without --lemmas)"
+        )
 
 
 def _word_pattern(words: Set[str]) -> "re.Pattern[str]":
@@ -171,8 +179,9 @@ def _sentence_batches(
         yield batch
 
 
-def _index_batch(batch: List[Selected], pipe: Any, weights: numpy.ndarray, key: Callable[[Token], str],
-                 writer: IndexWriter, types: Counter) -> None:
+def _index_batch(
+    batch: List[Selected], pipe: Any, weights: numpy.ndarray, key: Callable[[Token], str], writer: IndexWriter, types: Counter
+) -> None:
     sentence_docs = [sent.as_doc() for sent, _, _ in batch]
     first = writer.add_sentences({"text": sent.text, "file": where[0], "doc": where[1]} for sent, _, where in batch)
     vectors, keys = [], []

@@ -5,6 +5,7 @@ The component only records which index a Doc belongs to (`doc._.elmo_usage_index
 path: it survives DocBin and `nlp.pipe(n_process=...)`); the index is opened once per process
 on first use. `nlp.to_disk` saves the path in the config, not a copy of the index.
 """
+
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -36,8 +37,10 @@ def open_index(path: str, given: Optional[str] = None) -> UsageIndex:
 def _token_usages(token: Token, n: int = 5, same_word: bool = True) -> List[Usage]:
     path = token.doc._.elmo_usage_index
     if path is None:
-        raise InputError("this Doc was not made by a pipeline with an elmo_usages component: add one after elmo "
-                         "(nlp.add_pipe('elmo_usages', config={'index': PATH}))")
+        raise InputError(
+            "this Doc was not made by a pipeline with an elmo_usages component: add one after elmo "
+            "(nlp.add_pipe('elmo_usages', config={'index': PATH}))"
+        )
     return open_index(path).most_similar(token, n=n, same_word=same_word)
 
 
@@ -89,6 +92,8 @@ class ElmoUsages:
         try:
             index.check_pipeline(self.nlp)
         except InputError:
-            raise InputError(f"[{self.name}] the usage index {self.index_path} was built with another biLM "
-                             f"({index.meta['model']}) than this pipeline's elmo: build the index with this pipeline") from None
+            raise InputError(
+                f"[{self.name}] the usage index {self.index_path} was built with another biLM "
+                f"({index.meta['model']}) than this pipeline's elmo: build the index with this pipeline"
+            ) from None
         self._checked = True

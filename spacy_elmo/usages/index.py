@@ -12,6 +12,7 @@ A usage index folder (kind "usage-index", see output_folders.py) holds
 - `meta.json`, written last: the pipeline it was built with, the fingerprint of its biLM, the layer
   weights, how keys were matched, and the sizes the other files must have.
 """
+
 import hashlib
 import json
 from pathlib import Path
@@ -202,9 +203,11 @@ class UsageIndex:
             writer.add_sentences(self.sentences)
             for start in range(0, len(self), _CHUNK_ROWS):
                 rows = slice(start, start + _CHUNK_ROWS)
-                writer.add_usages(numpy.asarray(self.vectors[rows]),
-                                  {name: numpy.asarray(a[rows]) for name, a in self.arrays.items() if name != "norms"},
-                                  [self.keys[k] for k in self.arrays["usage_key"][rows]])
+                writer.add_usages(
+                    numpy.asarray(self.vectors[rows]),
+                    {name: numpy.asarray(a[rows]) for name, a in self.arrays.items() if name != "norms"},
+                    [self.keys[k] for k in self.arrays["usage_key"][rows]],
+                )
             writer.finish(self.types, numpy.asarray(self.type_vectors))
 
     # --- the pipeline that embeds queries
@@ -216,8 +219,10 @@ class UsageIndex:
         if self._nlp is None:
             model = str(self.meta["model"])
             if not model or (not Path(model).exists() and "/" in model):
-                raise InputError(f"the index {self.path} was built with {model or 'a pipeline in memory'}, which is not there: "
-                                 "give the pipeline (--model, or UsageIndex.use_pipeline)")
+                raise InputError(
+                    f"the index {self.path} was built with {model or 'a pipeline in memory'}, which is not there: "
+                    "give the pipeline (--model, or UsageIndex.use_pipeline)"
+                )
             self.use_model(model)
         return self._nlp  # type: ignore[return-value]
 
@@ -273,7 +278,9 @@ class UsageIndex:
             raise InputError("the token's Doc has no ELMo layers (doc._.elmo): make it with the index's pipeline (index.nlp(text))")
         vector = mixed(data.layers[:, token.i : token.i + 1], self.layer_weights)[0]
         if vector.shape[0] != self.vectors.shape[1]:
-            raise InputError(f"the Doc's ELMo vectors are {vector.shape[0]} wide, the index's {self.vectors.shape[1]}: query with the index's pipeline")
+            raise InputError(
+                f"the Doc's ELMo vectors are {vector.shape[0]} wide, the index's {self.vectors.shape[1]}: query with the index's pipeline"
+            )
         return vector
 
     def key_of(self, token: "Token") -> str:
@@ -357,8 +364,16 @@ class UsageIndex:
         start, end = int(self.arrays["usage_start"][row]), int(self.arrays["usage_end"][row])
         files = self.meta.get("files", [])
         file_number = int(sentence.get("file", 0))
-        return Usage(sentence["text"][start:end], sentence["text"], start, end, int(self.arrays["usage_token"][row]),
-                     int(sentence.get("doc", 0)), files[file_number] if file_number < len(files) else "", score)
+        return Usage(
+            sentence["text"][start:end],
+            sentence["text"],
+            start,
+            end,
+            int(self.arrays["usage_token"][row]),
+            int(sentence.get("doc", 0)),
+            files[file_number] if file_number < len(files) else "",
+            score,
+        )
 
     def type_neighbours(self, word: str, n: int = 5, min_count: int = 1) -> List[Tuple[str, float]]:
         """The word types of the indexed sentences nearest to `word` by the biLM's context-free

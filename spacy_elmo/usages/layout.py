@@ -1,4 +1,5 @@
 """The files of a usage index folder (what each holds: see index.py)."""
+
 from ..output_folders import USAGE_INDEX  # noqa: F401  (the folder marker's kind)
 
 FORMAT_VERSION = 1

@@ -1,4 +1,5 @@
 """The neighbours of a word in context as a table a person reads at a glance (`spacy-elmo neighbours`)."""
+
 from typing import List, Optional, Tuple
 
 from spacy.tokens import Token
@@ -36,8 +37,11 @@ def neighbours_table(index: UsageIndex, token: Token, n: int = 5, same_word: boo
     key = index.key_of(token)
     n_same = len(index.rows_of(key))
     where = f"{n_same:,} usages of {key!r}" if same_word else f"{len(index):,} usages"
-    lines = [f"Nearest usages of {token.text!r} in {token.sent.text if token.doc.has_annotation('SENT_START') else token.doc.text!r}",
-             f"({describe_layer(index.meta['layer_weights'])}, cosine, among {where} in {index.path})", ""]
+    lines = [
+        f"Nearest usages of {token.text!r} in {token.sent.text if token.doc.has_annotation('SENT_START') else token.doc.text!r}",
+        f"({describe_layer(index.meta['layer_weights'])}, cosine, among {where} in {index.path})",
+        "",
+    ]
     if usages:
         lines.append(f"{'#':>3}  {'cosine':>6}  usage")
         lines += [f"{rank:>3}  {u.score:6.3f}  {in_context(u)}" for rank, u in enumerate(usages, start=1)]

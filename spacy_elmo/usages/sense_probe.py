@@ -7,6 +7,7 @@ probe is leave-one-out within the set. Beside it: the nearest sense centroid of 
 most frequent sense of the others, and the share of instances whose sense occurs among the others
 at all (the probe's upper bound).
 """
+
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Sequence, Tuple
@@ -66,8 +67,17 @@ def read_wsd_set(data_xml: PathLike, gold_keys: PathLike) -> WsdSet:
             if element.tag == "instance":
                 if element.get("id") not in keys:
                     raise InputError(f"{gold_keys} has no sense key for instance {element.get('id')} of {data_xml}")
-                wsd.instances.append(Instance(element.get("id", ""), element.get("lemma", "").lower(), element.get("pos", ""),
-                                              len(wsd.sentences), len(tokens), len(tokens) + len(words), keys[element.get("id", "")]))
+                wsd.instances.append(
+                    Instance(
+                        element.get("id", ""),
+                        element.get("lemma", "").lower(),
+                        element.get("pos", ""),
+                        len(wsd.sentences),
+                        len(tokens),
+                        len(tokens) + len(words),
+                        keys[element.get("id", "")],
+                    )
+                )
             tokens.extend(words)
         wsd.sentences.append(tokens)
     if not wsd.instances:
@@ -78,7 +88,7 @@ def read_wsd_set(data_xml: PathLike, gold_keys: PathLike) -> WsdSet:
 def instance_vectors(wsd: WsdSet, sentence_layers: Sequence[numpy.ndarray]) -> numpy.ndarray:
     """RETURNS (numpy.ndarray): (n_instances, L + 1, D) float32, the mean of each instance's
     tokens' layers; `sentence_layers[i]` is (L + 1, n_tokens, D) for sentence i."""
-    out = [sentence_layers[x.sentence][:, x.start:x.end].astype("float32").mean(axis=1) for x in wsd.instances]
+    out = [sentence_layers[x.sentence][:, x.start : x.end].astype("float32").mean(axis=1) for x in wsd.instances]
     return numpy.stack(out)
 
 

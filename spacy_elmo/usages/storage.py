@@ -1,5 +1,6 @@
 """Writing a usage index folder: streamed into a scratch folder beside OUTPUT, then moved into
 OUTPUT (see `output_folders`: a user's files in OUTPUT stay, meta.json arrives last)."""
+
 import json
 import time
 from pathlib import Path
@@ -101,10 +102,17 @@ class IndexWriter:
         srsly.write_json(self.tmp / "types.json", [[t, int(c)] for t, c in types])
         type_vectors = numpy.ascontiguousarray(type_vectors, dtype="float16")
         (self.tmp / "type_vectors.bin").write_bytes(type_vectors.tobytes())
-        meta = {**self.meta, "kind": USAGE_INDEX, "format": FORMAT_VERSION, "n_usages": self.n_usages,
-                "dim": int(self.dim or 0), "n_sentences": self.n_sentences, "n_types": len(types),
-                "type_dim": int(type_vectors.shape[1]) if type_vectors.ndim == 2 else 0,
-                "seconds": round(time.perf_counter() - self._started, 1)}
+        meta = {
+            **self.meta,
+            "kind": USAGE_INDEX,
+            "format": FORMAT_VERSION,
+            "n_usages": self.n_usages,
+            "dim": int(self.dim or 0),
+            "n_sentences": self.n_sentences,
+            "n_types": len(types),
+            "type_dim": int(type_vectors.shape[1]) if type_vectors.ndim == 2 else 0,
+            "seconds": round(time.perf_counter() - self._started, 1),
+        }
         srsly.write_json(self.tmp / META, meta)
         self._close()
         return publish_files(self.tmp, self.output, USAGE_INDEX, FILES, META)

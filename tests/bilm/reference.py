@@ -3,6 +3,7 @@
 Deliberately naive (loops, no batching, no reordering) so that it shares nothing with the
 package's implementation but the specification.
 """
+
 import h5py
 import numpy
 

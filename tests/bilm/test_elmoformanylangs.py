@@ -1,6 +1,7 @@
 """ELMoForManyLangs models: parity with the package's own outputs on a random-weight fixture
 (tests/fixtures/elmoformanylangs, written by its make_fixture.py with `elmoformanylangs` 0.0.4.post2),
 its token input, and the files it refuses."""
+
 import importlib.util
 import json
 import shutil

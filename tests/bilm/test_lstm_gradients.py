@@ -1,5 +1,6 @@
 """The biLSTM layer's backward (rows finishing at different steps, clipping, projection, a frozen
 weight) against finite differences in float64, and bf16 autocast's gradients against float32's."""
+
 import pytest
 import torch
 
@@ -12,8 +13,10 @@ def test_layer_gradients_match_finite_differences(hidden_dim, trainable):
     layer = BiLstmLayer(3, 4, hidden_dim, cell_clip=3.0, proj_clip=3.0).double()
     with torch.no_grad():
         layer.bias.normal_()
-    params = {name: p.detach().clone().requires_grad_(not (trainable != "all" and name == "hidden_weight"))
-              for name, p in layer.named_parameters()}
+    params = {
+        name: p.detach().clone().requires_grad_(not (trainable != "all" and name == "hidden_weight"))
+        for name, p in layer.named_parameters()
+    }
     x = torch.randn(2, 5, 3, 3, dtype=torch.float64, requires_grad=True)
     batch_sizes = [3, 3, 2, 1, 0]  # rows finish at different steps; the last step has none
     c0 = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)

@@ -1,4 +1,5 @@
 """Invariants of the biLM that hold for any weights."""
+
 import numpy
 import pytest
 import torch

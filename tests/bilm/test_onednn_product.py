@@ -1,4 +1,5 @@
 """`packed_matmul.product`: float32 products under autograd through oneDNN, against float64."""
+
 import pytest
 import torch
 

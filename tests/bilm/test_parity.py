@@ -1,4 +1,5 @@
 """Parity with the AllenNLP ELMo fixture, computed by the original TensorFlow implementation."""
+
 import json
 
 import h5py

@@ -1,5 +1,6 @@
 """bfloat16 and int8 products at inference: close to float32 at the released sizes, validated,
 and a clear fall-back where the CPU or the PyTorch build lacks them."""
+
 import numpy
 import pytest
 import torch
@@ -89,7 +90,9 @@ def test_the_component_takes_precision_from_its_config(tmp_path):
 
     cell, proj, highway = SIZES["small"]
     torch.manual_seed(0)
-    save_original(BiLM(ElmoOptions(cell_dim=cell, projection_dim=proj, n_highway=highway)), tmp_path / "options.json", tmp_path / "weights.hdf5")
+    save_original(
+        BiLM(ElmoOptions(cell_dim=cell, projection_dim=proj, n_highway=highway)), tmp_path / "options.json", tmp_path / "weights.hdf5"
+    )
     nlp = spacy.blank("en")
     add_elmo(nlp, tmp_path / "options.json", tmp_path / "weights.hdf5")
     nlp.to_disk(tmp_path / "p")

@@ -1,4 +1,5 @@
 """Reading and writing the original file format, against the NumPy transcription of the spec."""
+
 import json
 import re
 

@@ -1,6 +1,7 @@
 """The CUDA path: the biLM, pretraining, `spacy train --gpu-id 0` and the component on a GPU against
 the CPU. Marked `gpu`: collected everywhere (`pytest -m gpu`), skipped without CUDA, never needed by
 CI. `benchmarks/gpu_check.sh` runs them with the speed benchmarks on a machine lent a GPU."""
+
 import copy
 import json
 import subprocess
@@ -17,8 +18,12 @@ from ..helpers import tiny_overrides
 from ..training.test_pretrain import TEXT, _config
 
 pytestmark = pytest.mark.gpu
-SENTENCES = [["The", "cat", "sat", "on", "the", "mat", "."], ["Shares", "of", "Acme", "rose", "5", "%", "in", "Frankfurt", "."],
-             ["A"], ["Zürich", ",", "日本語", "and", "naïve", "words", "🙂"]]
+SENTENCES = [
+    ["The", "cat", "sat", "on", "the", "mat", "."],
+    ["Shares", "of", "Acme", "rose", "5", "%", "in", "Frankfurt", "."],
+    ["A"],
+    ["Zürich", ",", "日本語", "and", "naïve", "words", "🙂"],
+]
 
 
 @pytest.fixture(autouse=True)
@@ -103,9 +108,15 @@ def test_spacy_train_on_the_gpu_with_elmo(tmp_path):
         doc.ents = [doc.char_span(0, len(name), label="PER"), doc.char_span(len(name) + 8, len(name) + 8 + len(city), label="LOC")]
         docs.append(doc)
     DocBin(docs=docs).to_disk(tmp_path / "train.spacy")
-    overrides = {"paths.train": str(tmp_path / "train.spacy"), "paths.dev": str(tmp_path / "train.spacy"),
-                 "paths.elmo_options": str(tmp_path / "options.json"), "paths.elmo_weights": str(tmp_path / "weights.hdf5"),
-                 "training.max_steps": 50, "training.eval_frequency": 25, **tiny_overrides("components.elmo.model")}
+    overrides = {
+        "paths.train": str(tmp_path / "train.spacy"),
+        "paths.dev": str(tmp_path / "train.spacy"),
+        "paths.elmo_options": str(tmp_path / "options.json"),
+        "paths.elmo_weights": str(tmp_path / "weights.hdf5"),
+        "training.max_steps": 50,
+        "training.eval_frequency": 25,
+        **tiny_overrides("components.elmo.model"),
+    }
     cmd = [sys.executable, "-m", "spacy", "train", str(CONFIG_DIR / "ner_elmo.cfg"), "--output", str(tmp_path / "out"), "--gpu-id", "0"]
     for key, value in overrides.items():
         cmd += [f"--{key}", value if isinstance(value, str) else json.dumps(value)]
@@ -128,7 +139,7 @@ def layers(gpu):
         spacy.require_gpu(0)
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
-    add_elmo(nlp, r"{tmp_path / 'options.json'}", r"{tmp_path / 'weights.hdf5'}")
+    add_elmo(nlp, r"{tmp_path / "options.json"}", r"{tmp_path / "weights.hdf5"}")
     assert nlp.get_pipe("elmo").bilm.device.type == ("cuda" if gpu else "cpu")
     return nlp("The cat sat on the mat. Shares of Acme rose 5 % in Frankfurt.")._.elmo.layers
 cpu = layers(False)

@@ -1,6 +1,7 @@
 """The Thinc wrapper of the biLM (layers/bilm_model.py) on its own: Docs in, (L + 1, n_tokens, 2P)
 arrays out, equal to the torch biLM's own embedding of each sentence, whatever the batching;
 gradients, the frozen wrapper and serialization."""
+
 import numpy
 import pytest
 import spacy

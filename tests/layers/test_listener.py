@@ -1,4 +1,5 @@
 """ElmoListener.v2 and replace_listeners on a tiny pipeline built here (no shared data needed)."""
+
 import numpy
 import pytest
 import spacy
@@ -179,7 +180,13 @@ def _nlp_v2(input_elmo: bool, output_elmo: bool, same_mix: bool = False):
         tok2vec = config["components"]["tagger"]["model"]["tok2vec"]
         listener = tok2vec.pop("input_elmo")
         tok2vec["@architectures"] = "spacy-elmo.ElmoTok2Vec.v2"
-        tok2vec["encode"] = {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 12, "depth": 1, "window_size": 1, "maxout_pieces": 2}
+        tok2vec["encode"] = {
+            "@architectures": "spacy.MaxoutWindowEncoder.v2",
+            "width": 12,
+            "depth": 1,
+            "window_size": 1,
+            "maxout_pieces": 2,
+        }
         if input_elmo:
             tok2vec["input_elmo"] = listener
         if output_elmo:

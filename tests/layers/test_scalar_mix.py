@@ -73,7 +73,7 @@ def test_gradients_match_finite_differences(layer_norm):
         assert model.get_grad("w")[i] == pytest.approx(numeric, rel=2e-2, abs=2e-3)
     numeric_gamma = (loss(w0, g0 + eps, docs) - loss(w0, g0 - eps, docs)) / (2 * eps)
     assert model.get_grad("gamma")[0] == pytest.approx(numeric_gamma, rel=2e-2, abs=2e-3)
-    for (doc_index, j, k, c) in [(0, 0, 1, 2), (1, 2, 0, 3), (1, 1, 2, 0)]:
+    for doc_index, j, k, c in [(0, 0, 1, 2), (1, 2, 0, 3), (1, 1, 2, 0)]:
         plus = [d.copy() for d in docs]
         minus = [d.copy() for d in docs]
         plus[doc_index][j, k, c] += eps

@@ -1,4 +1,5 @@
 """The `elmo` component: outputs, segmentation, set-up routes and serialization."""
+
 import subprocess
 import sys
 import warnings
@@ -255,7 +256,10 @@ def test_option_differences_are_named():
     from spacy_elmo.bilm import ElmoFormatError, ElmoOptions
 
     small, other = ElmoOptions(), ElmoOptions(projection_dim=64, n_characters=261, filters=((1, 4),))
-    assert small.differences(other) == ["projection_dim 128 vs 64", "filters [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]] vs [[1, 4]]"]
+    assert small.differences(other) == [
+        "projection_dim 128 vs 64",
+        "filters [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]] vs [[1, 4]]",
+    ]
     with pytest.raises(ElmoFormatError, match="^It differs: projection_dim 128 vs 64, filters .* Fix it.$"):
         small.check_matches(other, "It differs", "Fix it.")
     small.check_matches(ElmoOptions(n_characters=261), "never", "raised")

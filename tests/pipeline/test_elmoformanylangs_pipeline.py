@@ -1,5 +1,6 @@
 """An ELMoForManyLangs model in a non-English spaCy pipeline: the component, saving and loading in
 a fresh process, vectors, precisions, the usage index, and `spacy train` with its listener."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -104,8 +105,11 @@ def test_spacy_train_ner_with_an_elmoformanylangs_folder(tmp_path):
         docs.append(doc)
     DocBin(docs=docs).to_disk(tmp_path / "train.spacy")
     overrides = {
-        "paths.train": str(tmp_path / "train.spacy"), "paths.dev": str(tmp_path / "train.spacy"), "nlp.lang": "de",
-        "training.max_steps": 30, "training.eval_frequency": 10,
+        "paths.train": str(tmp_path / "train.spacy"),
+        "paths.dev": str(tmp_path / "train.spacy"),
+        "nlp.lang": "de",
+        "training.max_steps": 30,
+        "training.eval_frequency": 10,
     }
     train(tmp_path / "ner.cfg", tmp_path / "out", overrides=overrides)
     trained = spacy.load(tmp_path / "out" / "model-last")

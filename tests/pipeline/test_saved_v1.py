@@ -1,5 +1,6 @@
 """A pipeline saved by the release before BiLM.v2 / ElmoListener.v2 (tests/fixtures/pipeline_v1)
 loads and computes what that release computed."""
+
 from pathlib import Path
 
 import numpy

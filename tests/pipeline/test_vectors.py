@@ -1,4 +1,5 @@
 """ELMo as spaCy vectors: token/span/doc vectors and similarity through user hooks."""
+
 import warnings
 
 import numpy
@@ -76,7 +77,12 @@ def test_the_same_word_in_two_senses_is_farther_apart(shared_bilm):
     add_elmo(token_layer, options, weights, config={"vectors": [1.0, 0.0, 0.0]})
     cases = [
         ("suit", "He wore a suit to the wedding .", "She bought a new suit for the interview .", "Do what you like , suit yourself ."),
-        ("stick", "He hit the ball with a stick .", "She picked up a stick from the ground .", "Just stick to the plan and you will be fine ."),
+        (
+            "stick",
+            "He hit the ball with a stick .",
+            "She picked up a stick from the ground .",
+            "Just stick to the plan and you will be fine .",
+        ),
     ]
     for word, sense_a, sense_a_again, sense_b in cases:
         for nlp in (top, token_layer):

@@ -1,5 +1,6 @@
 """Released models by name, against a real HTTP server on 127.0.0.1 (the standard library's) that
 serves fixture files as a mirror does: MIRROR/NAME/FILE. No test reaches the internet."""
+
 import hashlib
 import http.server
 import json

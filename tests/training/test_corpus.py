@@ -1,5 +1,6 @@
 """Sentence splitting, vectorized over all tokens of a chunk of texts, against the sentences of
 each text's Doc taken one by one."""
+
 import itertools
 
 import pytest
@@ -9,10 +10,30 @@ from spacy_elmo.text_corpus import corpus_files, numbered_texts
 from spacy_elmo.training.corpus import SentenceSplitter
 
 ODD = [
-    "  leading spaces.", "trailing spaces.   ", "\ttab\tseparated\t", "a\rcarriage return", "Mr. Smith went home.",
-    "\"Quoted.\" Then more", "(Paren.)", "...", "!!!", "?", "é ü ß 中文。日本語！", "👍🏽 emoji", "http://example.com/a.b?c=d.",
-    "no period", "'", "U.S. and U.K. talks", "x" * 300, " . ", "a\u00a0b", "\u200b", "line\u2028separator", "tail\n",
-    "mid\n\nline", "One. Two. Three. Four. Five. Six. Seven. Eight words in this one sentence here now.",
+    "  leading spaces.",
+    "trailing spaces.   ",
+    "\ttab\tseparated\t",
+    "a\rcarriage return",
+    "Mr. Smith went home.",
+    '"Quoted." Then more',
+    "(Paren.)",
+    "...",
+    "!!!",
+    "?",
+    "é ü ß 中文。日本語！",
+    "👍🏽 emoji",
+    "http://example.com/a.b?c=d.",
+    "no period",
+    "'",
+    "U.S. and U.K. talks",
+    "x" * 300,
+    " . ",
+    "a\u00a0b",
+    "\u200b",
+    "line\u2028separator",
+    "tail\n",
+    "mid\n\nline",
+    "One. Two. Three. Four. Five. Six. Seven. Eight words in this one sentence here now.",
 ]
 
 

@@ -1,4 +1,5 @@
 """Two gloo processes under torchrun train one tiny model; only rank 0 writes files."""
+
 import json
 import subprocess
 import sys
@@ -18,9 +19,22 @@ def test_torchrun_two_processes(tmp_path):
     for key, value in overrides.items():
         args += [f"--{key}", json.dumps(value) if not isinstance(value, str) else value]
     cmd = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-        "--master_port", "29531", "-m", "spacy_elmo", "pretrain", str(CONFIGS / "pretrain_cpu.cfg"),
-        "--output", str(tmp_path / "out"), *args,
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        "29531",
+        "-m",
+        "spacy_elmo",
+        "pretrain",
+        str(CONFIGS / "pretrain_cpu.cfg"),
+        "--output",
+        str(tmp_path / "out"),
+        *args,
     ]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -33,8 +47,15 @@ def test_torchrun_two_processes(tmp_path):
 
 
 def _pretrain_cmd(corpus: Path, output: Path, max_steps: int, resume: bool = False) -> list:
-    overrides = {**TINY, "paths.train": str(corpus), "paths.dev": str(corpus), "training.max_steps": max_steps,
-                 "training.checkpoint_every": 1, "training.eval_every": 1000, "system.threads": 1}
+    overrides = {
+        **TINY,
+        "paths.train": str(corpus),
+        "paths.dev": str(corpus),
+        "training.max_steps": max_steps,
+        "training.checkpoint_every": 1,
+        "training.eval_every": 1000,
+        "system.threads": 1,
+    }
     args = []
     for key, value in overrides.items():
         args += [f"--{key}", json.dumps(value) if not isinstance(value, str) else value]

@@ -1,5 +1,6 @@
 """The prepared corpus and the batches built from it: the same sentences, vocabulary, batches and
 tensors as the streamed corpus, made once (in parallel) and reused."""
+
 import json
 
 import numpy
@@ -29,7 +30,9 @@ def text_dir(tmp_path):
     folder = tmp_path / "text"
     folder.mkdir()
     (folder / "a.txt").write_text(TEXT * 3 + "\n" + ODD, encoding="utf8")
-    (folder / "b.jsonl").write_text(json.dumps({"text": "One more. And another!"}) + "\n" + json.dumps({"text": "  "}) + "\n", encoding="utf8")
+    (folder / "b.jsonl").write_text(
+        json.dumps({"text": "One more. And another!"}) + "\n" + json.dumps({"text": "  "}) + "\n", encoding="utf8"
+    )
     return folder
 
 
@@ -38,7 +41,13 @@ def test_prepared_sentences_equal_the_streamed_corpus(text_dir, tmp_path, monkey
     # forked workers inherit the parent's splitter, spawned ones (Windows) build their own
     monkeypatch.setattr(prepared_module, "_START_METHOD", start_method)
     prepared = prepare_corpus(text_dir, tmp_path / "p", max_length=7, n_process=n_process, progress=False, log=_quiet)
-    for kwargs in ({}, {"hold_out": 2}, {"hold_out": 2, "only_held_out": True}, {"rank": 1, "world_size": 2}, {"hold_out": 3, "rank": 0, "world_size": 2}):
+    for kwargs in (
+        {},
+        {"hold_out": 2},
+        {"hold_out": 2, "only_held_out": True},
+        {"rank": 1, "world_size": 2},
+        {"hold_out": 3, "rank": 0, "world_size": 2},
+    ):
         streamed = list(Corpus(text_dir, max_length=7, **kwargs))
         selection = {k: kwargs[k] for k in ("hold_out", "only_held_out", "rank", "world_size") if k in kwargs}
         chosen = prepared.select(**selection)

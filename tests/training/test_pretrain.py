@@ -1,4 +1,5 @@
 """Pretraining: objective, vocabulary, corpus positions, checkpoints and resume, model folders."""
+
 import json
 import math
 
@@ -155,7 +156,7 @@ def test_loss_falls_and_the_model_loads_in_the_elmo_component(corpus_file, tmp_p
     # as the elmo component built from the written files.
     state = load_checkpoint(out)["model"]
     trainer_bilm = tiny_bilm()
-    trainer_bilm.load_state_dict({k[len("bilm."):]: v for k, v in state.items() if k.startswith("bilm.")})
+    trainer_bilm.load_state_dict({k[len("bilm.") :]: v for k, v in state.items() if k.startswith("bilm.")})
     from spacy_elmo import add_elmo
 
     nlp = spacy.blank("en")
@@ -215,7 +216,9 @@ def test_mismatched_init_model_is_explained(corpus_file, tmp_path):
 
     save_original(tiny_bilm(projection_dim=6), tmp_path / "m" / "options.json", tmp_path / "m" / "weights.hdf5")
     with pytest.raises(ValueError, match="does not match the model"):
-        pretrain(_config(corpus_file, **{"training.max_steps": 2, "paths.init_bilm": str(tmp_path / "m")}), tmp_path / "o", log=lambda s: None)
+        pretrain(
+            _config(corpus_file, **{"training.max_steps": 2, "paths.init_bilm": str(tmp_path / "m")}), tmp_path / "o", log=lambda s: None
+        )
 
 
 def test_perplexity_cli(corpus_file, tmp_path):
@@ -239,8 +242,12 @@ def test_perplexity_cli(corpus_file, tmp_path):
 
 def test_pretraining_reports_through_a_spacy_logger(corpus_file, tmp_path):
     """[training.logger] takes spaCy's loggers: ConsoleLogger.v3's jsonl gets a row per report."""
-    logger = {"@loggers": "spacy.ConsoleLogger.v3", "progress_bar": None, "console_output": False,
-              "output_file": str(tmp_path / "spacy_log.jsonl")}
+    logger = {
+        "@loggers": "spacy.ConsoleLogger.v3",
+        "progress_bar": None,
+        "console_output": False,
+        "output_file": str(tmp_path / "spacy_log.jsonl"),
+    }
     config = _config(corpus_file, **{"training.max_steps": 6})
     config["training"]["logger"] = logger
     pretrain(config, tmp_path / "run")

@@ -1,5 +1,6 @@
 """The pretraining config read once: PretrainSettings fills, types and checks every setting in one
 place, and names every bad one in one message before a run touches its output folder."""
+
 import pytest
 from confection import Config
 from typer.testing import CliRunner
@@ -19,8 +20,12 @@ def test_defaults_fill_every_section_with_typed_values():
 
 
 def test_every_bad_setting_is_named_in_one_message():
-    bad = {"paths": {"train": "x"}, "training": {"dropout": 1.5, "optimizer": "sgd", "log_every": 0},
-           "softmax": {"cutoffs": [10, 5]}, "vocab": {"max_size": 2}}
+    bad = {
+        "paths": {"train": "x"},
+        "training": {"dropout": 1.5, "optimizer": "sgd", "log_every": 0},
+        "softmax": {"cutoffs": [10, 5]},
+        "vocab": {"max_size": 2},
+    }
     with pytest.raises(InputError) as info:
         PretrainSettings.from_config(Config(bad))
     message = str(info.value)
@@ -29,12 +34,15 @@ def test_every_bad_setting_is_named_in_one_message():
     assert "\n" not in message
 
 
-@pytest.mark.parametrize("section, key, value, expected", [
-    ("training", "max_steps", "ten", "an integer"),
-    ("training", "learn_rate", float("nan"), "a finite number"),
-    ("system", "reuse_freed_memory", 1, "true or false"),
-    ("corpus", "lang", 7, "a string"),
-])
+@pytest.mark.parametrize(
+    "section, key, value, expected",
+    [
+        ("training", "max_steps", "ten", "an integer"),
+        ("training", "learn_rate", float("nan"), "a finite number"),
+        ("system", "reuse_freed_memory", 1, "true or false"),
+        ("corpus", "lang", 7, "a string"),
+    ],
+)
 def test_types_are_checked(section, key, value, expected):
     with pytest.raises(InputError, match=rf"\[{section}\] {key} must be {expected}"):
         PretrainSettings.from_config(Config({"paths": {"train": "x"}, section: {key: value}}))

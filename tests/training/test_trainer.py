@@ -1,5 +1,6 @@
 """The trainer's settings: defaults and misspelt names, the biLM block read without spaCy's
 registry, bfloat16 autocast, devices, and reuse of the prepared corpus."""
+
 import json
 import math
 
@@ -79,7 +80,9 @@ def test_a_second_run_reuses_the_prepared_corpus(corpus_file, tmp_path):  # noqa
     pretrain(_config(corpus_file, **{"training.max_steps": 4}), tmp_path / "o", resume=True, log=lines.append)
     assert sum(line.startswith("Prepared") for line in lines) == 1
     # A prepared folder can be given as the training text itself.
-    pretrain(_config(corpus_file, **{"training.max_steps": 2, "paths.train": str(tmp_path / "o" / "corpus")}), tmp_path / "p", log=lines.append)
+    pretrain(
+        _config(corpus_file, **{"training.max_steps": 2, "paths.train": str(tmp_path / "o" / "corpus")}), tmp_path / "p", log=lines.append
+    )
     assert sum(line.startswith("Prepared") for line in lines) == 1 and not (tmp_path / "p" / "corpus").exists()
 
 
@@ -90,14 +93,28 @@ def test_cli_takes_a_partial_config_and_overrides_of_what_it_leaves_out(corpus_f
 
     partial = tmp_path / "my.cfg"
     partial.write_text("[bilm]\ncell_dim = 16\nprojection_dim = 8\nfilters = [[1, 4], [2, 8]]\nchar_embed_dim = 4\n")
-    args = ["pretrain", str(partial), "--output", str(tmp_path / "out"), "--paths.train", str(corpus_file),
-            "--training.max_steps", "2", "--training.max_minutes", "0", "--vocab.min_count", "1"]
+    args = [
+        "pretrain",
+        str(partial),
+        "--output",
+        str(tmp_path / "out"),
+        "--paths.train",
+        str(corpus_file),
+        "--training.max_steps",
+        "2",
+        "--training.max_minutes",
+        "0",
+        "--vocab.min_count",
+        "1",
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     saved = Config().from_disk(tmp_path / "out" / "config.cfg")
     assert saved["bilm"]["cell_dim"] == 16 and saved["training"]["max_steps"] == 2 and saved["corpus"]["lang"] == "en"
     result = CliRunner().invoke(app, [*args[:3], str(tmp_path / "out2"), *args[4:], "--training.learning_rate", "0.1"])
-    assert result.exit_code != 0 and "Unknown pretraining setting(s): training.learning_rate" in " ".join(result.output.replace("│", " ").split())
+    assert result.exit_code != 0 and "Unknown pretraining setting(s): training.learning_rate" in " ".join(
+        result.output.replace("│", " ").split()
+    )
     result = CliRunner().invoke(app, ["pretrain", "huge", "--output", str(tmp_path / "o3")])
     assert result.exit_code != 0 and "cpu, small, original" in " ".join(result.output.replace("│", " ").split())
 
@@ -161,7 +178,9 @@ def test_softmax_warmup_trains_the_softmax_alone_then_everything(corpus_file, tm
 
 
 def test_bilm_lr_scale_gives_the_biLM_its_own_rate(corpus_file, tmp_path):  # noqa: F811
-    trainer = Pretrainer(_config(corpus_file, **{"training.bilm_lr_scale": 0.1, "training.learn_rate": 0.01}), tmp_path / "o", log=lambda s: None)
+    trainer = Pretrainer(
+        _config(corpus_file, **{"training.bilm_lr_scale": 0.1, "training.learn_rate": 0.01}), tmp_path / "o", log=lambda s: None
+    )
     groups = trainer.optimizer.param_groups
     assert [g["lr"] for g in groups] == pytest.approx([0.001, 0.01])
     assert {id(p) for p in groups[0]["params"]} == {id(p) for p in trainer.bilm.parameters()}

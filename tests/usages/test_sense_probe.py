@@ -1,5 +1,6 @@
 """The word-sense probe: reading the Raganato et al. format, and each prediction rule against
 hand-worked examples."""
+
 import numpy
 import pytest
 

@@ -1,5 +1,6 @@
 """The usage index: building (whole, in pieces, chosen words), storage, queries against a brute-force
 computation on the biLM itself, the folder rules, mismatched biLMs, the component and the CLI."""
+
 import shutil
 
 import numpy
@@ -119,11 +120,16 @@ def test_chosen_words_index_only_their_usages(nlp, index, corpus, tmp_path):
     assert sorted(chosen.keys) == ["play", "suit"]
     assert len(chosen) == len(index.rows_of("play")) + len(index.rows_of("suit")) == 7
     # each usage's vector is the one of the full index (its sentence alone decides it)
-    full = {(index.sentences[int(s)]["text"], int(t)): i for i, (s, t) in enumerate(zip(index.arrays["usage_sentence"], index.arrays["usage_token"]))}
+    full = {
+        (index.sentences[int(s)]["text"], int(t)): i
+        for i, (s, t) in enumerate(zip(index.arrays["usage_sentence"], index.arrays["usage_token"]))
+    }
     for row in range(len(chosen)):
         sentence = chosen.sentences[int(chosen.arrays["usage_sentence"][row])]["text"]
         twin = full[(sentence, int(chosen.arrays["usage_token"][row]))]
-        numpy.testing.assert_allclose(numpy.asarray(chosen.vectors[row], "float32"), numpy.asarray(index.vectors[twin], "float32"), atol=1e-3)
+        numpy.testing.assert_allclose(
+            numpy.asarray(chosen.vectors[row], "float32"), numpy.asarray(index.vectors[twin], "float32"), atol=1e-3
+        )
     # only sentences that hold a chosen word went through the biLM
     assert len(chosen.sentences) == 7
 
