@@ -59,7 +59,6 @@ def _sync(device: Any) -> None:
 
 def step_speed(config: Any, prepared: Any, device: Any, steps: int, warmup: int) -> Dict[str, float]:
     """Tokens/s and FLOP/token of the training step alone, batches prepared beforehand."""
-    import torch
     from torch.utils.flop_counter import FlopCounterMode
 
     from spacy_elmo.training.batches import BatchEncoder, BatchStream, batch_loader
@@ -122,7 +121,8 @@ def end_to_end_speed(config: Any, device: Any, steps: int, warmup: int) -> float
         Pretrainer(config, output, log=lambda s: None, gpu_id=_gpu_id(device)).run()
     if utilisation.samples:
         print(
-            f"  GPU utilisation {sum(utilisation.samples) / len(utilisation.samples):10.0f} % (mean of NVML samples during the end-to-end run)"
+            f"  GPU utilisation {sum(utilisation.samples) / len(utilisation.samples):10.0f} % "
+            "(mean of NVML samples during the end-to-end run)"
         )
     windows = [row for row in srsly.read_jsonl(output / "log.jsonl") if "tokens_per_s" in row]
     tokens = [b["tokens"] - a["tokens"] for a, b in zip(windows, windows[1:])]
@@ -246,7 +246,8 @@ def main() -> None:
                 row["end_to_end_tokens_per_s"] = round(e2e)
                 row["end_to_end_ratio"] = round(e2e / step["tokens_per_s"], 3)
                 print(
-                    f"  end-to-end      {e2e:10.0f} tokens/s   ({e2e / step['tokens_per_s']:.0%} of the step alone; Pretrainer, data_workers={args.workers})"
+                    f"  end-to-end      {e2e:10.0f} tokens/s   ({e2e / step['tokens_per_s']:.0%} of the step alone; "
+                    f"Pretrainer, data_workers={args.workers})"
                 )
             results.append(row)
     if args.json is not None:

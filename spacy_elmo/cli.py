@@ -176,7 +176,8 @@ def init_config_cli(
     spacy_pretrain: bool = typer.Option(
         False,
         "--spacy-pretrain",
-        help="The baseline with a tok2vec that `spacy pretrain` trains on raw text (its [pretraining] block included; then --paths.init_tok2vec); ner and textcat",
+        help="The baseline with a tok2vec that `spacy pretrain` trains on raw text "
+        "(its [pretraining] block included; then --paths.init_tok2vec); ner and textcat",
         **FLAG,
     ),
     elmo_at: str = typer.Option(
@@ -283,7 +284,8 @@ def embed_cli(
     dtype: str = typer.Option("float32", help="float32 or float16"),
     precision: str = typer.Option(
         "fp32",
-        help="fp32; bf16: the biLM's large matrix products in bfloat16 (CPUs with bfloat16 units; about 3e-3 relative error); int8: in int8 (about 1e-2)",
+        help="fp32; bf16: the biLM's large matrix products in bfloat16 (CPUs with bfloat16 units; about 3e-3 relative error); "
+        "int8: in int8 (about 1e-2)",
     ),
     docs_per_batch: int = typer.Option(
         64, "--docs-per-batch", help="Documents per nlp.pipe batch (the elmo component's batch_size counts biLM sequences)"

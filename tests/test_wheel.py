@@ -107,7 +107,8 @@ def test_a_pip_user_pretrains_configures_trains_and_gets_vectors(installed, tmp_
             "nlp = spacy.load('ner/model-last', config={'components': {'elmo': {'vectors': 'top'}}})\n"
             "a, b = nlp('The cat sat .'), nlp('The dog sat .')\n"
             "print(json.dumps({'pipes': nlp.pipe_names, 'width': len(a.vector), 'doc': a.similarity(b),\n"
-            "  'token': a[1].similarity(b[1]), 'self': a[1].similarity(a[1]), 'file': str(spacy.util.get_module_path(type(nlp.get_pipe('elmo'))))}))\n"
+            "  'token': a[1].similarity(b[1]), 'self': a[1].similarity(a[1]),\n"
+            "  'file': str(spacy.util.get_module_path(type(nlp.get_pipe('elmo'))))}))\n"
         ),
     )
     result = json.loads(out.strip().splitlines()[-1])

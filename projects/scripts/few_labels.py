@@ -57,7 +57,9 @@ def conll_articles(text: str) -> List[str]:
             articles.append([])
         if articles:
             articles[-1].append(line)
-    return ["\n".join(lines).strip() + "\n" for lines in articles if any(l.strip() and not l.startswith("-DOCSTART-") for l in lines)]
+    return [
+        "\n".join(lines).strip() + "\n" for lines in articles if any(line.strip() and not line.startswith("-DOCSTART-") for line in lines)
+    ]
 
 
 @app.command("conll-subsets")

@@ -7,7 +7,6 @@ import math
 import time
 from pathlib import Path
 
-import numpy
 import typer
 from spacy.tokens import Doc
 

@@ -225,10 +225,10 @@ def _encoder_tensors(bilm: BiLM) -> Dict[str, Tuple[Tuple[int, ...], _Copy]]:
     out: Dict[str, Tuple[Tuple[int, ...], _Copy]] = {}
     forget = torch.zeros(4 * C)
     forget[C : 2 * C] = 1.0  # stored in its bias; ours adds it at run time
-    for l, layer in enumerate(bilm.layers):
+    for depth, layer in enumerate(bilm.layers):
         assert layer.proj_weight is not None
         for d, direction in enumerate(("forward", "backward")):
-            prefix = f"{direction}_layer_{l}"
+            prefix = f"{direction}_layer_{depth}"
             out[f"{prefix}.input_linearity.weight"] = ((4 * C, layer.input_dim), _into(layer.input_weight[d], lambda t: _gates(t).t()))
             out[f"{prefix}.state_linearity.weight"] = ((4 * C, P), _into(layer.hidden_weight[d], lambda t: _gates(t).t()))
             out[f"{prefix}.state_linearity.bias"] = ((4 * C,), _into(layer.bias[d], lambda t: _gates(t) - forget))

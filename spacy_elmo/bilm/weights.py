@@ -117,9 +117,9 @@ def _datasets(bilm: BiLM, single_layer_alias: bool = False) -> List[_Dataset]:
                 "CNN_proj/b_proj", (P,), _param_setter(enc.projection.bias, lambda a: a), _param_getter(enc.projection.bias, lambda a: a)
             )
         )
-    for l, layer in enumerate(bilm.layers):
+    for depth, layer in enumerate(bilm.layers):
         for d in range(2):
-            prefix = _lstm_prefix(d, l, single_layer_alias)
+            prefix = _lstm_prefix(d, depth, single_layer_alias)
             out.append(_Dataset(f"{prefix}/W_0", (P + P, 4 * C), *_lstm_kernel(layer, d)))
             out.append(
                 _Dataset(

@@ -105,7 +105,8 @@ def load_checkpoint(folder: PathLike) -> Optional[Dict[str, Any]]:
         raise InputError(f"{path} is not a checkpoint of spacy-elmo pretrain (no {', '.join(missing)}): remove it, or use --overwrite")
     if not all(bool(torch.isfinite(t).all()) for t in _tensors([state["model"], state["optimizer"]]) if t.is_floating_point()):
         raise InputError(
-            f"{path} holds NaN or infinite values: the file is damaged (or training diverged); resume from a copy of the run, or --overwrite"
+            f"{path} holds NaN or infinite values: the file is damaged (or training diverged); "
+            "resume from a copy of the run, or --overwrite"
         )
     return state
 

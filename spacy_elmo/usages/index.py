@@ -30,10 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from ..types import PathLike
 from .layout import ARRAYS, FORMAT_VERSION, META, USAGE_INDEX
+from .storage import IndexWriter
 
 # what meta.json must hold besides the sizes
 _META_KEYS = ("kind", "format", "n_usages", "dim", "n_sentences", "n_types", "type_dim", "fingerprint", "layer_weights", "match", "model")
-from .storage import IndexWriter
 
 _AGAIN = "build the index again (spacy-elmo index-usages MODEL CORPUS OUTPUT)"
 _CHUNK_ROWS = 1 << 16  # usages scored at a time (float16 -> float32 conversion in pieces)
