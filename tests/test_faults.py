@@ -199,6 +199,7 @@ def _kill_when(process: subprocess.Popen, ready, timeout: float = 120) -> None:
     process.wait()
 
 
+@pytest.mark.slow
 def test_kill_9_during_prepare_then_prepare_again(tmp_path):
     text = tmp_path / "big.txt"
     text.write_text(TEXT * 8000, encoding="utf8")
@@ -220,6 +221,7 @@ def test_kill_9_during_prepare_then_prepare_again(tmp_path):
         assert (out / name).read_bytes() == (clean / name).read_bytes()
 
 
+@pytest.mark.slow
 def test_kill_9_during_embed_leaves_the_former_output_whole(tmp_path):
     model = tmp_path / "model"
     save_original(tiny_bilm(), model / "options.json", model / "weights.hdf5")

@@ -201,6 +201,7 @@ def test_wsd_probe_workflow(shared_data, shared_bilm, installed, tmp_path):
     assert table.count("\n| ") == len(labels) + 3 and "sign test" in table
 
 
+@pytest.mark.slow
 def test_a_ready_biLM_replaces_the_pretraining(tmp_path):
     """var bilm set: its files are linked as training/bilm/model-best and the pretraining command
     never runs; empty: the command runs."""
@@ -264,6 +265,7 @@ def test_seeds_runs_a_command_per_seed_and_names_the_runs(tmp_path):
         assert run.returncode != 0 and "seeds" in run.stderr
 
 
+@pytest.mark.slow
 def test_convert_sst_writes_sst5_and_sst2_categories(tmp_path):
     trees = tmp_path / "sst.txt"
     trees.write_text("(3 (2 -LRB-) (4 good) (2 -RRB-))\n\n(2 (2 so) (2 so))\n(0 (1 awful))\n", encoding="utf8")

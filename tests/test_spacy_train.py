@@ -17,6 +17,9 @@ from spacy_elmo.layers import mix_weights
 
 from .helpers import tiny_bilm, tiny_overrides, tiny_model_config
 
+# `spacy train` end to end: slow (pytest --runslow)
+pytestmark = pytest.mark.slow
+
 TINY_ELMO = tiny_overrides("components.elmo.model")  # the listeners' widths follow
 PROJECT_SCRIPTS = Path(__file__).resolve().parents[1] / "projects" / "scripts"
 QUICK = {"training.max_steps": 12, "training.eval_frequency": 6, "training.batcher.size.start": 200, "training.batcher.size.stop": 200}

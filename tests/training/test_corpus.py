@@ -68,6 +68,7 @@ def test_empty_and_blank_texts(texts):
     assert _split(texts, 3) == _reference(texts, 3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,n_texts", [("reuters21578.txt.gz", 20000), ("enwiki-20M.txt.gz", 3000)])
 def test_real_text_splits_as_each_text_alone(shared_data, name, n_texts):
     path = shared_data / "raw" / name
