@@ -1,6 +1,6 @@
 """Recognising a biLM folder, in every format this package reads: the one place that decides.
 
-- "allennlp": options.json + weights.hdf5 (or lm_weights.hdf5): AllenNLP / bilm-tf, NLPL's ELMo
+- "allennlp": options.json + weights.hdf5 (or lm_weights.hdf5, model.hdf5): AllenNLP / bilm-tf, NLPL's ELMo
   models, and what `spacy-elmo pretrain` writes.
 - "elmoformanylangs": config.json + char.dic (+ word.dic) + token_embedder.pkl + encoder.pkl.
 """

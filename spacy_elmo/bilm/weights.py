@@ -158,12 +158,13 @@ def _lstm_kernel(layer, d: int) -> Tuple[Callable[[numpy.ndarray], None], Callab
     return read, write
 
 
-WEIGHTS_NAMES = ("weights.hdf5", "lm_weights.hdf5")
+# weights.hdf5; lm_weights.hdf5 in AllenNLP's fixtures; model.hdf5 in the NLPL repository's ELMo archives
+WEIGHTS_NAMES = ("weights.hdf5", "lm_weights.hdf5", "model.hdf5")
 
 
 def find_weights_file(folder: PathLike) -> Optional[Path]:
     """RETURNS (Optional[Path]): the weights file of a model folder (weights.hdf5, or the
-    lm_weights.hdf5 of AllenNLP's fixtures), or None."""
+    lm_weights.hdf5 of AllenNLP's fixtures, or the model.hdf5 of NLPL's archives), or None."""
     return next((Path(folder) / n for n in WEIGHTS_NAMES if (Path(folder) / n).is_file()), None)
 
 

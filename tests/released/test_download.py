@@ -237,3 +237,24 @@ def test_init_config_with_a_name_initializes_from_the_cache(mirror, cache, tmp_p
     elmo.initialize(lambda: [], nlp=nlp, bilm="small")
     expected = load_original(mirror.root / "small" / "options.json", mirror.root / "small" / "weights.hdf5").embed([["a", "b"]])[0]
     numpy.testing.assert_allclose(nlp("a b")._.elmo.layers, expected, atol=1e-6)
+
+
+def test_the_catalogue_names_a_source_and_urls_for_every_entry():
+    from spacy_elmo.released import CATALOGUE
+
+    assert len({m.name for m in CATALOGUE.values()}) == len(CATALOGUE)
+    efml = [m for m in CATALOGUE.values() if m.format == "elmoformanylangs"]
+    assert len(efml) == 44 and len({m.language for m in efml}) == 44  # the languages of its README's table
+    for model in CATALOGUE.values():
+        assert model.source and model.trained_on and model.licence and model.parameters
+        assert model.urls and all(url.startswith(("http://", "https://")) for url in model.urls.values())
+        assert set(model.urls) == ({"model.zip"} if model.archive else {"options.json", "weights.hdf5"})
+
+
+def test_an_nlpl_folder_with_model_hdf5_loads(tmp_path):
+    from spacy_elmo.bilm import bilm_folder
+
+    save_original(tiny_bilm(seed=4), tmp_path / "options.json", tmp_path / "model.hdf5")
+    folder = bilm_folder(tmp_path)
+    assert folder.format == "allennlp" and folder.weights_file == tmp_path / "model.hdf5"
+    numpy.testing.assert_allclose(folder.load().embed([["a"]])[0], tiny_bilm(seed=4).embed([["a"]])[0], atol=1e-6)
