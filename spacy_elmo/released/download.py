@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional
 import srsly
 
 from ..errors import InputError
-from ..output_folders import write_atomically
+from ..output_folders import FolderLock, write_atomically
 from ..bilm.folders import BilmFolder, bilm_folder, find_bilm_folder, not_a_bilm_folder
 from .catalogue import CATALOGUE, ReleasedModel, released_model
 from ..types import PathLike
@@ -94,6 +94,16 @@ def download(
         if found is not None:
             return found
     folder.mkdir(parents=True, exist_ok=True)
+    # one download of a name at a time (a second process is refused in one line, naming the first)
+    with FolderLock(folder, f"spacy-elmo download {model.name}"):
+        if not force:
+            found = cached_folder(name, cache)  # finished by another process meanwhile
+            if found is not None:
+                return found
+        return _download_into(model, folder, mirror, force, progress)
+
+
+def _download_into(model: ReleasedModel, folder: Path, mirror: Optional[str], force: bool, progress: bool) -> BilmFolder:
     record = _read_record(folder)
     if force or record.get("complete"):
         _remove_recorded(folder, record)

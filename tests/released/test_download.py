@@ -258,3 +258,13 @@ def test_an_nlpl_folder_with_model_hdf5_loads(tmp_path):
     folder = bilm_folder(tmp_path)
     assert folder.format == "allennlp" and folder.weights_file == tmp_path / "model.hdf5"
     numpy.testing.assert_allclose(folder.load().embed([["a"]])[0], tiny_bilm(seed=4).embed([["a"]])[0], atol=1e-6)
+
+
+def test_a_second_download_of_the_same_name_is_refused_while_one_runs(mirror, cache):
+    from spacy_elmo.output_folders import FolderLock
+
+    (cache / "small").mkdir(parents=True)
+    with FolderLock(cache / "small", "spacy-elmo download small"):
+        with pytest.raises(InputError, match="in use by process .*spacy-elmo download small"):
+            download("small", mirror=mirror.url, progress=False)
+    assert download("small", mirror=mirror.url, progress=False).path == cache / "small"
