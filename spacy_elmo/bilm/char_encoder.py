@@ -7,11 +7,10 @@ from typing import Dict, List, Optional
 import torch
 from torch import nn
 
-from .char_ids import UTF8, CharBatch, TokenInput, cut_char_axis, char_length_groups
 from ..errors import ElmoFormatError
-from .packed_matmul import PackedWeights, product
+from .char_ids import UTF8, CharBatch, TokenInput, char_length_groups, cut_char_axis
 from .options import ElmoOptions
-
+from .packed_matmul import PackedWeights, product
 
 # Word vectors the token layer keeps at inference, unless told otherwise.
 DEFAULT_CACHE_SIZE = 50_000

@@ -23,10 +23,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 import torch
 
 from ..errors import ElmoFormatError
+from ..types import PathLike
 from .learned_vocab import LearnedVocab, read_lexicon
 from .model import BiLM
 from .options import ElmoOptions, read_json_object
-from ..types import PathLike
 
 PACKAGED_CONFIGS = Path(__file__).parent / "elmoformanylangs_configs"
 # What marks a folder as an ELMoForManyLangs model.

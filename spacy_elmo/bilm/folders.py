@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from . import elmoformanylangs
 from ..errors import InputError
+from ..types import PathLike
+from . import elmoformanylangs
 from .model import BiLM
 from .options import ElmoOptions
 from .weights import find_weights_file, load_original, read_weights
-from ..types import PathLike
 
 
 def not_a_bilm_folder(path: PathLike, why: str = "") -> InputError:

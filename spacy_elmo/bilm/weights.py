@@ -12,13 +12,12 @@ import h5py
 import numpy
 import torch
 
-from .char_encoder import DEFAULT_CACHE_SIZE
 from ..errors import ElmoFormatError
 from ..output_folders import temporary_path
+from ..types import PathLike
+from .char_encoder import DEFAULT_CACHE_SIZE
 from .model import BiLM
 from .options import ElmoOptions
-from ..types import PathLike
-
 
 # Internal gate order [i, f, o, j]: block k holds the original block _TO_INTERNAL[k] ([i, j, f, o]).
 _TO_INTERNAL = [0, 2, 3, 1]

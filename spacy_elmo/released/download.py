@@ -20,11 +20,11 @@ from typing import Any, Dict, List, Optional
 
 import srsly
 
+from ..bilm.folders import BilmFolder, bilm_folder, find_bilm_folder, not_a_bilm_folder
 from ..errors import InputError
 from ..output_folders import FolderLock, write_atomically
-from ..bilm.folders import BilmFolder, bilm_folder, find_bilm_folder, not_a_bilm_folder
-from .catalogue import CATALOGUE, ReleasedModel, released_model
 from ..types import PathLike
+from .catalogue import CATALOGUE, ReleasedModel, released_model
 
 RECORD = ".spacy-elmo-download.json"
 CACHE_ENV = "SPACY_ELMO_CACHE"

@@ -17,11 +17,11 @@ import torch
 
 from ..bilm import BiLM, save_original
 from ..bilm.folders import bilm_folder
-from ..errors import InputError
 from ..bilm.language_model import SharedSoftmax
+from ..errors import InputError
 from ..output_folders import read_json_file
-from .vocab import Vocabulary
 from ..types import PathLike
+from .vocab import Vocabulary
 
 CHECKPOINT_NAME = "checkpoint.pt"
 

@@ -29,7 +29,6 @@ class SentenceSplitter:
         if max_length < 1:
             raise ValueError(f"[corpus] max_length must be >= 1, got {max_length}")
         import spacy  # here, so that training from a prepared corpus needs no spaCy
-
         from spacy.pipeline import Sentencizer
 
         self.nlp = spacy.blank(lang)

@@ -40,8 +40,8 @@ from ..output_folders import (
     scratch_folder,
 )
 from ..text_corpus import corpus_files, files_progress_bar, numbered_texts
-from .corpus import SentenceSplitter, is_held_out
 from ..types import PathLike
+from .corpus import SentenceSplitter, is_held_out
 
 FORMAT_VERSION = 1
 META = "meta.json"

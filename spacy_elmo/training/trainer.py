@@ -26,21 +26,20 @@ from confection import Config
 from torch import nn
 
 from ..bilm import BiLM, ElmoOptions
+from ..bilm.folders import bilm_folder
 from ..bilm.language_model import BiLanguageModel, SharedSoftmax
 from ..bilm.lstm import compile_cells
-from ..bilm.folders import bilm_folder
 from ..bilm.packed_matmul import onednn_bf16_available
+from ..errors import InputError, OutputFolderError
+from ..output_folders import PRETRAIN_RUN, FolderLock, claim_folder, write_atomically
+from ..text_corpus import corpus_files
 from .batches import BatchEncoder, BatchStream, CorpusPosition, TrainingBatch, batch_loader, first_sentences
 from .checkpoint import load_checkpoint, load_model_dir, rng_state, save_checkpoint, save_model_dir, set_rng_state
-from ..errors import InputError
-from ..text_corpus import corpus_files
 from .corpus import Corpus
 from .evaluate import evaluate
 from .logger import PretrainRun, make_logger
 from .memory import reuse_freed_memory
 from .plot import can_plot, plot_log
-from ..errors import OutputFolderError
-from ..output_folders import PRETRAIN_RUN, FolderLock, claim_folder, write_atomically
 from .prepared import PreparedCorpus, is_prepared, prepared_for_training
 from .settings import PretrainSettings, TrainingSettings
 from .vocab import Vocabulary

@@ -20,10 +20,10 @@ from ..errors import InputError
 from ..output_folders import check_claimable, check_not_inside
 from ..pipeline.loading import elmo_names
 from ..text_corpus import corpus_files, files_progress_bar, read_texts
+from ..types import PathLike
 from .index import UsageIndex, bilm_fingerprint, mixed, parse_layer, usage_key
 from .layout import USAGE_INDEX
 from .storage import IndexWriter
-from ..types import PathLike
 
 _SENTENCES_PER_BATCH = 256  # sentences gathered before the biLM runs over them
 

@@ -4,7 +4,7 @@ from typing import List, Optional, Tuple
 
 from spacy.tokens import Token
 
-from .index import UsageIndex, Usage
+from .index import Usage, UsageIndex
 
 _CONTEXT = 60  # characters shown on each side of a usage
 

@@ -4,7 +4,7 @@ OUTPUT (see `output_folders`: a user's files in OUTPUT stay, meta.json arrives l
 import json
 import time
 from pathlib import Path
-from typing import Any, Dict, IO, Iterable, List, Optional, Sequence, Tuple
+from typing import IO, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 import srsly
