@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import IO, Optional, Sequence
+from typing import IO, Optional, Sequence, Tuple
 
 import numpy
 import srsly
@@ -102,12 +102,14 @@ def remove_own(folder: PathLike, kind: str) -> None:
     shutil.rmtree(folder)
 
 
-def scratch_folder(output: PathLike, kind: str) -> Path:
+def scratch_folder(output: PathLike, kind: str, command: str) -> Tuple[Path, "FolderLock"]:
     """A new `kind` folder of a fresh name beside `output` (made by `tempfile`, so it cannot be a
-    user's), marked as ours, for a build to write before `publish_files`. Scratch folders of earlier
-    builds of `output` that were killed (ours, and not locked by a running build) are removed.
+    user's), locked by `command` and then marked as ours, for a build to write before
+    `publish_files`. Scratch folders of earlier builds of `output` that were killed (ours, and not
+    locked by a running build) are removed: a folder is locked before it carries the marker, so a
+    running build's is never taken for a killed one's.
 
-    RETURNS (Path): the folder.
+    RETURNS (Tuple[Path, FolderLock]): the folder and its held lock (release it when done).
     """
     output = Path(output)
     parent = output.parent
@@ -122,8 +124,9 @@ def scratch_folder(output: PathLike, kind: str) -> Path:
             lock.release()
             shutil.rmtree(stale)
     folder = Path(tempfile.mkdtemp(prefix=prefix, suffix=SCRATCH_SUFFIX, dir=parent))
+    lock = FolderLock(folder, command).acquire()
     _mark(folder, kind)
-    return folder
+    return folder, lock
 
 
 def publish_files(tmp: PathLike, output: PathLike, kind: str, names: Sequence[str], last: str) -> Path:

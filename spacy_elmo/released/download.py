@@ -22,7 +22,7 @@ import srsly
 
 from ..bilm.folders import BilmFolder, bilm_folder, find_bilm_folder, not_a_bilm_folder
 from ..errors import InputError
-from ..output_folders import FolderLock, write_atomically
+from ..output_folders import FolderLock, read_json_file, write_atomically
 from ..types import PathLike
 from .catalogue import CATALOGUE, ReleasedModel, released_model
 
@@ -241,7 +241,7 @@ def _unpack(archive: Path, folder: Path, record: Dict[str, Any]) -> List[Path]:
         for path in sorted(model_dir.iterdir()):
             if path.is_file():
                 target = folder / path.name
-                if target.exists():
+                if target.exists() and target.name not in record["partial"]:  # recorded: unpacked by an interrupted run
                     raise InputError(f"{target} is in the cache folder but spacy-elmo did not write it: move it away and run again.")
                 record["partial"].append(path.name)
                 _write_record(folder, record)
@@ -274,10 +274,7 @@ def _read_record(folder: Path) -> Dict[str, Any]:
     path = folder / RECORD
     if not path.is_file():
         return {}
-    try:
-        data = srsly.read_json(path)
-    except ValueError:
-        raise InputError(f"{path} is damaged: delete {folder} (it holds a download of spacy-elmo's) and download again.") from None
+    data = read_json_file(path, f"delete {folder} (it holds a download of spacy-elmo's) and download again.")
     # a complete download lists its files; an unfinished one may not yet
     files = data.get("files", None if data.get("complete") else {}) if isinstance(data, dict) else None
     if (

@@ -29,7 +29,6 @@ import srsly
 from ..errors import InputError
 from ..output_folders import (
     PREPARED_CORPUS,
-    FolderLock,
     check_claimable,
     check_not_inside,
     claim_folder,
@@ -178,9 +177,9 @@ def prepare_corpus(
                 claim_folder(output, PREPARED_CORPUS)
                 return existing
             log(f"{output} was prepared from other text or settings: preparing it again")
-    tmp = scratch_folder(output, PREPARED_CORPUS)
+    tmp, lock = scratch_folder(output, PREPARED_CORPUS, "spacy-elmo prepare-corpus")
     try:
-        with FolderLock(tmp, "spacy-elmo prepare-corpus"):
+        with lock:
             _write_prepared(files, tmp, key, lang, max_length, n_process or os.cpu_count() or 1, progress)
     except BaseException:
         remove_own(tmp, PREPARED_CORPUS)

@@ -10,7 +10,7 @@ import numpy
 import srsly
 
 from ..errors import InputError
-from ..output_folders import FolderLock, check_claimable, publish_files, remove_own, scratch_folder
+from ..output_folders import check_claimable, publish_files, remove_own, scratch_folder
 from ..types import PathLike
 from .layout import ARRAYS, FILES, FORMAT_VERSION, META, USAGE_INDEX
 
@@ -29,8 +29,7 @@ class IndexWriter:
     def __init__(self, output: PathLike, meta: Dict[str, Any]) -> None:
         self.output = check_claimable(output, USAGE_INDEX, _HINT)
         self.meta = dict(meta)
-        self.tmp = scratch_folder(self.output, USAGE_INDEX)
-        self._lock = FolderLock(self.tmp, "spacy-elmo index-usages").acquire()
+        self.tmp, self._lock = scratch_folder(self.output, USAGE_INDEX, "spacy-elmo index-usages")
         self._vectors: IO[bytes] = (self.tmp / "vectors.bin").open("wb")
         self._sentences: IO[str] = (self.tmp / "sentences.jsonl").open("w", encoding="utf8")
         self._columns: Dict[str, List[numpy.ndarray]] = {name[:-4]: [] for name in ARRAYS}

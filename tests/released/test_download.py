@@ -268,3 +268,13 @@ def test_a_second_download_of_the_same_name_is_refused_while_one_runs(mirror, ca
         with pytest.raises(InputError, match="in use by process .*spacy-elmo download small"):
             download("small", mirror=mirror.url, progress=False)
     assert download("small", mirror=mirror.url, progress=False).path == cache / "small"
+
+
+def test_an_unpacking_cut_short_is_taken_up_again(mirror, cache):
+    """A run killed while it moved the unpacked files in: the next run takes up its recorded files."""
+    folder = cache / "efml-de"
+    folder.mkdir(parents=True)
+    shutil.copy(EFML / "model" / "config.json", folder / "config.json")
+    (folder / RECORD).write_text(json.dumps({"name": "efml-de", "complete": False, "files": {}, "partial": ["config.json"]}))
+    found = download("efml-de", mirror=mirror.url, progress=False)
+    assert found.format == "elmoformanylangs" and cached_folder("efml-de") is not None
