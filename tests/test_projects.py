@@ -59,21 +59,7 @@ def _wheel_env(installed: Path, cwd: Path) -> dict:
 )
 def test_smoke_workflow(project, task, score, shared_data, installed, tmp_path):
     project_dir = _copy_project(project, tmp_path)
-    cmd = [
-        sys.executable,
-        "-m",
-        "spacy",
-        "project",
-        "run",
-        "smoke",
-        str(project_dir),
-        "--vars.data_dir",
-        str(shared_data),
-        "--vars.raw_text",
-        str(shared_data / "raw" / "reuters21578.txt.gz"),
-    ]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=tmp_path, env=_wheel_env(installed, tmp_path))
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    _run_workflow(project_dir, "smoke", installed, tmp_path, data_dir=shared_data, raw_text=shared_data / "raw" / "reuters21578.txt.gz")
 
     metrics = project_dir / "metrics" / "smoke"
     training = project_dir / "training" / "smoke"
@@ -126,22 +112,17 @@ PROBE_ROWS = ["tagger", "hashed", "layer0", "layer1", "layer2", "mix"]
 def _run_probe_project(project: str, workflow: str, shared_data: Path, shared_bilm: Path, installed: Path, tmp_path: Path) -> Path:
     """Run a probe project's workflow on the shared data and biLM, from the installed wheel."""
     project_dir = _copy_project(project, tmp_path)
-    cmd = [
-        sys.executable,
-        "-m",
-        "spacy",
-        "project",
-        "run",
-        workflow,
-        str(project_dir),
-        "--vars.data_dir",
-        str(shared_data),
-        "--vars.bilm",
-        str(shared_bilm),
-    ]
+    _run_workflow(project_dir, workflow, installed, tmp_path, data_dir=shared_data, bilm=shared_bilm)
+    return project_dir
+
+
+def _run_workflow(project_dir: Path, workflow: str, installed: Path, tmp_path: Path, **variables: Path) -> None:
+    """`spacy project run WORKFLOW` in `project_dir` from the installed wheel, with --vars.NAME VALUE; it must succeed."""
+    cmd = [sys.executable, "-m", "spacy", "project", "run", workflow, str(project_dir)]
+    for name, value in variables.items():
+        cmd += [f"--vars.{name}", str(value)]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=tmp_path, env=_wheel_env(installed, tmp_path))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    return project_dir
 
 
 @pytest.mark.slow

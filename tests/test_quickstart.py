@@ -15,24 +15,17 @@ def test_the_quickstart_runs_end_to_end_and_keeps_foreign_folders(tmp_path):
     """README's first set-up command: examples/quickstart.py pretrains, loads and compares (here for
     a few seconds of training: the figures are not checked, the path is)."""
     script = REPO / "examples" / "quickstart.py"
-    run = subprocess.run(
-        [sys.executable, str(script), "--output", str(tmp_path / "qs"), "--minutes", "0.1"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-    )
+
+    def quickstart():
+        args = [sys.executable, str(script), "--output", str(tmp_path / "qs"), "--minutes", "0.1"]
+        return subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+
+    run = quickstart()
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert (tmp_path / "qs" / "biLM" / "model-best" / "weights.hdf5").is_file()
     table = [line.split() for line in run.stdout.splitlines() if line.strip().startswith(("token layer", "top biLSTM"))]
     assert len(table) == 8 and all(row[-2:] == ["1.000", "1.000"] for row in table[:4])
-    again = subprocess.run(
-        [sys.executable, str(script), "--output", str(tmp_path / "qs"), "--minutes", "0.1"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-    )
+    again = quickstart()
     assert again.returncode == 0, again.stderr[-2000:]  # its own folder is replaced
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep")

@@ -83,6 +83,18 @@ class Utf8Chars:
 UTF8 = Utf8Chars()
 
 
+def type_inputs(words: Sequence[str], max_chars: int, vocab: TokenInput = UTF8) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+    """The inputs of token types, as the token layer takes them.
+
+    words (Sequence[str]): the types' texts (`vocab.start` / `vocab.end`: the markers); not empty.
+    RETURNS (Tuple[torch.Tensor, Optional[torch.Tensor]]): (V, max_chars) char ids, and (V,) word
+        ids where `vocab` has a word embedding, else None.
+    """
+    chars = torch.from_numpy(numpy.stack([vocab.char_ids(w, max_chars) for w in words]))
+    word_ids = torch.tensor([vocab.word_id(w, max_chars) for w in words], dtype=torch.long) if vocab.has_words else None
+    return chars, word_ids
+
+
 def sentences_to_char_ids(sentences: Sequence[Sequence[str]], max_chars: int = 50) -> torch.Tensor:
     """The (B, T, max_chars) char-id tensor of AllenNLP's `batch_to_ids`: each sentence wrapped
     in `<S>` and `</S>`, padded positions all 0.
@@ -153,13 +165,10 @@ class CharBatch:
                 index[row, t] = type_ids.setdefault(word, len(type_ids))
             index[row, len(sentence) + 1] = 1
         words = list(type_ids)
-        type_chars = numpy.stack([vocab.char_ids(w, max_chars) for w in words])
+        type_chars, type_words = type_inputs(words, max_chars, vocab)
         lengths = numpy.asarray([len(s) + 2 for s in sentences], dtype=numpy.int64)
-        type_words = None
-        if vocab.has_words:
-            type_words = torch.tensor([vocab.word_id(w, max_chars) for w in words], dtype=torch.long)
         return cls(
-            torch.from_numpy(type_chars),
+            type_chars,
             torch.from_numpy(index),
             torch.from_numpy(lengths),
             words,

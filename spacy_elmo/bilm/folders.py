@@ -63,18 +63,18 @@ class BilmFolder:
 
     def read_into(self, bilm: BiLM) -> None:
         """Copy the folder's weights (and vocabulary) into `bilm`, whose options must match."""
+        if self.format == "elmoformanylangs":
+            elmoformanylangs.read_weights(bilm, self.path)  # reads the folder once, options checked there
+            return
         self.options().check_matches(
             bilm.options,
             f"The biLM in {self.path} differs from the model config (folder vs config)",
             "Build the config from that folder (spacy-elmo init-config --bilm FOLDER, spacy-elmo fill-config, or "
             "spacy_elmo.add_elmo(nlp, FOLDER)).",
         )
-        if self.format == "allennlp":
-            weights = self.weights_file
-            assert weights is not None
-            read_weights(bilm, weights)
-        else:
-            elmoformanylangs.read_weights(bilm, self.path)
+        weights = self.weights_file
+        assert weights is not None
+        read_weights(bilm, weights)
 
 
 def find_bilm_folder(path: PathLike) -> Optional[BilmFolder]:

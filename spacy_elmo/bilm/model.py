@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from .char_encoder import DEFAULT_CACHE_SIZE, CharEncoder
-from .char_ids import CharBatch, TokenInput, sort_by_length
+from .char_ids import CharBatch, TokenInput, sort_by_length, type_inputs
 from .lstm import BiLstmLayer, LstmState
 from .options import ElmoOptions
 from .packed_matmul import PackedWeights, int8_available, onednn_bf16_available
@@ -250,20 +250,16 @@ class BiLM(nn.Module):
 
     @torch.no_grad()
     def embed_words(self, words: Sequence[str], batch_size: int = 4096) -> numpy.ndarray:
-        """The context-free token layer of each word (`<S>` and `</S>` give the markers).
+        """The context-free token layer of each word (the vocabulary's markers, `<S>` and `</S>` for
+        UTF-8 input, give the sentence markers).
 
         RETURNS (numpy.ndarray): float32 array (len(words), P).
         """
         W = self.options.max_characters_per_token
-        vocab = self.vocab
         chunks = []
         for start in range(0, len(words), batch_size):
-            chunk = words[start : start + batch_size]
-            chars = torch.from_numpy(numpy.stack([vocab.char_ids(w, W) for w in chunk])).to(self.device)
-            word_ids = None
-            if vocab.has_words:
-                word_ids = torch.tensor([vocab.word_id(w, W) for w in chunk], dtype=torch.long, device=self.device)
-            vectors = self.char_encoder.encode_chars(chars, word_ids)
+            chars, word_ids = type_inputs(words[start : start + batch_size], W, self.vocab)
+            vectors = self.char_encoder.encode_chars(chars.to(self.device), None if word_ids is None else word_ids.to(self.device))
             chunks.append(vectors.float().cpu().numpy())
         if not chunks:
             return numpy.zeros((0, self.options.projection_dim), dtype=numpy.float32)
