@@ -10,7 +10,7 @@ sigmoid gates are one contiguous block. `bias` holds the file's values; the cons
 of +1 that TF adds at run time lives in a buffer, so saving gives back the file bit for bit.
 """
 
-from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import torch
 from torch import nn
@@ -120,7 +120,9 @@ class BiLstmLayer(nn.Module):
         bias = (self.bias[dirs] + self.forget_bias).unsqueeze(1)
         xw_steps = self._input_gates(dirs, x, batch_sizes, weights, bias)
         cell = self.cell
-        if cell is lstm_cell and x.device.type == "cpu" and not torch.is_grad_enabled():
+        if cell is lstm_cell and torch.is_grad_enabled():
+            cell = lstm_cell_training
+        elif cell is lstm_cell and x.device.type == "cpu":
             cell = _lstm_cell_overwriting  # z is this step's own tensor
         c, h = state
         # Rows are sorted by decreasing length, so finished rows are a suffix: their final
@@ -195,6 +197,64 @@ def lstm_cell(z: torch.Tensor, c: torch.Tensor, cell_dim: int, cell_clip: Option
     if cell_clip is not None:
         c = c.clamp(-cell_clip, cell_clip)
     return c, gates[..., 2 * C :] * torch.tanh(c)
+
+
+class _TrainingCell(torch.autograd.Function):
+    """`lstm_cell` with gradients, as one autograd node with a hand-written backward.
+
+    Autograd's own graph of the cell is about thirty nodes per step, and each of the four gate
+    slices of z gets a full-size zero gradient filled, copied into and summed
+    (aten::slice_backward); here the backward writes each gate's part of dz once. tanh is
+    2 sigmoid(2x) - 1 as at inference (PyTorch's CPU tanh is several times slower than its
+    sigmoid). Dtypes follow `lstm_cell`: gates in z's dtype, the cell state promoted with c's.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, z: torch.Tensor, c_prev: torch.Tensor, cell_dim: int, cell_clip: Optional[float]) -> LstmState:
+        C = cell_dim
+        gates = torch.empty_like(z)  # i, f, o, then j = tanh(z_j)
+        torch.sigmoid(z[..., : 3 * C], out=gates[..., : 3 * C])
+        j = torch.mul(z[..., 3 * C :], 2.0, out=gates[..., 3 * C :]).sigmoid_().mul_(2.0).sub_(1.0)
+        c = torch.addcmul(gates[..., C : 2 * C] * c_prev, gates[..., :C], j)
+        inside = None
+        if cell_clip is not None:
+            inside = c.abs() <= cell_clip  # where clamp passes the gradient
+            c = c.clamp_(-cell_clip, cell_clip)
+        tanh_c = torch.sigmoid(c * 2.0).mul_(2.0).sub_(1.0)
+        h = gates[..., 2 * C : 3 * C] * tanh_c
+        ctx.save_for_backward(gates, c_prev, tanh_c, inside)
+        ctx.cell_dim = C
+        ctx.set_materialize_grads(False)
+        return c, h
+
+    @staticmethod
+    def backward(ctx: Any, grad_c: Optional[torch.Tensor], grad_h: Optional[torch.Tensor]) -> Tuple[Optional[torch.Tensor], ...]:
+        gates, c_prev, tanh_c, inside = ctx.saved_tensors
+        C = ctx.cell_dim
+        i, f, o, j = gates[..., :C], gates[..., C : 2 * C], gates[..., 2 * C : 3 * C], gates[..., 3 * C :]
+        grad_z = torch.empty_like(gates)
+        if grad_h is None:
+            grad_z[..., 2 * C : 3 * C].zero_()
+            dc = grad_c.clone() if grad_c is not None else torch.zeros_like(tanh_c)
+        else:
+            torch.mul(grad_h, tanh_c, out=grad_z[..., 2 * C : 3 * C])  # d o
+            dc = (grad_h * o).mul_(1.0 - tanh_c * tanh_c)
+            if grad_c is not None:
+                dc.add_(grad_c)
+        if inside is not None:
+            dc.mul_(inside)
+        torch.mul(dc, j, out=grad_z[..., :C])  # d i
+        torch.mul(dc, c_prev, out=grad_z[..., C : 2 * C])  # d f
+        torch.mul(dc, i, out=grad_z[..., 3 * C :]).mul_(1.0 - j * j)  # d z_j
+        sigmoids = gates[..., : 3 * C]
+        grad_z[..., : 3 * C].mul_(sigmoids - sigmoids * sigmoids)
+        grad_c_prev = (dc * f).to(c_prev.dtype) if ctx.needs_input_grad[1] else None
+        return grad_z, grad_c_prev, None, None
+
+
+def lstm_cell_training(z: torch.Tensor, c: torch.Tensor, cell_dim: int, cell_clip: Optional[float]) -> LstmState:
+    """`lstm_cell` for training: the same values, one autograd node (`_TrainingCell`)."""
+    return _TrainingCell.apply(z, c, cell_dim, cell_clip)
 
 
 def _lstm_cell_overwriting(z: torch.Tensor, c: torch.Tensor, cell_dim: int, cell_clip: Optional[float]) -> LstmState:
