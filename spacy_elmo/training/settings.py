@@ -18,8 +18,12 @@ init_bilm = null
 
 [system]
 seed = 0
-# torch threads; 0 leaves torch's default
+# torch threads (of each process); 0 leaves torch's default
 threads = 0
+# training processes on this machine's CPU, started by spacy-elmo itself as torchrun would start
+# them (gloo): each reads its own part of the corpus and makes its own batches of batch_tokens, and
+# their gradients are averaged, so an update sees processes x batch_tokens. Several GPUs: torchrun
+processes = 1
 # DataLoader processes that build batches; 0 builds them in the training process; null: 1 on
 # CUDA, 0 on the CPU (where a worker would take cores from the step: measured 85% vs 91% of the
 # step's speed with 2 cores)
@@ -123,6 +127,7 @@ class SystemSettings:
 
     seed: int
     threads: int
+    processes: int
     data_workers: Optional[int]
     gpu_id: Optional[int]
     reuse_freed_memory: bool
@@ -280,7 +285,10 @@ def _type_name(hint: Any) -> str:
 def _ranges(s: Dict[str, Any]) -> List[str]:
     """Every range and choice rule of the settings, in one place."""
     corpus, vocab, softmax, training, paths = s["corpus"], s["vocab"], s["softmax"], s["training"], s["paths"]
+    system = s["system"]
     rules = [
+        (system.threads >= 0, f"[system] threads must be >= 0, got {system.threads}"),
+        (system.processes >= 1, f"[system] processes must be >= 1, got {system.processes}"),
         (paths.train is not None, "[paths] train must name the training text: --paths.train FILE_OR_FOLDER"),
         (corpus.max_length >= 1, f"[corpus] max_length must be >= 1, got {corpus.max_length}"),
         (corpus.pool_size >= 1, f"[corpus] pool_size must be >= 1, got {corpus.pool_size}"),

@@ -77,6 +77,13 @@ def pretrain(
     RETURNS (Dict[str, Any]): step, elapsed_s, tokens, best_dev_ppl, last_eval.
     """
     try:
+        system = PretrainSettings.from_config(config).system
+        if system.processes > 1 and "WORLD_SIZE" not in os.environ:  # (under torchrun, torchrun's processes)
+            if _device(gpu_id if gpu_id is not None else system.gpu_id).type == "cpu":
+                from .processes import pretrain_in_processes
+
+                return pretrain_in_processes(config, Path(output), system.processes, resume=resume, overwrite=overwrite, log=log)
+            log(f"[system] processes = {system.processes} is for the CPU: training on the GPU as one process (several GPUs: torchrun)")
         trainer = Pretrainer(config, output, resume=resume, log=log, gpu_id=gpu_id, overwrite=overwrite)
         try:
             return trainer.run()
@@ -285,6 +292,8 @@ class Pretrainer:
         self.hold_out = self.settings.corpus.dev_every_nth_doc if self.settings.paths.dev is None else 0
         self.train_sentences = self.corpus.select(self.hold_out, rank=self.rank, world_size=self.world)
         self.lm = self._build_model()
+        if self.rank > 0:  # its own dropout masks (the weights are rank 0's, which DDP broadcasts)
+            torch.manual_seed(self.settings.system.seed + self.rank)
         self.optimizer = _optimizer(self.lm, self.training, self.device)
         self.softmax_warmup = self.training.softmax_warmup_steps
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(self.training))
@@ -395,12 +404,20 @@ class Pretrainer:
             )
         self.optimizer.load_state_dict(checkpoint["optimizer"])
         self.scheduler.load_state_dict(checkpoint["scheduler"])
-        set_rng_state(checkpoint["rng"])
+        # (a checkpoint of one process, or of several from before "ranks": every process starts from its state)
+        ranks = checkpoint.get("ranks") or [{"rng": checkpoint["rng"], "position": checkpoint["position"]}] * self.world
+        if len(ranks) != self.world:
+            raise InputError(
+                f"{self.output / 'checkpoint.pt'} was written by {len(ranks)} training process{'es' if len(ranks) > 1 else ''} and "
+                f"this run has {self.world}: resume with as many (each reads its own part of the corpus)"
+            )
+        own = ranks[self.rank]
+        set_rng_state(own["rng"])
         self.step, self.elapsed, self.tokens_seen = checkpoint["step"], checkpoint["elapsed"], checkpoint["tokens"]
         self.best = checkpoint["best_dev_ppl"]
         self.warmup_tokens = checkpoint.get("warmup_tokens", 0)
         # a checkpoint from before shuffled blocks goes on reading in corpus order, as it began
-        self.position = CorpusPosition(**{"shuffle_block": 0, **checkpoint["position"]})
+        self.position = CorpusPosition(**{"shuffle_block": 0, **own["position"]})
         p = self.position
         self.log(f"Resumed at step {self.step} (epoch {p.epoch}, pool {p.pool}, batch {p.batch})")
 
@@ -544,23 +561,37 @@ class Pretrainer:
         self._report("eval", {"dev_ppl_forward": result["forward"], "dev_ppl_backward": result["backward"], "best_dev_ppl": self.best})
 
     def save(self) -> None:
-        """Checkpoint and model-last (rank 0)."""
+        """Checkpoint and model-last, written by rank 0. Every process reads its own part of the
+        corpus and draws its own dropout masks: the checkpoint keeps each one's position and
+        random state ("ranks"), so that a resumed run goes on as it would have."""
+        ranks = self._rank_states()
         if self.rank != 0:
             return
         state = {
             "model": self.lm.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
-            "rng": rng_state(),
+            "rng": ranks[0]["rng"],
             "step": self.step,
             "elapsed": self.elapsed,
             "tokens": self.tokens_seen,
             "best_dev_ppl": self.best,
             "warmup_tokens": self.warmup_tokens,
-            "position": self.position.to_dict(),
+            "position": ranks[0]["position"],
         }
+        if self.world > 1:
+            state["ranks"] = ranks
         save_checkpoint(self.output, state)
         save_model_dir(self.output / "model-last", self.bilm, self.vocab, self.softmax)
+
+    def _rank_states(self) -> List[Dict[str, Any]]:
+        """The corpus position and random state of every process (a collective: all call it)."""
+        own = {"position": self.position.to_dict(), "rng": rng_state()}
+        if self.world == 1:
+            return [own]
+        states: List[Any] = [None] * self.world
+        torch.distributed.all_gather_object(states, own)
+        return states
 
     def _log_progress(self, window: "_Window") -> None:
         mean, rate = window.result()  # the one read of the device in a window

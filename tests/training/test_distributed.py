@@ -1,4 +1,5 @@
-"""Two gloo processes under torchrun train one tiny model; only rank 0 writes files."""
+"""Two gloo processes (under torchrun, or started by [system] processes) train one tiny model; only
+rank 0 writes files; a resumed run goes on as an uninterrupted one."""
 
 import json
 import subprocess
@@ -6,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from .test_pretrain import CONFIGS, TEXT, TINY
 
@@ -92,3 +94,55 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path):
     assert b["step"] == steps and a["position"] == b["position"]
     for name, value in a["model"].items():
         torch.testing.assert_close(b["model"][name], value, rtol=0, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_two_processes_of_its_own_resume_as_an_uninterrupted_run(tmp_path):
+    """[system] processes = 2: spacy-elmo starts the processes itself; each process's corpus
+    position and random state are checkpointed, so 3 steps + a resume to 6 equal 6 straight steps."""
+    from spacy_elmo.errors import InputError
+    from spacy_elmo.training.checkpoint import load_checkpoint
+    from spacy_elmo.training.trainer import pretrain
+
+    from .test_pretrain import _config
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT * 4, encoding="utf8")
+    settings = {"system.processes": 2, "system.threads": 1, "training.checkpoint_every": 1, "training.dropout": 0.3}
+    lines = []
+    straight = pretrain(_config(corpus, **settings, **{"training.max_steps": 6}), tmp_path / "straight", log=lines.append)
+    assert straight["step"] == 6 and any(line.startswith("Prepared") for line in lines)  # rank 0 logs to the caller
+    pretrain(_config(corpus, **settings, **{"training.max_steps": 3}), tmp_path / "resumed", log=lambda s: None)
+    resumed = pretrain(_config(corpus, **settings, **{"training.max_steps": 6}), tmp_path / "resumed", resume=True, log=lambda s: None)
+    assert resumed["step"] == 6 and resumed["tokens"] == straight["tokens"]
+    a, b = load_checkpoint(tmp_path / "straight"), load_checkpoint(tmp_path / "resumed")
+    assert len(a["ranks"]) == 2 and not torch.equal(a["ranks"][0]["rng"]["torch"], a["ranks"][1]["rng"]["torch"])  # own masks
+    for x, y in zip(a["ranks"], b["ranks"]):
+        assert torch.equal(x["rng"]["torch"], y["rng"]["torch"])
+    assert [r["position"] for r in a["ranks"]] == [r["position"] for r in b["ranks"]]
+    for name, value in a["model"].items():
+        torch.testing.assert_close(b["model"][name], value, rtol=0, atol=1e-6)
+    log = [json.loads(line) for line in (tmp_path / "straight" / "log.jsonl").read_text().splitlines()]
+    steps = [row["step"] for row in log if "loss" in row]
+    assert steps == sorted(set(steps))  # one writer
+    # resumed by one process: refused, nothing changed
+    before = (tmp_path / "resumed" / "checkpoint.pt").read_bytes()
+    one = {**settings, "system.processes": 1, "training.max_steps": 8}
+    with pytest.raises(InputError, match="written by 2 training processes and this run has 1"):
+        pretrain(_config(corpus, **one), tmp_path / "resumed", resume=True, log=lambda s: None)
+    assert (tmp_path / "resumed" / "checkpoint.pt").read_bytes() == before
+
+
+@pytest.mark.slow
+def test_an_error_in_the_processes_is_said_in_one_line(tmp_path):
+    from spacy_elmo.errors import OutputFolderError
+    from spacy_elmo.training.trainer import pretrain
+
+    from .test_pretrain import _config
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT, encoding="utf8")
+    config = _config(corpus, **{"system.processes": 2, "system.threads": 1, "training.max_steps": 2})
+    pretrain(config, tmp_path / "run", log=lambda s: None)
+    with pytest.raises(OutputFolderError, match="holds a pretraining run"):  # raised in rank 0, said here
+        pretrain(config, tmp_path / "run", log=lambda s: None)
