@@ -35,6 +35,11 @@ CANDIDATES: Dict[str, Dict[str, Any]] = {
         "overrides": {"system.threads": 1},
         "processes": 2,
     },
+    "cpu-2proc-1024": {
+        "about": "two processes of one thread, 1,024-token batches each (2,048 per update, as the preset)",
+        "overrides": {"system.threads": 1, "training.batch_tokens": 1024},
+        "processes": 2,
+    },
     "cpu-lr0.004": {"about": "learning rate 0.004", "overrides": {"training.learn_rate": 0.004}, "processes": 1},
     "cpu-batch1024": {"about": "1,024-token batches", "overrides": {"training.batch_tokens": 1024}, "processes": 1},
     "cpu-c384": {
@@ -120,7 +125,9 @@ def main(argv: Optional[List[str]] = None) -> None:
         raise SystemExit(f"{args.text} not found: pass --text with raw text or a prepared corpus")
     args.work.mkdir(parents=True, exist_ok=True)
     prepared = prepared_corpus(args.text, args.work)
-    results = []
+    # results of earlier invocations with the same --work and --minutes are kept (a candidate run again replaces its row)
+    saved = args.work / "results.json"
+    results = [r for r in json.loads(saved.read_text(encoding="utf8")) if r.get("minutes_budget") == args.minutes] if saved.exists() else []
     for name in args.only or list(CANDIDATES):
         print(f"{name}: {args.minutes:g} minutes ...", flush=True)
         result = run_candidate(name, CANDIDATES[name], args.base, prepared, args.work / name, args.minutes, args.threads)
@@ -128,8 +135,9 @@ def main(argv: Optional[List[str]] = None) -> None:
             f"  dev perplexity {result['dev_ppl']:.1f} after {result['tokens']:,} tokens ({result['tokens_per_s']:,.0f} tokens/s)",
             flush=True,
         )
-        results.append(result)
-        (args.work / "results.json").write_text(json.dumps(results, indent=1), encoding="utf8")
+        result["minutes_budget"] = args.minutes
+        results = [r for r in results if r["candidate"] != name] + [result]
+        saved.write_text(json.dumps(results, indent=1), encoding="utf8")
     print(table(results, args.minutes))
 
 

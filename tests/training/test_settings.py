@@ -25,11 +25,13 @@ def test_every_bad_setting_is_named_in_one_message():
         "training": {"dropout": 1.5, "optimizer": "sgd", "log_every": 0},
         "softmax": {"cutoffs": [10, 5]},
         "vocab": {"max_size": 2},
+        "system": {"processes": 0, "threads": -1},
     }
     with pytest.raises(InputError) as info:
         PretrainSettings.from_config(Config(bad))
     message = str(info.value)
-    for part in ("[training] dropout", "[training] optimizer", "[training] log_every", "[softmax] cutoffs", "[vocab] max_size"):
+    parts = ("[training] dropout", "[training] optimizer", "[training] log_every", "[softmax] cutoffs", "[vocab] max_size")
+    for part in parts + ("[system] processes", "[system] threads"):
         assert part in message
     assert "\n" not in message
 
