@@ -274,7 +274,8 @@ def _read_record(folder: Path) -> Dict[str, Any]:
     path = folder / RECORD
     if not path.is_file():
         return {}
-    data = read_json_file(path, f"delete {folder} (it holds a download of spacy-elmo's) and download again.")
+    fix = f"delete {folder} (it holds a download of spacy-elmo's) and download again."
+    data = read_json_file(path, fix)
     # a complete download lists its files; an unfinished one may not yet
     files = data.get("files", None if data.get("complete") else {}) if isinstance(data, dict) else None
     if (
@@ -283,7 +284,7 @@ def _read_record(folder: Path) -> Dict[str, Any]:
         or not all(isinstance(v, str) for v in files.values())
         or not isinstance(data.get("partial", []), list)
     ):
-        raise InputError(f"{path} is damaged: delete {folder} (it holds a download of spacy-elmo's) and download again.")
+        raise InputError(f"{path} is damaged: {fix}")
     return data
 
 

@@ -40,7 +40,6 @@ def pretrain_in_processes(
         context.Process(
             target=_worker,
             args=(rank, processes, port, config.to_str(), str(output), resume, overwrite, answers),
-            daemon=False,
         )
         for rank in range(processes)
     ]
@@ -65,14 +64,16 @@ def _wait(workers: List[Any], answers: Any, log: Any) -> "tuple[Optional[Dict[st
     """Rank 0's result, or the first error any process reports (the others are then stopped);
     rank 0's log lines go to `log` on the way."""
     result: Optional[Dict[str, Any]] = None
+    ended = False
     while True:
         try:
             kind, value = answers.get(timeout=0.5)
         except queue.Empty:
-            if all(not w.is_alive() for w in workers):
+            if ended:  # the queue read once more after the processes ended: nothing was left in it
                 return result, None
-            if any(w.exitcode not in (None, 0) for w in workers):
-                return result, None  # killed without a word (e.g. out of memory)
+            # all done, or one killed without a word (e.g. out of memory); what a process said just
+            # before it ended may still be on its way: read once more
+            ended = all(not w.is_alive() for w in workers) or any(w.exitcode not in (None, 0) for w in workers)
             continue
         if kind == "log":
             log(value)
