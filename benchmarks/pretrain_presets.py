@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from compare_runs import dev_curve
+from pretrain_speed import logged_speed
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TEXT = ROOT.parent / "shared" / "data" / "raw"
@@ -72,7 +73,7 @@ def run_candidate(name: str, spec: Dict[str, Any], base: str, prepared: Path, ou
     if (output / "log.jsonl").exists():
         command.append("--overwrite")
     started = time.perf_counter()
-    with open(output.with_suffix(".out"), "w", encoding="utf8") as stream:
+    with open(output.parent / f"{output.name}.out", "w", encoding="utf8") as stream:
         subprocess.run(command, check=True, stdout=stream, stderr=subprocess.STDOUT, env=env)
     wall = time.perf_counter() - started
     curve = dev_curve(output)
@@ -84,10 +85,23 @@ def run_candidate(name: str, spec: Dict[str, Any], base: str, prepared: Path, ou
         "dev_ppl": curve[-1][1],
         "steps": last["step"],
         "tokens": last["tokens"],
-        "tokens_per_s": last["tokens"] / last["elapsed_s"],
+        "tokens_per_s": last["tokens"] / last["elapsed_s"],  # evaluations and start-up included
+        "training_tokens_per_s": _training_speed(output),
         "minutes": last["elapsed_s"] / 60,
         "wall_minutes": wall / 60,
     }
+
+
+def _training_speed(run: Path) -> Optional[float]:
+    """Tokens/s in training (the log windows after the first), None for a run too short to have two."""
+    try:
+        return logged_speed(run / "log.jsonl")
+    except ValueError:
+        return None
+
+
+def _rate(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value:,.0f}"
 
 
 def prepared_corpus(text: Path, work: Path) -> Path:
@@ -103,11 +117,11 @@ def prepared_corpus(text: Path, work: Path) -> Path:
 
 def table(results: List[Dict[str, Any]], minutes: float) -> str:
     lines = [
-        f"| candidate | what differs | dev ppl after {minutes:g} min | tokens seen | tokens/s | steps |",
+        f"| candidate | what differs | dev ppl after {minutes:g} min | tokens seen | training tokens/s | updates |",
         "|---|---|---:|---:|---:|---:|",
     ]
     for r in sorted(results, key=lambda r: r["dev_ppl"]):
-        figures = f"{r['dev_ppl']:.1f} | {r['tokens'] / 1e6:.2f}M | {r['tokens_per_s']:,.0f} | {r['steps']:,}"
+        figures = f"{r['dev_ppl']:.1f} | {r['tokens'] / 1e6:.2f}M | {_rate(r['training_tokens_per_s'])} | {r['steps']:,}"
         lines.append(f"| `{r['candidate']}` | {r['about']} | {figures} |")
     return "\n".join(lines)
 
@@ -123,7 +137,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = parser.parse_args(argv)
     if not args.text.exists():
         raise SystemExit(f"{args.text} not found: pass --text with raw text or a prepared corpus")
-    args.work.mkdir(parents=True, exist_ok=True)
+    from spacy_elmo.output_folders import claim_folder, write_atomically
+
+    claim_folder(args.work, "pretrain-presets", ", or pass another --work")  # a folder of ours: its files are ours to replace
     prepared = prepared_corpus(args.text, args.work)
     # results of earlier invocations with the same --work and --minutes are kept (a candidate run again replaces its row)
     saved = args.work / "results.json"
@@ -132,12 +148,13 @@ def main(argv: Optional[List[str]] = None) -> None:
         print(f"{name}: {args.minutes:g} minutes ...", flush=True)
         result = run_candidate(name, CANDIDATES[name], args.base, prepared, args.work / name, args.minutes, args.threads)
         print(
-            f"  dev perplexity {result['dev_ppl']:.1f} after {result['tokens']:,} tokens ({result['tokens_per_s']:,.0f} tokens/s)",
+            f"  dev perplexity {result['dev_ppl']:.1f} after {result['tokens']:,} tokens "
+            f"({_rate(result['training_tokens_per_s'])} tokens/s in training)",
             flush=True,
         )
         result["minutes_budget"] = args.minutes
         results = [r for r in results if r["candidate"] != name] + [result]
-        saved.write_text(json.dumps(results, indent=1), encoding="utf8")
+        write_atomically(saved, json.dumps(results, indent=1))
     print(table(results, args.minutes))
 
 

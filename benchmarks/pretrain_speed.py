@@ -114,53 +114,56 @@ def step_speed(config: Any, prepared: Any, device: Any, steps: int, warmup: int)
 
 def end_to_end_speed(config: Any, device: Any, steps: int, warmup: int) -> float:
     """Tokens/s of the real trainer (data pipeline, logging and bookkeeping included) over
-    `steps` steps that follow `warmup` steps, read from its own log.jsonl: the trainer logs a
-    window every `warmup` steps, and the first window (start-up) is left out."""
-    import srsly
-
+    `steps` steps that follow `warmup` steps, read from its own log.jsonl (`logged_speed`)."""
     from spacy_elmo.training.trainer import Pretrainer
 
-    config = config.copy()
-    steps = max(warmup, steps // warmup * warmup)
-    config["training"].update({"max_steps": warmup + steps, "eval_every": 10**9, "checkpoint_every": 10**9, "log_every": warmup})
-    config["paths"]["dev"] = None
-    config["corpus"]["dev_every_nth_doc"] = 0
     output = Path(tempfile.mkdtemp())
     with _Utilisation(device) as utilisation:
-        Pretrainer(config, output, log=lambda s: None, gpu_id=_gpu_id(device)).run()
+        Pretrainer(_timed_run_config(config, steps, warmup), output, log=lambda s: None, gpu_id=_gpu_id(device)).run()
     if utilisation.samples:
         print(
             f"  GPU utilisation {sum(utilisation.samples) / len(utilisation.samples):10.0f} % "
             "(mean of NVML samples during the end-to-end run)"
         )
-    windows = [row for row in srsly.read_jsonl(output / "log.jsonl") if "tokens_per_s" in row]
-    tokens = [b["tokens"] - a["tokens"] for a, b in zip(windows, windows[1:])]
-    seconds = [n / row["tokens_per_s"] for n, row in zip(tokens, windows[1:])]
-    return sum(tokens) / sum(seconds)
+    return logged_speed(output / "log.jsonl")
 
 
 def two_process_speed(config: Any, steps: int, warmup: int) -> float:
     """Tokens/s of the real trainer as two processes of one thread each on this machine
     (torch.distributed.run, gloo; each process its own batches of batch_tokens), measured as
-    `end_to_end_speed` measures one process: the windows of its log.jsonl after the first."""
+    `end_to_end_speed` measures one process."""
     import os
     import subprocess
     import sys
 
-    import srsly
-
-    config = config.copy()
-    steps = max(warmup, steps // warmup * warmup)
-    config["training"].update({"max_steps": warmup + steps, "eval_every": 10**9, "checkpoint_every": 10**9, "log_every": warmup})
-    config["paths"]["dev"] = None
-    config["corpus"]["dev_every_nth_doc"] = 0
+    config = _timed_run_config(config, steps, warmup)
     config["system"]["threads"] = 1
     work = Path(tempfile.mkdtemp())
     config.to_disk(work / "config.cfg")
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "spacy_elmo"]
     command += ["pretrain", str(work / "config.cfg"), "--output", str(work / "run"), "--gpu-id", "-1"]
     subprocess.run(command, check=True, capture_output=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
-    windows = [row for row in srsly.read_jsonl(work / "run" / "log.jsonl") if "tokens_per_s" in row]
+    return logged_speed(work / "run" / "log.jsonl")
+
+
+def _timed_run_config(config: Any, steps: int, warmup: int) -> Any:
+    """`config` for a timed run of the trainer: `warmup` + `steps` steps (whole windows), a log
+    window every `warmup` steps, no dev text, no evaluation or checkpoint on the way."""
+    config = config.copy()
+    steps = max(warmup, steps // warmup * warmup)
+    config["training"].update({"max_steps": warmup + steps, "eval_every": 10**9, "checkpoint_every": 10**9, "log_every": warmup})
+    config["paths"]["dev"] = None
+    config["corpus"]["dev_every_nth_doc"] = 0
+    return config
+
+
+def logged_speed(log_path: Path) -> float:
+    """Tokens/s over the log windows of a run after its first (start-up)."""
+    import srsly
+
+    windows = [row for row in srsly.read_jsonl(log_path) if "tokens_per_s" in row]
+    if len(windows) < 2:
+        raise ValueError(f"{log_path} has fewer than two log windows: too short a run to time")
     tokens = [b["tokens"] - a["tokens"] for a, b in zip(windows, windows[1:])]
     seconds = [n / row["tokens_per_s"] for n, row in zip(tokens, windows[1:])]
     return sum(tokens) / sum(seconds)
