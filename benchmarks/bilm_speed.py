@@ -234,7 +234,7 @@ def measure(
         diff = diff_allennlp = None
         if method in ("plain", "ours"):
             check = batches[0][:8]
-            diff = float((run(check) - naive_forward(bilm, sentences_to_char_ids(check))).abs().max())
+            diff = float((run(check) - naive_forward(bilm, sentences_to_char_ids(check).to(device))).abs().max())
         if allennlp_outputs is not None and method == "ours" and precision == "fp32":
             theirs = torch.from_numpy(numpy.load(allennlp_outputs / "check.npy"))
             mask = torch.from_numpy(numpy.load(allennlp_outputs / "mask.npy")).bool()

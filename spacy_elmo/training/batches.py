@@ -12,7 +12,7 @@ by pool: `pool_size` sentences in that order, sorted by length, cut into batches
 
 import random
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Dict, Generator, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 import numpy
 import torch
@@ -194,7 +194,7 @@ class BatchStream(torch.utils.data.IterableDataset):
                 yield self.encoder(indices, position)
 
 
-def batch_loader(stream: BatchStream, workers: int, device: torch.device) -> Iterator[TrainingBatch]:
+def batch_loader(stream: BatchStream, workers: int, device: torch.device) -> Generator[TrainingBatch, None, None]:
     """Batches on `device`: built by `workers` DataLoader processes (0: in this process), in
     pinned memory and copied without blocking on CUDA."""
     # Its own generator: the DataLoader draws a seed when it starts, and a draw from torch's
@@ -207,8 +207,12 @@ def batch_loader(stream: BatchStream, workers: int, device: torch.device) -> Ite
     }
     if workers > 0:
         options.update(prefetch_factor=4, persistent_workers=False, worker_init_fn=_worker_init)
-    for batch in torch.utils.data.DataLoader(stream, **options):
-        yield batch.to(device)
+    loader = iter(torch.utils.data.DataLoader(stream, **options))
+    try:
+        for batch in loader:
+            yield batch.to(device)
+    finally:
+        del loader  # its worker processes end here, not whenever the generator is collected
 
 
 def _worker_init(worker_id: int) -> None:

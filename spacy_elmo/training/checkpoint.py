@@ -28,12 +28,18 @@ CHECKPOINT_NAME = "checkpoint.pt"
 
 def rng_state() -> Dict[str, Any]:
     """The random state that training depends on: torch's (dropout); batches are shuffled by
-    seeds derived from the corpus position, not by a global generator."""
-    return {"torch": torch.get_rng_state()}
+    seeds derived from the corpus position, not by a global generator. On CUDA, dropout draws from
+    the current device's generator, which is kept too."""
+    state = {"torch": torch.get_rng_state()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state()
+    return state
 
 
 def set_rng_state(state: Dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state(state["cuda"])
 
 
 def save_checkpoint(folder: PathLike, state: Dict[str, Any]) -> Path:

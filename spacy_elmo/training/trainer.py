@@ -18,7 +18,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Generator, Iterator, List, Optional, Tuple
 
 import srsly
 import torch
@@ -434,7 +434,7 @@ class Pretrainer:
             return []
         return first_sentences(self.corpus, self.corpus.select(self.hold_out, only_held_out=True), limit)
 
-    def _batches(self) -> Iterator[TrainingBatch]:
+    def _batches(self) -> Generator[TrainingBatch, None, None]:
         encoder = BatchEncoder(self.corpus, self.vocab, self.bilm.options.max_characters_per_token)
         stream = BatchStream(
             encoder,
@@ -461,6 +461,7 @@ class Pretrainer:
         try:
             self._train(batches, started)
         finally:
+            batches.close()  # ends the DataLoader's workers
             self.finalize_log()
         if self.world > 1:
             torch.distributed.barrier()

@@ -105,7 +105,7 @@ def test_spacy_train_on_the_gpu_with_elmo(tmp_path):
     docs = []
     for i, (name, city) in enumerate([("Anna", "Paris"), ("Peter", "Berlin"), ("Maria", "Rome"), ("John", "Oslo")] * 5):
         doc = nlp(f"{name} flew to {city} on day {i} .")
-        doc.ents = [doc.char_span(0, len(name), label="PER"), doc.char_span(len(name) + 8, len(name) + 8 + len(city), label="LOC")]
+        doc.ents = [doc.char_span(0, len(name), label="PER"), doc.char_span(len(name) + 9, len(name) + 9 + len(city), label="LOC")]
         docs.append(doc)
     DocBin(docs=docs).to_disk(tmp_path / "train.spacy")
     overrides = {

@@ -170,6 +170,17 @@ def test_loss_falls_and_the_model_loads_in_the_elmo_component(corpus_file, tmp_p
     assert again["average"] == pytest.approx(dev[-1], rel=1e-4)  # the last evaluation is at step 30
 
 
+def test_a_run_with_a_data_worker_releases_its_folder_when_it_returns(corpus_file, tmp_path):
+    """A DataLoader worker is a fork of the trainer and inherits its folder lock: it must end with
+    the run, or resuming in the same process is refused as 'in use' (found on CUDA, where one
+    worker is the default)."""
+    out = tmp_path / "run"
+    settings = {"system.data_workers": 1, "training.checkpoint_every": 3}
+    pretrain(_config(corpus_file, **settings, **{"training.max_steps": 3}), out, log=lambda s: None)
+    result = pretrain(_config(corpus_file, **settings, **{"training.max_steps": 5}), out, resume=True, log=lambda s: None)
+    assert result["step"] == 5
+
+
 def test_kill_and_resume_continues_exactly(corpus_file, tmp_path):
     straight = tmp_path / "straight"
     pretrain(_config(corpus_file, **{"training.max_steps": 9}), straight, log=lambda s: None)
