@@ -330,27 +330,33 @@ def _bilm_source(value: str) -> str:
 
 @command("models")
 def models_cli(
-    cache: Path = typer.Option(None, "--cache", help="The download cache (default: $SPACY_ELMO_CACHE, else ~/.cache/spacy-elmo)"),
+    cache: str = typer.Option(None, "--cache", help="The download cache (default: $SPACY_ELMO_CACHE, else ~/.cache/spacy-elmo)"),
 ) -> None:
     """List the released ELMo models that `spacy-elmo download NAME`, `--bilm NAME` and
     `add_elmo(nlp, NAME)` take, and which are in the cache."""
     from .released import CATALOGUE, cache_dir
-    from .released.download import RECORD
+    from .released.download import cache_state
 
     rows = [("name", "lang", "format", "parameters", "download", "cached", "trained on")]
     for model in CATALOGUE.values():
-        cached = "yes" if (cache_dir(cache) / model.name / RECORD).is_file() else ""
-        rows.append((model.name, model.language, model.format, model.parameters, model.download, cached, model.trained_on))
+        name = model.name + ("*" if model.sha256 else "")
+        state = cache_state(model.name, cache)
+        rows.append((name, model.language, model.format, model.parameters, model.download, state, model.trained_on))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
-    typer.echo(f"\nCache: {cache_dir(cache)}. Sources of each entry: spacy_elmo/released/catalogue.py.")
+    typer.echo(
+        f"\nCache: {cache_dir(cache)}. cached: yes (complete and checked), partial (a download to resume), damaged "
+        "(download it again with --force). Every use checks the files against the sha256 recorded at download; the "
+        "download is checked against the sha256 its source publishes for the names marked *, else only by loading it, "
+        "so the server or mirror is trusted for its content. Sources of each entry: spacy_elmo/released/catalogue.py."
+    )
 
 
 @command("download")
 def download_cli(
     name: str = typer.Argument(..., help="A released model's name (spacy-elmo models lists them)"),
-    cache: Path = typer.Option(None, "--cache", help="The download cache (default: $SPACY_ELMO_CACHE, else ~/.cache/spacy-elmo)"),
+    cache: str = typer.Option(None, "--cache", help="The download cache (default: $SPACY_ELMO_CACHE, else ~/.cache/spacy-elmo)"),
     mirror: str = typer.Option(
         None, "--mirror", help="A server holding NAME/FILE for each model, instead of the original URLs (default: $SPACY_ELMO_MIRROR)"
     ),

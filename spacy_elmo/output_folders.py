@@ -9,13 +9,17 @@ of a fresh name that `tempfile` makes beside its output (so no user's folder can
 files into the output at the end, and removes the scratch folder, which it made. While a command
 writes a folder it holds an OS file lock on `.lock` there (released when the process ends, also on
 kill -9), with its process id in the file, so that a second command on the same folder is refused
-instead of interleaving. Single files are written through a temporary file of a fresh name and a
-rename.
+instead of interleaving; the lock file is never opened through a link. Single files are written
+through a temporary file of a fresh name and a rename, with the mode a plain `open()` would give.
 """
 
+import errno
 import os
 import shutil
+import stat
 import tempfile
+import threading
+import weakref
 from pathlib import Path
 from typing import IO, Optional, Sequence, Tuple
 
@@ -124,6 +128,7 @@ def scratch_folder(output: PathLike, kind: str, command: str) -> Tuple[Path, "Fo
             lock.release()
             shutil.rmtree(stale)
     folder = Path(tempfile.mkdtemp(prefix=prefix, suffix=SCRATCH_SUFFIX, dir=parent))
+    os.chmod(folder, default_folder_mode())
     lock = FolderLock(folder, command).acquire()
     _mark(folder, kind)
     return folder, lock
@@ -156,13 +161,74 @@ def check_not_inside(output: PathLike, source: PathLike, what: str) -> None:
         raise OutputFolderError(f"{output} would hold {what} {source} itself: choose an output folder outside it")
 
 
+_UMASK_LOCK = threading.Lock()
+
+
+def _umask() -> int:
+    with _UMASK_LOCK:  # the umask can only be read by setting it
+        umask = os.umask(0o022)
+        os.umask(umask)
+    return umask
+
+
+def default_file_mode() -> int:
+    """RETURNS (int): the mode a plain `open(path, "w")` gives a new file: 0o666 less the umask."""
+    return 0o666 & ~_umask()
+
+
+def default_folder_mode() -> int:
+    """RETURNS (int): the mode `mkdir` gives a new folder: 0o777 less the umask."""
+    return 0o777 & ~_umask()
+
+
 def temporary_path(path: PathLike) -> Path:
     """RETURNS (Path): a new, empty file of a fresh name beside `path` (made by `tempfile`, so it is
-    no user's), to write and then rename to `path`."""
+    no user's), to write and then rename to `path`. It gets the mode a plain `open()` would give
+    (tempfile's 0o600 would keep the final file from other users)."""
     path = Path(path)
     handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
+    try:
+        os.fchmod(handle, default_file_mode())
+    finally:
+        os.close(handle)
     return Path(name)
+
+
+def open_no_follow(path: PathLike, flags: int, mode: int = 0o666) -> int:
+    """Open `path` (os.open flags) refusing a symbolic link or anything but a plain file: spacy-elmo
+    never writes or reads its own files through a link, which could point outside its folder.
+
+    RETURNS (int): the file descriptor.
+    """
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0), mode)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise OutputFolderError(
+                f"{path} is a symbolic link: spacy-elmo never opens its files through a link (it could point anywhere). "
+                "Nothing was written; remove the link and run again"
+            ) from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OutputFolderError(f"{path} is not a plain file: nothing was written; remove it and run again")
+    return fd
+
+
+def is_plain_file(path: PathLike) -> bool:
+    """RETURNS (bool): whether `path` is a plain file itself (not a link to one)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def is_plain_folder(path: PathLike) -> bool:
+    """RETURNS (bool): whether `path` is a folder itself (not a link to one)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def write_atomically(path: PathLike, text: str) -> None:
@@ -210,15 +276,15 @@ class FolderLock:
     command (str): what holds it, for the message a second process gets.
     """
 
-    def __init__(self, folder: PathLike, command: str) -> None:
-        self.path = Path(folder) / LOCK
+    def __init__(self, folder: PathLike, command: str, name: str = LOCK) -> None:
+        self.path = Path(folder) / name
         self.command = command
         self._file: Optional[IO[str]] = None
 
     def acquire(self) -> "FolderLock":
         if fcntl is None or self._file is not None:
             return self
-        handle = open(self.path, "a+", encoding="utf8")
+        handle = os.fdopen(open_no_follow(self.path, os.O_RDWR | os.O_CREAT, 0o600), "r+", encoding="utf8")
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -237,6 +303,7 @@ class FolderLock:
             handle.close()
             raise
         self._file = handle
+        _HELD.add(self)
         return self
 
     def release(self) -> None:
@@ -244,9 +311,28 @@ class FolderLock:
         if self._file is not None:
             self._file.close()
             self._file = None
+        _HELD.discard(self)
 
     def __enter__(self) -> "FolderLock":
         return self.acquire()
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+# A forked child (a DataLoader worker, a process pool) shares the parent's open lock files, and an
+# flock lasts while any process holds one: the child closes its copies, so that the lock ends with
+# the process that took it.
+_HELD: "weakref.WeakSet[FolderLock]" = weakref.WeakSet()
+
+
+def _close_inherited_locks() -> None:
+    for lock in list(_HELD):
+        if lock._file is not None:
+            lock._file.close()
+            lock._file = None
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_inherited_locks)

@@ -51,8 +51,11 @@ def network_config(folder: PathLike) -> Tuple[Dict[str, Any], Path]:
     name = config.get("config_path")
     if not isinstance(name, str) or not name:
         raise ElmoFormatError(f"{folder / 'config.json'} has no 'config_path': it is not an ELMoForManyLangs config.json")
-    candidates = [folder / name, folder / Path(name).name, PACKAGED_CONFIGS / Path(name).name]
-    found = next((path for path in candidates if path.is_file()), None)
+    # Only inside the folder or among the packaged configs, by file name: a path that is absolute
+    # or climbs out would make the model depend on (and read) any file on the machine.
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    candidates = [folder / base, PACKAGED_CONFIGS / base] if base not in ("", ".", "..") else []
+    found = next((path for path in candidates if path.is_file() and not path.is_symlink()), None)
     if found is None:
         raise ElmoFormatError(
             f"{folder / 'config.json'} names the network config {name!r}, which is neither in {folder} nor one of the "

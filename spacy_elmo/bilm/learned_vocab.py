@@ -120,6 +120,12 @@ def _check_lexicon(lexicon: Dict[str, int], specials: tuple, what: str) -> None:
         )
     if any(i < 0 for i in lexicon.values()):
         raise ElmoFormatError(f"The {what} vocabulary has negative ids: it is damaged.")
+    largest = max(lexicon.values())
+    if largest >= len(lexicon):  # the embedding has one row per entry
+        raise ElmoFormatError(
+            f"The {what} vocabulary gives id {largest} to an entry, but has {len(lexicon)} entries (ids 0-{len(lexicon) - 1}): "
+            "it is damaged; download the model again."
+        )
     pad = lexicon["<pad>"]
     if what == "character" and sum(1 for i in lexicon.values() if i == pad) > 1:
         raise ElmoFormatError("The character vocabulary gives the id of <pad> to another entry too: it is damaged.")

@@ -9,7 +9,6 @@ beside OUTPUT, renamed at the end: an interrupted run leaves no half-written OUT
 import gzip
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator, Tuple, Union
 
@@ -17,6 +16,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
 from ..errors import InputError
+from ..output_folders import temporary_path
 from .component import Elmo
 
 LAYER_CHOICES = ("all", "top", "average")
@@ -83,9 +83,7 @@ def write_layers(docs: Iterable[Doc], output: Union[str, Path], layers: str = "a
     output = Path(output)
     check_output(output, layers)
     output.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp")
-    os.close(handle)
-    tmp = Path(name)
+    tmp = temporary_path(output)
     try:
         counts = _write_docbin(docs, tmp) if output.suffix == ".spacy" else _write_hdf5(docs, tmp, layers)
         os.replace(tmp, output)

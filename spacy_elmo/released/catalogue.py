@@ -30,6 +30,10 @@ class ReleasedModel:
     licence (str): the licence its page states ("not stated" where none).
     files (Tuple[Tuple[str, str], ...]): (file name in the model folder, URL) of each file; or
     archive (Optional[str]): the URL of a zip holding the model folder.
+    digests (Tuple[Tuple[str, str], ...]): (download name, sha256) where a public page states one
+        (named in `source`); a download that differs is refused. Without one, the first download's
+        digest is what later uses are checked against, and the server (or mirror) is trusted for
+        the content.
     source (str): where these facts were taken from.
     """
 
@@ -43,6 +47,12 @@ class ReleasedModel:
     source: str
     files: Tuple[Tuple[str, str], ...] = ()
     archive: Optional[str] = None
+    digests: Tuple[Tuple[str, str], ...] = ()
+
+    @property
+    def sha256(self) -> Dict[str, str]:
+        """RETURNS (Dict[str, str]): download name -> published sha256 (empty where none is published)."""
+        return dict(self.digests)
 
     @property
     def urls(self) -> Dict[str, str]:

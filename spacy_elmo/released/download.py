@@ -1,47 +1,74 @@
 """Downloading released models into a cache folder, and finding them there.
 
-The cache holds one folder per name. spacy-elmo keeps a record in it (`RECORD`) of every file it
-wrote there and its sha256; it writes only files the record names (a file a user put in the
-folder is left alone, and one that would be written over is refused), downloads to a
-`.partial` name it records first (run again to resume an interrupted download), renames a file
-only once it is complete and checked, and checks every recorded file's sha256 on every later use.
+The cache holds, per name:
+
+- `NAME/`: the model, complete and checked, with spacy-elmo's record (`RECORD`): every file it
+  wrote there, its sha256 and size. Every use checks the files against it; the record itself is
+  checked too (it must name every file the model's format needs, each a plain name with a digest).
+- `.NAME.download/`: a download under way (its record says where each partial file came from, so
+  that a later run resumes only what the server proves is the same file; see `transfer`).
+- `.NAME.replaced-*/`: the previous model while a new one replaces it.
+- `.NAME.lock`: one download of a name at a time.
+
+A download, `--force` included, goes into `.NAME.download/`; only once every file is complete and
+checked (against the catalogue's digest where a public page states one, and by loading it) does a
+rename put it in place of `NAME/`. A failure leaves the previous model as it was, and a run killed
+at any point leaves the old model or the new one: the next use finishes or undoes the swap. A
+download that fails its check is removed, so the next run fetches it again. Nothing is opened
+through a link, and nothing is removed that the record does not name as a plain file of the folder.
 """
 
 import hashlib
-import http.client
 import os
-import shutil
+import re
 import tempfile
-import urllib.error
-import urllib.request
-import zipfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import srsly
 
+from ..bilm.elmoformanylangs import MARKER_FILES as EFML_FILES
 from ..bilm.folders import BilmFolder, bilm_folder, find_bilm_folder, not_a_bilm_folder
+from ..bilm.weights import WEIGHTS_NAMES
 from ..errors import InputError
-from ..output_folders import FolderLock, read_json_file, write_atomically
+from ..output_folders import FolderLock, is_plain_file, is_plain_folder, open_no_follow, write_atomically
 from ..types import PathLike
 from .catalogue import CATALOGUE, ReleasedModel, released_model
+from .transfer import PartialFile, TransferError, fetch
+from .unpack import model_files, remove_scratch, unpack_model
 
 RECORD = ".spacy-elmo-download.json"
 CACHE_ENV = "SPACY_ELMO_CACHE"
 MIRROR_ENV = "SPACY_ELMO_MIRROR"
 PARTIAL = ".partial"
+DOWNLOADING = ".download"
+REPLACED = ".replaced-"
 _CHUNK = 1 << 20
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# files a loader may read from a model folder: one of these that the record does not name is a change
+_MODEL_SUFFIXES = (".json", ".hdf5", ".dic", ".pkl", ".pt")
+_MODEL_NAMES = ("vocab.txt",)
+
+
+def _loader_reads(name: str) -> bool:
+    return name.endswith(_MODEL_SUFFIXES) or name in _MODEL_NAMES
 
 
 def cache_dir(cache: Optional[PathLike] = None) -> Path:
     """RETURNS (Path): the cache folder: `cache`, else $SPACY_ELMO_CACHE, else
     $XDG_CACHE_HOME/spacy-elmo, else ~/.cache/spacy-elmo."""
+    if cache is not None and str(cache) == "":
+        raise InputError("An empty cache path names no folder (it would be the working folder): give a folder, e.g. --cache models")
     if cache is not None:
-        return Path(cache)
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "spacy-elmo"
+        folder = Path(cache)
+    elif os.environ.get(CACHE_ENV):
+        folder = Path(os.environ[CACHE_ENV])
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        folder = Path(base) / "spacy-elmo"
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"The cache {folder} is a file, not a folder: give another cache folder (--cache, ${CACHE_ENV})")
+    return folder
 
 
 def model_urls(model: ReleasedModel, mirror: Optional[str] = None) -> Dict[str, str]:
@@ -55,96 +82,80 @@ def model_urls(model: ReleasedModel, mirror: Optional[str] = None) -> Dict[str, 
 
 def cached_folder(name: str, cache: Optional[PathLike] = None) -> Optional[BilmFolder]:
     """The complete download of `name` in the cache, its files checked against their recorded
-    sha256 (a mismatch is an error); None where it has not been downloaded (completely).
+    sha256 (a mismatch is an error); None where it has not been downloaded (completely). A swap
+    that a killed download left half done is finished (or undone) first.
 
     RETURNS (Optional[BilmFolder]): the model folder, or None.
     """
-    folder = cache_dir(cache) / released_model(name).name
-    record = _read_record(folder)
-    if not record.get("complete"):
-        return None
-    for file_name, expected in record["files"].items():
-        path = folder / file_name
-        if not path.is_file() or _sha256(path) != expected:
-            raise InputError(
-                f"{path} differs from what spacy-elmo downloaded (sha256 {expected[:12]}...): it was changed or damaged. "
-                f"Run `spacy-elmo download {name} --force` to download the model again."
-            )
-    return bilm_folder(folder)
+    model = released_model(name)
+    root = cache_dir(cache)
+    if _needs_recovery(root, model.name):
+        try:
+            with FolderLock(root, f"spacy-elmo download {model.name}", name=_lock_name(model.name)):
+                _recover(root, model.name)
+        except PermissionError:
+            pass  # a read-only cache: what is in place is read as it is
+    return _checked_model(root / model.name, model)
+
+
+def cache_state(name: str, cache: Optional[PathLike] = None) -> str:
+    """What the cache holds of `name`, without reading the weights: "yes" (complete: its record is
+    valid and every file it names is there with its recorded size), "partial" (a download under
+    way or cut short), "damaged", or "" (nothing).
+
+    RETURNS (str): the state.
+    """
+    model = released_model(name)
+    root = cache_dir(cache)
+    folder = root / model.name
+    try:
+        record = _read_record(folder) if is_plain_folder(folder) else {}
+        if record.get("complete"):
+            _check_record(record, folder, model)
+            sizes = record.get("sizes", {})
+            for file_name in record["files"]:
+                path = folder / file_name
+                if not is_plain_file(path) or (file_name in sizes and path.stat().st_size != sizes[file_name]):
+                    return "damaged"
+            return "yes"
+    except InputError:
+        return "damaged"
+    if record or is_plain_folder(root / f".{model.name}{DOWNLOADING}"):
+        return "partial"
+    return ""
 
 
 def download(
     name: str, cache: Optional[PathLike] = None, mirror: Optional[str] = None, force: bool = False, progress: bool = True
 ) -> BilmFolder:
     """Download a released model into the cache (resuming an interrupted download) and check it:
-    an AllenNLP-format model's datasets must have the shapes its options.json implies, an
-    ELMoForManyLangs model must load.
+    against the catalogue's digests where it has them, then by loading it (an AllenNLP-format
+    model's datasets must have the shapes its options.json implies, an ELMoForManyLangs model must
+    load). The model already there stays until the new one is complete and checked.
 
     name (str): a catalogue name (`spacy-elmo models`).
     cache (Optional[PathLike]): the cache folder (see `cache_dir`).
     mirror (Optional[str]): a base URL replacing the catalogue's (see `model_urls`).
-    force (bool): download again what was downloaded before (only the files spacy-elmo wrote).
+    force (bool): download again what was downloaded before.
     progress (bool): show a progress bar.
     RETURNS (BilmFolder): the model folder in the cache.
     """
     model = released_model(name)
-    folder = cache_dir(cache) / model.name
-    if not force:
-        found = cached_folder(name, cache)
-        if found is not None:
-            return found
-    folder.mkdir(parents=True, exist_ok=True)
+    root = cache_dir(cache)
+    root.mkdir(parents=True, exist_ok=True)
     # one download of a name at a time (a second process is refused in one line, naming the first)
-    with FolderLock(folder, f"spacy-elmo download {model.name}"):
+    with FolderLock(root, f"spacy-elmo download {model.name}", name=_lock_name(model.name)):
+        _recover(root, model.name)
+        _check_not_a_users(root / model.name)
         if not force:
-            found = cached_folder(name, cache)  # finished by another process meanwhile
+            found = _checked_model(root / model.name, model, damaged_ok=True)
             if found is not None:
                 return found
-        return _download_into(model, folder, mirror, force, progress)
-
-
-def _download_into(model: ReleasedModel, folder: Path, mirror: Optional[str], force: bool, progress: bool) -> BilmFolder:
-    record = _read_record(folder)
-    if force or record.get("complete"):
-        _remove_recorded(folder, record)
-        record = {}
-    record = {"name": model.name, "complete": False, "files": {}, "partial": record.get("partial", [])}
-    urls = model_urls(model, mirror)
-    for file_name in urls:
-        for path in (folder / file_name, folder / (file_name + PARTIAL)):
-            if path.exists() and path.name not in record["partial"]:
-                raise InputError(
-                    f"{path} is in the cache folder but spacy-elmo did not download it: it is left alone. Move it away, or "
-                    f"give another cache folder (--cache, ${CACHE_ENV})."
-                )
-    downloaded: List[Path] = []
-    for file_name, url in urls.items():
-        done = folder / file_name
-        if done.is_file() and done.name in record["partial"]:  # finished by an interrupted run
-            downloaded.append(done)
-        else:
-            downloaded.append(_fetch(url, folder, file_name, record, progress))
-    if model.archive:
-        files = _unpack(downloaded[0], folder, record)
-    else:
-        files = downloaded
-    try:
-        found = bilm_folder(folder)
-        found.load(cache_size=0)  # every shape and value checked
-    except InputError as err:
-        for path in files:
-            path.unlink(missing_ok=True)
-        record["files"] = {}
-        _write_record(folder, record)
-        raise InputError(
-            f"The download of {model.name} is not a usable biLM ({err}); the downloaded files were removed. "
-            "Run the command again; if it fails the same way, the server's copy is damaged."
-        ) from None
-    record["files"] = {path.name: _sha256(path) for path in files}
-    record["complete"] = True
-    record["partial"] = []
-    _write_record(folder, record)
-    return found
+        new = _download_into(model, root, mirror, progress)
+        _swap_in(root, model.name, new)
+        found = _checked_model(root / model.name, model)
+        assert found is not None
+        return found
 
 
 def resolve_bilm(
@@ -169,132 +180,360 @@ def resolve_bilm(
     return download(name, cache, mirror)
 
 
-def _fetch(url: str, folder: Path, file_name: str, record: Dict[str, Any], progress: bool) -> Path:
-    """Download `url` to folder/file_name through folder/file_name.partial, resuming that."""
-    from tqdm import tqdm
+# --- the download ------------------------------------------------------------------------------
 
-    target, partial = folder / file_name, folder / (file_name + PARTIAL)
-    if partial.name not in record["partial"]:
-        record["partial"].append(partial.name)
+
+def _download_into(model: ReleasedModel, root: Path, mirror: Optional[str], progress: bool) -> Path:
+    """Fetch, unpack and check the model in `.NAME.download/`.
+
+    RETURNS (Path): that folder, its record complete.
+    """
+    folder = root / f".{model.name}{DOWNLOADING}"
+    record = _open_download_folder(folder, model)
+    urls = model_urls(model, mirror)
+    fetched: List[Path] = []
+    for file_name, url in urls.items():
+        path = folder / file_name
+        if file_name in record["done"] and is_plain_file(path):  # finished by an interrupted run
+            fetched.append(path)
+            continue
+        partial = folder / (file_name + PARTIAL)
+        known = PartialFile.from_dict(record["partial"].get(file_name))
+
+        def remember(state: PartialFile, file_name: str = file_name) -> None:
+            record["partial"][file_name] = state.to_dict()
+            _write_record(folder, record)
+
+        try:
+            fetch(url, partial, known, remember, progress, f"{model.name}/{file_name}")
+        except TransferError as err:
+            if not err.resumable:
+                _discard_download(folder, record)
+                raise InputError(f"Cannot download {model.name} from {err}: nothing was kept{_previous_note(root, model.name)}.") from None
+            raise InputError(
+                f"Cannot download {model.name} from {err}: run `spacy-elmo download {model.name}` again to resume; "
+                "check the connection or the mirror "
+                f"({MIRROR_ENV}), or download where there is one and copy the cache folder ({CACHE_ENV})"
+                f"{_previous_note(root, model.name, ';')}."
+            ) from None
+        _check_known_digest(model, file_name, partial, folder, record, root)
+        os.replace(partial, path)
+        record["done"].append(file_name)
         _write_record(folder, record)
-    start = partial.stat().st_size if partial.is_file() else 0
-    request = urllib.request.Request(url, headers={"Range": f"bytes={start}-"} if start else {})
+        fetched.append(path)
     try:
-        response = urllib.request.urlopen(request, timeout=60)
-    except urllib.error.HTTPError as err:
-        if err.code == 416 and start:  # nothing left to send: start again
-            partial.unlink()
-            return _fetch(url, folder, file_name, record, progress)
-        raise _offline(url, record["name"], f"HTTP {err.code} {err.reason}") from None
-    except (urllib.error.URLError, OSError) as err:
-        raise _offline(url, record["name"], str(getattr(err, "reason", err))) from None
-    with response:
-        if start and response.status != 206:
-            start = 0  # the server sends it whole
-        length = response.headers.get("Content-Length")
-        total = start + int(length) if length is not None else None
-        written = start
-        with (
-            partial.open("ab" if start else "wb") as out,
-            tqdm(total=total, initial=start, unit="B", unit_scale=True, desc=f"{record['name']}/{file_name}", disable=not progress) as bar,
-        ):
-            try:
-                while True:
-                    chunk = response.read(_CHUNK)
-                    if not chunk:
-                        break
-                    out.write(chunk)
-                    written += len(chunk)
-                    bar.update(len(chunk))
-            except (http.client.IncompleteRead, OSError) as err:
-                raise _interrupted(url, record["name"], written, total, str(err)) from None
-    if total is not None and written != total:
-        raise _interrupted(url, record["name"], written, total, "the connection closed early")
-    partial.replace(target)
-    record["partial"].append(target.name)
+        files = _unpack(folder, fetched[0], model, record) if model.archive else fetched
+        found = bilm_folder(folder)
+        found.load(cache_size=0)  # every shape and value checked
+    except InputError as err:
+        _discard_download(folder, record)
+        raise InputError(
+            f"The download of {model.name} is not a usable biLM ({err}); it was removed{_previous_note(root, model.name, ',')}. "
+            "Run the command again; if it fails the same way, the server's copy is damaged"
+        ) from None
+    _remove_leftovers(folder)
+    record.update(
+        complete=True,
+        files={path.name: _sha256(path) for path in files},
+        sizes={path.name: path.stat().st_size for path in files},
+        checked_against="catalogue" if model.sha256 else "first download",
+        partial={},
+        done=[],
+    )
     _write_record(folder, record)
-    return target
+    return folder
 
 
-def _unpack(archive: Path, folder: Path, record: Dict[str, Any]) -> List[Path]:
-    """Extract the model folder inside a downloaded zip into `folder` (only the model's files, each
-    recorded), then remove the zip."""
-    if not zipfile.is_zipfile(archive):
-        archive.unlink()
-        raise InputError(f"The download of {record['name']} is not a zip archive (removed): run the command again.")
+def _open_download_folder(folder: Path, model: ReleasedModel) -> Dict[str, Any]:
+    """Take up `.NAME.download/` (ours: it holds our record, or nothing) or make it.
+
+    RETURNS (Dict[str, Any]): its record.
+    """
+    if os.path.lexists(folder) and not is_plain_folder(folder):
+        raise InputError(f"{folder} is not a folder (a link or a file) and spacy-elmo did not make it: remove it and run again")
+    record: Dict[str, Any] = {}
+    if folder.exists():
+        try:
+            record = _read_record(folder)
+        except InputError:
+            pass  # ours (it has our record file), damaged: started over
+        entries = sorted(p.name for p in folder.iterdir() if not _record_temporary(p.name))
+        if entries and not os.path.lexists(folder / RECORD):
+            raise InputError(f"{folder} holds files ({', '.join(entries[:3])}) but no record of spacy-elmo's: move it away and run again")
+        if record.get("complete") or record.get("name") != model.name:
+            _discard_download(folder, record)
+            record = {}
+        else:
+            _remove_leftovers(folder)
+    folder.mkdir(exist_ok=True)
+    partial = record.get("partial") if isinstance(record.get("partial"), dict) else {}
+    done = [n for n in record.get("done", []) if _plain_name(n)]
+    record = {"name": model.name, "complete": False, "files": {}, "partial": partial, "done": done}
+    _write_record(folder, record)
+    return record
+
+
+def _unpack(folder: Path, archive: Path, model: ReleasedModel, record: Dict[str, Any]) -> List[Path]:
+    """Unpack the archive's model folder into `folder` (its files recorded), then remove the archive."""
     scratch = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=folder))
     try:
-        with zipfile.ZipFile(archive) as zf:
-            bad = zf.testzip()
-            if bad is not None:
-                raise InputError(f"The download of {record['name']} is damaged ({bad} fails its CRC): run the command again.")
-            for member in zf.infolist():
-                parts = Path(member.filename).parts
-                if member.filename.startswith("/") or ".." in parts:
-                    raise InputError(f"The archive of {record['name']} holds a path outside its folder ({member.filename}): refused.")
-            zf.extractall(scratch)
-        candidates = [scratch, *sorted(p for p in scratch.rglob("*") if p.is_dir())]
-        model_dir = next((p for p in candidates if find_bilm_folder(p) is not None), None)
-        if model_dir is None:
-            raise InputError(f"The archive of {record['name']} holds no biLM folder: the catalogue entry or the server is wrong.")
+        inner = unpack_model(archive, scratch, model.name)
         files = []
-        for path in sorted(model_dir.iterdir()):
-            if path.is_file():
-                target = folder / path.name
-                if target.exists() and target.name not in record["partial"]:  # recorded: unpacked by an interrupted run
-                    raise InputError(f"{target} is in the cache folder but spacy-elmo did not write it: move it away and run again.")
-                record["partial"].append(path.name)
-                _write_record(folder, record)
-                path.replace(target)
-                files.append(target)
-        archive.unlink()
-        return files
+        for path in model_files(inner):
+            if path.name == RECORD or path.name in model.urls or not _plain_name(path.name):
+                raise InputError(f"The archive of {model.name} holds a file named {path.name}, which the cache uses itself")
+            record["done"].append(path.name)
+            _write_record(folder, record)
+            os.replace(path, folder / path.name)
+            files.append(folder / path.name)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_scratch(scratch)
+    archive.unlink()
+    record["done"].remove(archive.name)
+    _write_record(folder, record)
+    return files
 
 
-def _offline(url: str, name: str, reason: str) -> InputError:
-    return InputError(
-        f"Cannot download {name} from {url} ({reason}). Check the connection or the mirror ({MIRROR_ENV}), or run "
-        f"`spacy-elmo download {name}` where there is one and copy the cache folder ({CACHE_ENV})."
-    )
+def _check_known_digest(model: ReleasedModel, file_name: str, path: Path, folder: Path, record: Dict[str, Any], root: Path) -> None:
+    expected = model.sha256.get(file_name)
+    if expected is None:
+        return
+    found = _sha256(path)
+    if found != expected:
+        _discard_download(folder, record)
+        raise InputError(
+            f"The download of {model.name}/{file_name} has sha256 {found[:16]}..., not the {expected[:16]}... its source "
+            f"publishes: it was removed{_previous_note(root, model.name, ',')}. Check the mirror ({MIRROR_ENV}) or try again later"
+        )
 
 
-def _interrupted(url: str, name: str, written: int, total: Optional[int], reason: str) -> InputError:
-    of = f" of {total}" if total is not None else ""
-    return InputError(f"The download of {url} stopped at {written}{of} bytes ({reason}): run `spacy-elmo download {name}` again to resume.")
+def _discard_download(folder: Path, record: Dict[str, Any]) -> None:
+    """Remove a download folder's files that spacy-elmo wrote (by plain name), then the folder if empty."""
+    names = {RECORD, *record.get("done", []), *record.get("files", {})}
+    names |= {n + PARTIAL for n in record.get("partial", {})} | {n + PARTIAL for n in record.get("done", [])}
+    for name in names:
+        if isinstance(name, str) and _plain_name(name) and is_plain_file(folder / name):
+            (folder / name).unlink()
+    _remove_leftovers(folder)
+    _remove_if_empty(folder)
 
 
-def _remove_recorded(folder: Path, record: Dict[str, Any]) -> None:
-    for file_name in [*record.get("files", {}), *record.get("partial", [])]:
-        (folder / file_name).unlink(missing_ok=True)
+def _remove_leftovers(folder: Path) -> None:
+    """Remove what a killed run of ours left in a download folder: record temporaries, unpackings."""
+    for leftover in folder.iterdir():
+        if _record_temporary(leftover.name) and is_plain_file(leftover):
+            leftover.unlink()
+        elif leftover.name.startswith(".unpacking-") and is_plain_folder(leftover):
+            remove_scratch(leftover)
+
+
+# --- putting a new model in place, and recovering a swap cut short -----------------------------
+
+
+def _swap_in(root: Path, name: str, new: Path) -> None:
+    """Replace `root/name` by the checked download `new`: the old folder is renamed aside, the new
+    one renamed in, then the old one's files (those its record names) removed; a user's own files
+    in the old folder move to the new one."""
+    target = root / name
+    if os.path.lexists(target) and not is_plain_folder(target):
+        raise InputError(f"{target} is not a folder (a link or a file) and spacy-elmo did not make it: move it away and run again")
+    if target.exists():
+        aside = Path(tempfile.mkdtemp(prefix=f".{name}{REPLACED}", dir=root))
+        os.replace(target, aside)  # an empty folder of a fresh name is replaced by the old model
+    os.replace(new, target)
+    _clear_replaced(root, name)
+
+
+def _check_not_a_users(folder: Path) -> None:
+    """Refuse a model folder without a record of spacy-elmo's that holds files a loader could read:
+    they are someone else's (a user's notes may stay; they move along with the model)."""
+    if os.path.lexists(folder) and not is_plain_folder(folder):
+        raise InputError(f"{folder} is not a folder (a link or a file) and spacy-elmo did not make it: move it away and run again")
+    if folder.exists() and not os.path.lexists(folder / RECORD):
+        entries = sorted(p.name for p in folder.iterdir() if _loader_reads(p.name) or p.name.endswith(PARTIAL))
+        if entries:
+            raise InputError(
+                f"{folder} holds files ({', '.join(entries[:3])}) but spacy-elmo did not download them: they are left alone. "
+                f"Move them away, or give another cache folder (--cache, ${CACHE_ENV})"
+            )
+
+
+def _needs_recovery(root: Path, name: str) -> bool:
+    if not root.is_dir():
+        return False
+    downloading = root / f".{name}{DOWNLOADING}"
+    return (is_plain_folder(downloading) and _is_complete(downloading)) or any(_replaced(root, name))
+
+
+def _recover(root: Path, name: str) -> None:
+    """Finish or undo a swap that a killed download left half done (under the lock): a complete
+    download (checked before its record said so) goes in; else, where no model is in place, the
+    one set aside comes back."""
+    target, downloading = root / name, root / f".{name}{DOWNLOADING}"
+    if is_plain_folder(downloading) and _is_complete(downloading):
+        _swap_in(root, name, downloading)
+        return
+    if not os.path.lexists(target):
+        aside = [p for p in _replaced(root, name) if _is_complete(p)]
+        if aside:
+            os.replace(aside[-1], target)
+    _clear_replaced(root, name)
+
+
+def _replaced(root: Path, name: str) -> List[Path]:
+    return [p for p in sorted(root.glob(f".{name}{REPLACED}*")) if is_plain_folder(p)]
+
+
+def _clear_replaced(root: Path, name: str) -> None:
+    """Remove the models set aside by swaps: their recorded files, the record and an older release's
+    lock; a user's own files move to the current model (or stay, if a file of that name is there)."""
+    target = root / name
+    for aside in _replaced(root, name):
+        try:
+            record = _read_record(aside)
+        except InputError:
+            record = {}
+        partial = record.get("partial", [])
+        ours = {RECORD, ".lock", *record.get("files", {}), *(partial if isinstance(partial, list) else partial)}
+        marked = os.path.lexists(aside / RECORD)  # a cache folder of ours: its model files are ours too
+        # the record goes last, so that a kill on the way leaves the folder recognisably ours
+        for entry in sorted(aside.iterdir(), key=lambda p: p.name == RECORD):
+            mine = entry.name in ours or _record_temporary(entry.name)
+            mine = mine or (marked and (_loader_reads(entry.name) or entry.name.endswith(PARTIAL)))
+            if mine and _plain_name(entry.name) and is_plain_file(entry):
+                entry.unlink()
+            elif is_plain_folder(target) and not os.path.lexists(target / entry.name):
+                os.replace(entry, target / entry.name)
+        _remove_if_empty(aside)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
+
+
+def _previous_note(root: Path, name: str, sep: str = ";") -> str:
+    return f"{sep} the model already in {root / name} is unchanged" if (root / name).exists() else ""
+
+
+def _lock_name(name: str) -> str:
+    return f".{name}.lock"
+
+
+# --- the record ----------------------------------------------------------------------------------
+
+
+def _checked_model(folder: Path, model: ReleasedModel, damaged_ok: bool = False) -> Optional[BilmFolder]:
+    """The model in `folder` if its record says complete and every file matches it; None where no
+    complete download is there. A damaged record or file is an error, or None with `damaged_ok`
+    (a download then replaces it)."""
+    if not os.path.lexists(folder):
+        return None
+    fix = f"Run `spacy-elmo download {model.name} --force` to download the model again (the files there now stay until it succeeds)."
+    try:
+        if not is_plain_folder(folder):
+            raise InputError(f"{folder} is not a folder (a link or a file): spacy-elmo reads its cache through no link. {fix}")
+        record = _read_record(folder)
+        if not record.get("complete"):
+            if not record:
+                _check_not_a_users(folder)
+            return None  # nothing yet, or an older release's unfinished download: a download replaces it
+        _check_record(record, folder, model)
+        sizes = record.get("sizes", {})
+        for file_name, expected in record["files"].items():
+            path = folder / file_name
+            if not is_plain_file(path):
+                raise InputError(f"{path} is missing or not a plain file. {fix}")
+            if (file_name in sizes and path.stat().st_size != sizes[file_name]) or _sha256(path) != expected:
+                raise InputError(
+                    f"{path} differs from what spacy-elmo downloaded (sha256 {expected[:12]}...): it was changed or damaged. {fix}"
+                )
+        added = [p.name for p in folder.iterdir() if _loader_reads(p.name) and p.name not in (*record["files"], RECORD)]
+        if added:
+            raise InputError(f"{folder} holds {', '.join(sorted(added))}, which spacy-elmo did not download and a loader could read. {fix}")
+        found = find_bilm_folder(folder)
+        if found is None:
+            raise InputError(f"{folder} is not a biLM folder although its record says complete. {fix}")
+        return found
+    except InputError:
+        if damaged_ok:
+            return None
+        raise
+
+
+def _check_record(record: Dict[str, Any], folder: Path, model: ReleasedModel) -> None:
+    """A record that says complete must name every file the model's format needs, each a plain
+    file name with a sha256."""
+    files = record.get("files")
+    damaged = f"{folder / RECORD} is damaged"
+    if not isinstance(files, dict) or not files:
+        raise InputError(f"{damaged} (it names no files).")
+    for file_name, digest in files.items():
+        if not _plain_name(file_name) or not isinstance(digest, str) or not _SHA256.match(digest):
+            raise InputError(f"{damaged} (it names {file_name!r} with digest {str(digest)[:20]!r}).")
+    needed = _needed_files(model.format, files)
+    if needed:
+        raise InputError(f"{damaged} (it lacks {', '.join(needed)}, which a {model.format} model needs).")
+    sizes = record.get("sizes", {})
+    if not isinstance(sizes, dict) or not all(isinstance(v, int) for v in sizes.values()):
+        raise InputError(f"{damaged} (its sizes are not numbers).")
+
+
+def _needed_files(format: str, files: Dict[str, str]) -> List[str]:
+    if format == "allennlp":
+        missing = [] if "options.json" in files else ["options.json"]
+        return missing + ([] if any(n in files for n in WEIGHTS_NAMES) else ["weights.hdf5"])
+    return [n for n in (*EFML_FILES, "char.dic") if n not in files]
+
+
+def _record_temporary(name: str) -> bool:
+    """Whether `name` is a temporary file of a record write (see `write_atomically`) that a kill left."""
+    return name.startswith(f".{RECORD}.") and name.endswith(".tmp")
+
+
+def _plain_name(name: object) -> bool:
+    """Whether `name` is one file name in a folder: no separator, not '.', '..' or empty."""
+    return isinstance(name, str) and name not in ("", ".", "..") and "/" not in name and "\\" not in name and "\x00" not in name
+
+
+def _is_complete(folder: Path) -> bool:
+    try:
+        return bool(_read_record(folder).get("complete"))
+    except InputError:
+        return False
 
 
 def _read_record(folder: Path) -> Dict[str, Any]:
     path = folder / RECORD
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {}
-    fix = f"delete {folder} (it holds a download of spacy-elmo's) and download again."
-    data = read_json_file(path, fix)
-    # a complete download lists its files; an unfinished one may not yet
-    files = data.get("files", None if data.get("complete") else {}) if isinstance(data, dict) else None
-    if (
-        not isinstance(data, dict)
-        or not isinstance(files, dict)
-        or not all(isinstance(v, str) for v in files.values())
-        or not isinstance(data.get("partial", []), list)
-    ):
-        raise InputError(f"{path} is damaged: {fix}")
+    damaged = f"{path} is damaged: run `spacy-elmo download NAME --force` to download the model again"
+    try:
+        with os.fdopen(open_no_follow(path, os.O_RDONLY), "rb") as f:
+            data = srsly.json_loads(f.read().decode("utf8"))
+    except (ValueError, UnicodeDecodeError):
+        raise InputError(f"{damaged} (not valid JSON).") from None
+    if not isinstance(data, dict) or not isinstance(data.get("files", {}), dict):
+        raise InputError(f"{damaged} (not a record of spacy-elmo's).")
     return data
 
 
 def _write_record(folder: Path, record: Dict[str, Any]) -> None:
+    if os.path.lexists(folder / RECORD) and not is_plain_file(folder / RECORD):
+        raise InputError(f"{folder / RECORD} is not a plain file (a link?): spacy-elmo writes through no link; remove it and run again")
     write_atomically(folder / RECORD, srsly.json_dumps(record))
 
 
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as f:
+    with os.fdopen(open_no_follow(path, os.O_RDONLY), "rb") as f:
         for block in iter(lambda: f.read(_CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def describe_check(model: ReleasedModel) -> str:
+    """RETURNS (str): what the files of `model` are checked against, for `spacy-elmo models`."""
+    return "published sha256" if model.sha256 else "first download"

@@ -8,6 +8,7 @@ softmax.pt (+ softmax.json). Files are only ever read with `torch.load(weights_o
 import errno
 import os
 import shutil
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Dict, Iterator, Optional, Tuple
@@ -19,7 +20,7 @@ from ..bilm import BiLM, save_original
 from ..bilm.folders import bilm_folder
 from ..bilm.language_model import SharedSoftmax
 from ..errors import InputError
-from ..output_folders import read_json_file
+from ..output_folders import MARKER, SCRATCH_SUFFIX, default_folder_mode, kind_of, read_json_file
 from ..types import PathLike
 from .vocab import Vocabulary
 
@@ -128,26 +129,57 @@ def _tensors(tree: Any) -> Iterator[torch.Tensor]:
             yield from _tensors(value)
 
 
+_NEW_MODEL = "model-scratch"
+_OLD_MODEL = "model-backup"
+
+
 def save_model_dir(folder: PathLike, bilm: BiLM, vocab: Vocabulary, softmax: SharedSoftmax) -> None:
-    """Write a model folder atomically (a temporary folder, then a rename)."""
+    """Write a model folder atomically: into a scratch folder of a fresh name (made by `tempfile`
+    and marked, so no user's folder is ever taken for one), then renames; the former folder is
+    set aside under another such name until the new one is in place (`recover_model_dirs` puts it
+    back after a kill between the two renames)."""
     folder = Path(folder)
-    tmp = folder.with_name(folder.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
+    tmp = _scratch(folder, _NEW_MODEL)
     with _writing(tmp):
         save_original(bilm, tmp / "options.json", tmp / "weights.hdf5")
         vocab.to_file(tmp / "vocab.txt")
         torch.save(softmax.state_dict(), tmp / "softmax.pt")
         srsly.write_json(tmp / "softmax.json", {**softmax_config(softmax), "vocab_sha256": vocab.digest()})
-    old = folder.with_name(folder.name + ".old")
+    (tmp / MARKER).unlink()
+    old = None
     if folder.exists():
-        if old.exists():
-            shutil.rmtree(old)
-        folder.rename(old)
-    tmp.rename(folder)
-    if old.exists():
+        old = _scratch(folder, _OLD_MODEL)
+        (old / MARKER).unlink()
+        os.replace(folder, old)  # onto the empty folder of a fresh name
+        _mark_as(old, _OLD_MODEL)
+    os.replace(tmp, folder)
+    if old is not None:
         shutil.rmtree(old)
+
+
+def recover_model_dirs(run: PathLike, names: Tuple[str, ...]) -> None:
+    """After a kill while a model folder was replaced: put back a set-aside folder where `run/NAME`
+    is missing, and remove the scratch folders spacy-elmo made and marked (nothing else)."""
+    run = Path(run)
+    for name in names:
+        for path in sorted(run.glob(f".{name}.*{SCRATCH_SUFFIX}")):
+            kind = kind_of(path) if path.is_dir() and not path.is_symlink() else None
+            if kind == _OLD_MODEL and not (run / name).exists():
+                (path / MARKER).unlink()
+                os.replace(path, run / name)
+            elif kind in (_OLD_MODEL, _NEW_MODEL):
+                shutil.rmtree(path)
+
+
+def _scratch(folder: Path, kind: str) -> Path:
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=SCRATCH_SUFFIX, dir=folder.parent))
+    os.chmod(tmp, default_folder_mode())  # what mkdir gives (mkdtemp's is 0o700)
+    _mark_as(tmp, kind)
+    return tmp
+
+
+def _mark_as(folder: Path, kind: str) -> None:
+    srsly.write_json(folder / MARKER, {"kind": kind, "made_by": "spacy-elmo"})
 
 
 def softmax_config(softmax: SharedSoftmax) -> Dict[str, Any]:

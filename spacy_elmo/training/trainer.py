@@ -34,7 +34,16 @@ from ..errors import InputError, OutputFolderError
 from ..output_folders import PRETRAIN_RUN, FolderLock, claim_folder, write_atomically
 from ..text_corpus import corpus_files
 from .batches import BatchEncoder, BatchStream, CorpusPosition, TrainingBatch, batch_loader, first_sentences
-from .checkpoint import load_checkpoint, load_model_dir, rng_state, save_checkpoint, save_model_dir, set_rng_state
+from .checkpoint import (
+    CHECKPOINT_NAME,
+    load_checkpoint,
+    load_model_dir,
+    recover_model_dirs,
+    rng_state,
+    save_checkpoint,
+    save_model_dir,
+    set_rng_state,
+)
 from .corpus import Corpus
 from .evaluate import evaluate
 from .logger import PretrainRun, make_logger
@@ -51,10 +60,6 @@ RUN_FILES = (
     "checkpoint.pt.tmp",
     "model-best",
     "model-last",
-    "model-best.tmp",
-    "model-last.tmp",
-    "model-best.old",
-    "model-last.old",
     "config.cfg",
     "vocab.txt",
     "log.jsonl",
@@ -109,7 +114,13 @@ def open_run_folder(output: Path, resume: bool, overwrite: bool) -> FolderLock:
     claim_folder(output, PRETRAIN_RUN, ", or --resume a run of spacy-elmo pretrain there")
     lock = FolderLock(output, "spacy-elmo pretrain").acquire()
     try:
+        recover_model_dirs(output, ("model-best", "model-last"))
         done = [name for name in _RESULTS if (output / name).exists()]
+        if resume and done and not (output / CHECKPOINT_NAME).is_file():
+            raise OutputFolderError(
+                f"{output} holds a pretraining run ({', '.join(done)}) but no checkpoint.pt to go on from: nothing was "
+                "changed. Give --overwrite to start over (its models and log are removed), or another --output"
+            )
         if done and not resume and not overwrite:
             raise OutputFolderError(
                 f"{output} holds a pretraining run{_last_step(output / 'log.jsonl')}: nothing was changed. "

@@ -120,9 +120,9 @@ def test_a_per_call_precision_packs_once_and_keeps_the_token_cache(precision, mo
     encoded = {"types": 0}
     real_encode = char_encoder.CharEncoder.encode_chars
 
-    def counting_encode(self, type_chars):
+    def counting_encode(self, type_chars, *rest):
         encoded["types"] += type_chars.shape[0]
-        return real_encode(self, type_chars)
+        return real_encode(self, type_chars, *rest)
 
     def packed():
         """Every packed weight, by module, precision and key: the objects themselves."""

@@ -1,0 +1,203 @@
+"""One file over HTTP(S) into a partial file, resumed only when the server proves it is the same file.
+
+The transfer itself is `requests` (which spaCy already installs), with urllib3's retries for
+connections that fail before an answer. What HTTP leaves to the client is done here: a resumed
+request carries `If-Range` with the validator (ETag, else Last-Modified) recorded when the partial
+file was started; a 206 is appended only when its Content-Range starts at the asked offset and
+ends at the recorded total; anything else (a 200, another validator or total, another URL) starts
+the file over. A body shorter than its length is an interruption (the partial file is kept for
+the next run), and an HTML page where a model file was asked for is refused.
+"""
+
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional
+
+from ..errors import InputError
+from ..output_folders import open_no_follow
+
+_CHUNK = 1 << 20
+_CONTENT_RANGE = re.compile(r"^bytes (\d+)-(\d+)/(\d+)$")
+TIMEOUT_S = 60
+
+
+class TransferError(InputError):
+    """A transfer that did not complete; `resumable` when the partial file may be taken up again."""
+
+    def __init__(self, message: str, resumable: bool) -> None:
+        super().__init__(message)
+        self.resumable = resumable
+
+
+@dataclass
+class PartialFile:
+    """Where a partial file came from: enough to prove that a later answer continues it.
+
+    url (str): the URL asked for.
+    validator (Optional[str]): the strong ETag, else Last-Modified, of the first answer.
+    total (Optional[int]): the whole file's length, as the first answer gave it.
+    """
+
+    url: str
+    validator: Optional[str] = None
+    total: Optional[int] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: object) -> Optional["PartialFile"]:
+        """RETURNS (Optional[PartialFile]): the record, None where `data` is not one (then start over)."""
+        if not isinstance(data, dict) or not isinstance(data.get("url"), str):
+            return None
+        validator, total = data.get("validator"), data.get("total")
+        if not (validator is None or isinstance(validator, str)) or not (total is None or (isinstance(total, int) and total >= 0)):
+            return None
+        return cls(data["url"], validator, total)
+
+
+def _session() -> Any:
+    import requests
+    from requests.adapters import HTTPAdapter
+    from urllib3.util.retry import Retry
+
+    session = requests.Session()
+    retries = Retry(total=3, connect=3, read=0, status=0, backoff_factor=0.2, allowed_methods=frozenset(["GET"]))
+    session.mount("http://", HTTPAdapter(max_retries=retries))
+    session.mount("https://", HTTPAdapter(max_retries=retries))
+    return session
+
+
+def fetch(
+    url: str,
+    partial: Path,
+    known: Optional[PartialFile],
+    remember: Callable[[PartialFile], None],
+    progress: bool,
+    desc: str,
+) -> PartialFile:
+    """Download `url` into `partial`, resuming it where `known` proves the server still has the same
+    file; `remember` is called with the new record before a byte of a new file is written.
+
+    RETURNS (PartialFile): the record of the complete file.
+    """
+    import requests
+
+    start = os.lstat(partial).st_size if known is not None and known.url == url and os.path.lexists(partial) else 0
+    resumable = known is not None and known.url == url and known.validator is not None and known.total is not None
+    if start and not resumable:
+        start = 0
+    if start and known is not None and known.total is not None and start >= known.total:
+        start = 0  # complete but not checked, or longer than the file: fetch it again
+    headers = {"Accept-Encoding": "identity"}
+    if start and known is not None and known.validator is not None:
+        headers.update({"Range": f"bytes={start}-", "If-Range": known.validator})
+    try:
+        with _session() as session:
+            response = session.get(url, headers=headers, stream=True, timeout=TIMEOUT_S)
+            with response:
+                return _receive(response, url, partial, known if start else None, start, remember, progress, desc)
+    except requests.RequestException as err:
+        raise TransferError(f"{url}: {_reason(err)}", resumable=True) from None
+
+
+def _receive(
+    response: Any,
+    url: str,
+    partial: Path,
+    known: Optional[PartialFile],
+    start: int,
+    remember: Callable[[PartialFile], None],
+    progress: bool,
+    desc: str,
+) -> PartialFile:
+    from tqdm import tqdm
+
+    status = response.status_code
+    if status == 416 and start:  # the asked range is past the end: the file changed
+        return _start_over(url, partial, remember, progress, desc)
+    if status not in (200, 206):
+        raise TransferError(f"{url}: HTTP {status} {response.reason}", resumable=False)
+    if "text/html" in response.headers.get("Content-Type", "").lower():
+        raise TransferError(
+            f"{url}: the server answered with a web page (HTML), not the file; check the URL or the mirror",
+            resumable=False,
+        )
+    length = _int(response.headers.get("Content-Length"))
+    if status == 206:
+        if not start or known is None:
+            raise TransferError(f"{url}: the server sent part of the file unasked", resumable=False)
+        match = _CONTENT_RANGE.match(response.headers.get("Content-Range", "").strip())
+        first, last, total = (int(g) for g in match.groups()) if match else (-1, -1, -1)
+        if first != start or total != known.total or last != total - 1 or (length is not None and length != total - start):
+            response.close()
+            return _start_over(url, partial, remember, progress, desc)  # not the continuation asked for
+        record = known
+        expected: Optional[int] = total - start
+        mode = os.O_WRONLY | os.O_APPEND
+    else:  # the whole file: new, changed, or a server that ignored the range
+        record = PartialFile(url, _validator(response.headers), length)
+        remember(record)
+        start, expected = 0, length
+        mode = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    written = 0
+    with (
+        os.fdopen(open_no_follow(partial, mode, 0o644), "wb") as out,
+        tqdm(total=record.total, initial=start, unit="B", unit_scale=True, desc=desc, disable=not progress) as bar,
+    ):
+        try:
+            while True:
+                # read1: whatever has arrived, so that a cut connection keeps every byte received
+                chunk = response.raw.read1(_CHUNK) if hasattr(response.raw, "read1") else response.raw.read(_CHUNK)
+                if not chunk:
+                    break
+                out.write(chunk)
+                written += len(chunk)
+                bar.update(len(chunk))
+                if expected is not None and written > expected:
+                    break
+        except Exception as err:  # requests and urllib3 raise several kinds for a cut connection
+            raise _cut(url, start + written, record.total, _reason(err)) from None
+    if expected is not None and written > expected:
+        raise TransferError(f"{url}: the server sent more bytes than it announced ({expected})", resumable=False)
+    if expected is not None and written < expected:
+        raise _cut(url, start + written, record.total, "the connection closed early")
+    return record
+
+
+def _start_over(url: str, partial: Path, remember: Callable[[PartialFile], None], progress: bool, desc: str) -> PartialFile:
+    """The server does not continue the partial file: fetch the whole file once more."""
+    return fetch(url, partial, None, remember, progress, desc)
+
+
+def _cut(url: str, at: int, total: Optional[int], reason: str) -> TransferError:
+    of = f" of {total}" if total is not None else ""
+    return TransferError(f"{url} stopped at {at}{of} bytes ({reason})", resumable=True)
+
+
+def _validator(headers: Any) -> Optional[str]:
+    """A validator If-Range accepts: a strong ETag, else Last-Modified (RFC 9110, 13.1.5)."""
+    etag = headers.get("ETag")
+    if etag and not etag.startswith("W/"):
+        return str(etag)
+    return headers.get("Last-Modified") or None
+
+
+def _int(value: Optional[str]) -> Optional[int]:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _reason(err: BaseException) -> str:
+    """The innermost cause in a few words ("Connection refused", not urllib3's chain of wrappers)."""
+    text = str(err).strip()
+    if "IncompleteRead" in text or "Connection broken" in text:
+        return "the connection closed early"
+    errno_text = re.findall(r"\[Errno -?\d+\] ([^'\")\]]+)", text)
+    if errno_text:
+        return errno_text[-1].strip()
+    return (text.splitlines()[0][:200] if text else "") or type(err).__name__
