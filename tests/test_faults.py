@@ -422,3 +422,82 @@ def test_a_lone_surrogate_in_jsonl_names_the_line(tmp_path):
     line = _error_line(_cli("prepare-corpus", path, "--output", tmp_path / "out"))
     assert f"{path}:2" in line and "surrogate" in line
     assert not (tmp_path / "out").exists()
+
+
+def test_resume_without_a_checkpoint_never_replaces_a_finished_run(corpus, tmp_path):
+    out = tmp_path / "run"
+    assert _cli(*_pretrain_args(corpus, out, **{"training.max_steps": 4})).exit_code == 0
+    (out / "checkpoint.pt").unlink()
+    before = _snapshot(out)
+    line = _error_line(_cli(*_pretrain_args(corpus, out, **{"training.max_steps": 6}), "--resume"))
+    assert "no checkpoint.pt" in line and "--overwrite" in line
+    assert _snapshot(out) == before
+    fresh = tmp_path / "fresh"  # a new folder: --resume starts it (what the projects' workflows rely on)
+    assert _cli(*_pretrain_args(corpus, fresh), "--resume").exit_code == 0
+
+
+def test_a_users_old_and_tmp_folders_in_a_run_folder_survive_resume_and_overwrite(corpus, tmp_path):
+    out = tmp_path / "run"
+    assert _cli(*_pretrain_args(corpus, out, **{"training.max_steps": 3, "training.eval_every": 1})).exit_code == 0
+    for name in ("model-best.old", "model-last.tmp"):
+        (out / name).mkdir()
+        (out / name / "README.md").write_text("the user's own notes")
+    more = _pretrain_args(corpus, out, **{"training.max_steps": 6, "training.eval_every": 1})
+    assert _cli(*more, "--resume").exit_code == 0
+    assert _cli(*_pretrain_args(corpus, out, **{"training.max_steps": 2}), "--overwrite").exit_code == 0
+    for name in ("model-best.old", "model-last.tmp"):
+        assert (out / name / "README.md").read_text() == "the user's own notes"
+    assert not [p for p in out.iterdir() if p.name.endswith(".spacy-elmo-scratch")]
+
+
+def test_a_model_folder_set_aside_by_a_killed_save_comes_back(corpus, tmp_path):
+    from spacy_elmo.training.checkpoint import _OLD_MODEL, _mark_as
+
+    out = tmp_path / "run"
+    assert _cli(*_pretrain_args(corpus, out, **{"training.max_steps": 3})).exit_code == 0
+    weights = (out / "model-best" / "weights.hdf5").read_bytes()
+    aside = out / ".model-best.abc123.spacy-elmo-scratch"  # as a kill between the two renames leaves it
+    (out / "model-best").rename(aside)
+    _mark_as(aside, _OLD_MODEL)
+    assert _cli(*_pretrain_args(corpus, out, **{"training.max_steps": 3}), "--resume").exit_code == 0
+    assert (out / "model-best" / "weights.hdf5").read_bytes() == weights and not aside.exists()
+    assert not (out / "model-best" / ".spacy-elmo.json").exists()
+
+
+@pytest.mark.parametrize("how", ["nan", "truncated", "html", "shape"])
+@pytest.mark.parametrize("command", ["init-config", "fill-config"])
+def test_config_commands_refuse_a_damaged_biLM_folder_naming_the_file(tmp_path, how, command):
+    import h5py
+    import numpy
+
+    from spacy_elmo.bilm import save_original
+    from spacy_elmo.configs import CONFIG_DIR
+
+    from .helpers import tiny_bilm
+
+    folder = tmp_path / "bilm"
+    folder.mkdir()
+    save_original(tiny_bilm(seed=1), folder / "options.json", folder / "weights.hdf5")
+    weights = folder / "weights.hdf5"
+    if how == "truncated":
+        weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    elif how == "html":
+        weights.write_text("<html><body>Not Found</body></html>")
+    else:
+        with h5py.File(weights, "r+") as f:
+            data = f["char_embed"][...]
+            del f["char_embed"]
+            if how == "nan":
+                data[3, 0] = numpy.nan
+                f["char_embed"] = data
+            else:
+                f["char_embed"] = numpy.zeros((data.shape[0] + 1, data.shape[1]), data.dtype)
+    output = tmp_path / "out.cfg"
+    if command == "init-config":
+        result = _cli("init-config", output, "--pipeline", "ner", "--bilm", folder)
+    else:
+        shutil.copy(CONFIG_DIR / "ner_elmo.cfg", tmp_path / "in.cfg")
+        result = _cli("fill-config", tmp_path / "in.cfg", folder, output)
+    line = _error_line(result)
+    assert str(weights) in line, line
+    assert not output.exists()

@@ -309,8 +309,8 @@ def _check_known_digest(model: ReleasedModel, file_name: str, path: Path, folder
 
 def _discard_download(folder: Path, record: Dict[str, Any]) -> None:
     """Remove a download folder's files that spacy-elmo wrote (by plain name), then the folder if empty."""
-    names = {RECORD, *record.get("done", []), *record.get("files", {})}
-    names |= {n + PARTIAL for n in record.get("partial", {})} | {n + PARTIAL for n in record.get("done", [])}
+    done, partial = _names(record.get("done")), _names(record.get("partial"))
+    names = {RECORD, *done, *_names(record.get("files"))} | {n + PARTIAL for n in [*partial, *done]}
     for name in names:
         if isinstance(name, str) and _plain_name(name) and is_plain_file(folder / name):
             (folder / name).unlink()
@@ -393,8 +393,7 @@ def _clear_replaced(root: Path, name: str) -> None:
             record = _read_record(aside)
         except InputError:
             record = {}
-        partial = record.get("partial", [])
-        ours = {RECORD, ".lock", *record.get("files", {}), *(partial if isinstance(partial, list) else partial)}
+        ours = {RECORD, ".lock", *_names(record.get("files")), *_names(record.get("partial"))}
         marked = os.path.lexists(aside / RECORD)  # a cache folder of ours: its model files are ours too
         # the record goes last, so that a kill on the way leaves the folder recognisably ours
         for entry in sorted(aside.iterdir(), key=lambda p: p.name == RECORD):
@@ -486,6 +485,12 @@ def _needed_files(format: str, files: Dict[str, str]) -> List[str]:
         missing = [] if "options.json" in files else ["options.json"]
         return missing + ([] if any(n in files for n in WEIGHTS_NAMES) else ["weights.hdf5"])
     return [n for n in (*EFML_FILES, "char.dic") if n not in files]
+
+
+def _names(value: object) -> List[str]:
+    """The file names a record field lists (a list, or a dict's keys); none from anything else."""
+    names = list(value) if isinstance(value, (list, dict)) else []
+    return [n for n in names if _plain_name(n)]
 
 
 def _record_temporary(name: str) -> bool:

@@ -9,6 +9,7 @@ or that holds more than MAX_MEMBERS members or several model folders.
 import shutil
 import stat
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 from typing import List
 
@@ -31,7 +32,11 @@ def unpack_model(archive: Path, scratch: Path, name: str) -> Path:
     if not zipfile.is_zipfile(archive):
         raise InputError(f"The download of {name} is not a zip archive")
     limit = min(MAX_UNPACKED_BYTES, max(RATIO * archive.stat().st_size, _FLOOR))
-    with zipfile.ZipFile(archive) as zf:
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError, ValueError) as err:
+        raise InputError(f"The download of {name} is not a readable zip archive ({err})") from None
+    with zf:
         members = zf.infolist()
         if len(members) > MAX_MEMBERS:
             raise InputError(f"The archive of {name} holds {len(members)} members (more than {MAX_MEMBERS}): refused")
@@ -59,7 +64,7 @@ def unpack_model(archive: Path, scratch: Path, name: str) -> Path:
                                 f"{MAX_UNPACKED_BYTES:,}): refused"
                             )
                         out.write(block)
-            except (zipfile.BadZipFile, EOFError) as err:
+            except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, OSError) as err:
                 raise InputError(f"The download of {name} is damaged ({member.filename}: {err})") from None
             except FileExistsError:
                 raise InputError(f"The archive of {name} holds {member.filename} twice: refused") from None

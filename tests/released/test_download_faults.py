@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from spacy_elmo.bilm import InputError, load_original, save_original
 from spacy_elmo.released import cached_folder, download, resolve_bilm
@@ -397,3 +399,81 @@ def test_files_spacy_elmo_writes_are_readable_as_the_umask_allows(tmp_path, mirr
         os.umask(old)
     for path in [tmp_path / "config.cfg", tmp_path / "options.json", tmp_path / "weights.hdf5", folder / "weights.hdf5"]:
         assert path.stat().st_mode & 0o777 == 0o644, path
+
+
+# --- fuzzing the record, the partial file and the archive ----------------------------------------
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10**6) | st.text(max_size=80),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=30), inner, max_size=4),
+    max_leaves=12,
+)
+_NAMES = st.sampled_from(["options.json", "weights.hdf5", "../victim.txt", "/tmp", "", ".", "..", "a/b", "model.hdf5"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    files=st.dictionaries(_NAMES, st.text(alphabet="0123456789abcdef", min_size=0, max_size=64) | _JSON, max_size=4),
+    complete=_JSON,
+    extra=st.dictionaries(st.sampled_from(["sizes", "partial", "done", "name"]), _JSON, max_size=3),
+)
+def test_fuzzed_records_load_the_true_model_or_fail_in_one_line(mirror, cache, tmp_path, files, complete, extra):
+    if not (cache / "small").exists():
+        download("small", mirror=mirror.url, progress=False)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    true = _layers(mirror.root / "small")
+    path = cache / "small" / RECORD
+    good = path.read_text()
+    path.write_text(json.dumps({"name": "small", "complete": complete, "files": files, **extra}))
+    try:
+        found = cached_folder("small")
+        if found is not None:
+            numpy.testing.assert_allclose(_layers(found.path), true, atol=1e-6)
+        cache_state("small")
+        download("small", mirror=mirror.url, force=True, progress=False)  # always recovers
+        numpy.testing.assert_allclose(_layers(cache / "small"), true, atol=1e-6)
+    except InputError as err:
+        assert "\n" not in str(err)
+    finally:
+        assert victim.read_text() == "keep"
+        if os.path.lexists(path):
+            path.unlink()
+        path.write_text(good)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(head=st.binary(max_size=4096), known=_JSON)
+def test_fuzzed_partial_files_end_with_the_true_file(mirror, cache, head, known):
+    import shutil
+
+    shutil.rmtree(cache, ignore_errors=True)
+    folder = cache / ".small.download"
+    folder.mkdir(parents=True)
+    record = {"name": "small", "complete": False, "files": {}, "partial": {"weights.hdf5": known}, "done": []}
+    (folder / RECORD).write_text(json.dumps(record))
+    (folder / "weights.hdf5.partial").write_bytes(head)
+    download("small", mirror=mirror.url, progress=False)
+    assert _sha(cache / "small" / "weights.hdf5") == _sha(mirror.root / WEIGHTS)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_fuzzed_archives_unpack_the_true_model_or_fail_in_one_line(mirror, cache, data):
+    import shutil
+
+    shutil.rmtree(cache, ignore_errors=True)
+    archive = mirror.root / "efml-de" / "model.zip"
+    _zip_model(archive, ["de.model"])
+    raw = bytearray(archive.read_bytes())
+    for _ in range(data.draw(st.integers(0, 4))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    archive.write_bytes(bytes(raw))
+    try:
+        folder = download("efml-de", mirror=mirror.url, progress=False)
+        reference = numpy.load(EFML / "reference.npz")
+        sentences = json.loads((EFML / "sentences.json").read_text(encoding="utf-8"))
+        numpy.testing.assert_allclose(folder.load().embed(sentences)[0], reference["arr_0"], atol=1e-5)
+    except InputError as err:
+        assert "\n" not in str(err)
+        assert not (cache / ".efml-de.download").exists()
