@@ -59,8 +59,18 @@ def is_own(folder: PathLike, kind: str) -> bool:
     return kind_of(folder) == kind
 
 
-def _mark(folder: Path, kind: str) -> None:
-    srsly.write_json(folder / MARKER, {"kind": kind, "made_by": "spacy-elmo"})
+def mark(folder: PathLike, kind: str) -> None:
+    """Give `folder` the marker of a `kind` folder made by spacy-elmo."""
+    srsly.write_json(Path(folder) / MARKER, {"kind": kind, "made_by": "spacy-elmo"})
+
+
+def fresh_folder_beside(output: PathLike) -> Path:
+    """RETURNS (Path): a new, empty folder of a fresh name beside `output` (made by `tempfile`, so it
+    is no user's; `.OUTPUT.*.spacy-elmo-scratch`), with the mode `mkdir` gives (not tempfile's 0o700)."""
+    output = Path(output)
+    folder = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=SCRATCH_SUFFIX, dir=output.parent))
+    os.chmod(folder, default_folder_mode())
+    return folder
 
 
 def claim_folder(folder: PathLike, kind: str, hint: str = "") -> Path:
@@ -72,7 +82,7 @@ def claim_folder(folder: PathLike, kind: str, hint: str = "") -> Path:
     folder = check_claimable(folder, kind, hint)
     folder.mkdir(parents=True, exist_ok=True)
     if not is_own(folder, kind):
-        _mark(folder, kind)
+        mark(folder, kind)
     return folder
 
 
@@ -127,10 +137,9 @@ def scratch_folder(output: PathLike, kind: str, command: str) -> Tuple[Path, "Fo
                 continue  # a build still running
             lock.release()
             shutil.rmtree(stale)
-    folder = Path(tempfile.mkdtemp(prefix=prefix, suffix=SCRATCH_SUFFIX, dir=parent))
-    os.chmod(folder, default_folder_mode())
+    folder = fresh_folder_beside(output)
     lock = FolderLock(folder, command).acquire()
-    _mark(folder, kind)
+    mark(folder, kind)
     return folder, lock
 
 

@@ -451,14 +451,15 @@ def test_a_users_old_and_tmp_folders_in_a_run_folder_survive_resume_and_overwrit
 
 
 def test_a_model_folder_set_aside_by_a_killed_save_comes_back(corpus, tmp_path):
-    from spacy_elmo.training.checkpoint import _OLD_MODEL, _mark_as
+    from spacy_elmo.output_folders import mark
+    from spacy_elmo.training.checkpoint import _OLD_MODEL
 
     out = tmp_path / "run"
     assert _cli(*_pretrain_args(corpus, out, **{"training.max_steps": 3})).exit_code == 0
     weights = (out / "model-best" / "weights.hdf5").read_bytes()
     aside = out / ".model-best.abc123.spacy-elmo-scratch"  # as a kill between the two renames leaves it
     (out / "model-best").rename(aside)
-    _mark_as(aside, _OLD_MODEL)
+    mark(aside, _OLD_MODEL)
     assert _cli(*_pretrain_args(corpus, out, **{"training.max_steps": 3}), "--resume").exit_code == 0
     assert (out / "model-best" / "weights.hdf5").read_bytes() == weights and not aside.exists()
     assert not (out / "model-best" / ".spacy-elmo.json").exists()

@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 import torch
 
 from ..errors import ElmoFormatError
+from ..output_folders import is_plain_file
 from ..types import PathLike
 from .learned_vocab import LearnedVocab, read_lexicon
 from .model import BiLM
@@ -55,7 +56,7 @@ def network_config(folder: PathLike) -> Tuple[Dict[str, Any], Path]:
     # or climbs out would make the model depend on (and read) any file on the machine.
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
     candidates = [folder / base, PACKAGED_CONFIGS / base] if base not in ("", ".", "..") else []
-    found = next((path for path in candidates if path.is_file() and not path.is_symlink()), None)
+    found = next((path for path in candidates if is_plain_file(path)), None)
     if found is None:
         raise ElmoFormatError(
             f"{folder / 'config.json'} names the network config {name!r}, which is neither in {folder} nor one of the "

@@ -32,9 +32,9 @@ def fill_config_text(text: str, source: Union[str, Path]) -> str:
     from ..released import resolve_bilm
 
     folder = resolve_bilm(source)
-    folder.load(cache_size=0)  # the weights checked now, not inside `spacy train` (shapes, values, vocabularies)
+    # loaded, so that damaged weights are refused now, not inside `spacy train`
+    options = folder.load(cache_size=0).options
     by_name = not Path(source).exists()
-    options = folder.options()
     config = Config().from_str(text, interpolate=False)
     block = options.to_config()
     if options.char_vocab != "utf8":

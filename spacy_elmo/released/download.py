@@ -111,12 +111,7 @@ def cache_state(name: str, cache: Optional[PathLike] = None) -> str:
     try:
         record = _read_record(folder) if is_plain_folder(folder) else {}
         if record.get("complete"):
-            _check_record(record, folder, model)
-            sizes = record.get("sizes", {})
-            for file_name in record["files"]:
-                path = folder / file_name
-                if not is_plain_file(path) or (file_name in sizes and path.stat().st_size != sizes[file_name]):
-                    return "damaged"
+            _check_files(record, folder, model, "", digests=False)
             return "yes"
     except InputError:
         return "damaged"
@@ -236,7 +231,6 @@ def _download_into(model: ReleasedModel, root: Path, mirror: Optional[str], prog
         complete=True,
         files={path.name: _sha256(path) for path in files},
         sizes={path.name: path.stat().st_size for path in files},
-        checked_against="catalogue" if model.sha256 else "first download",
         partial={},
         done=[],
     )
@@ -267,7 +261,7 @@ def _open_download_folder(folder: Path, model: ReleasedModel) -> Dict[str, Any]:
             _remove_leftovers(folder)
     folder.mkdir(exist_ok=True)
     partial = record.get("partial") if isinstance(record.get("partial"), dict) else {}
-    done = [n for n in record.get("done", []) if _plain_name(n)]
+    done = _names(record.get("done"))
     record = {"name": model.name, "complete": False, "files": {}, "partial": partial, "done": done}
     _write_record(folder, record)
     return record
@@ -312,7 +306,7 @@ def _discard_download(folder: Path, record: Dict[str, Any]) -> None:
     done, partial = _names(record.get("done")), _names(record.get("partial"))
     names = {RECORD, *done, *_names(record.get("files"))} | {n + PARTIAL for n in [*partial, *done]}
     for name in names:
-        if isinstance(name, str) and _plain_name(name) and is_plain_file(folder / name):
+        if is_plain_file(folder / name):
             (folder / name).unlink()
     _remove_leftovers(folder)
     _remove_if_empty(folder)
@@ -335,8 +329,7 @@ def _swap_in(root: Path, name: str, new: Path) -> None:
     one renamed in, then the old one's files (those its record names) removed; a user's own files
     in the old folder move to the new one."""
     target = root / name
-    if os.path.lexists(target) and not is_plain_folder(target):
-        raise InputError(f"{target} is not a folder (a link or a file) and spacy-elmo did not make it: move it away and run again")
+    _check_not_a_users(target)
     if target.exists():
         aside = Path(tempfile.mkdtemp(prefix=f".{name}{REPLACED}", dir=root))
         os.replace(target, aside)  # an empty folder of a fresh name is replaced by the old model
@@ -439,19 +432,7 @@ def _checked_model(folder: Path, model: ReleasedModel, damaged_ok: bool = False)
             if not record:
                 _check_not_a_users(folder)
             return None  # nothing yet, or an older release's unfinished download: a download replaces it
-        _check_record(record, folder, model)
-        sizes = record.get("sizes", {})
-        for file_name, expected in record["files"].items():
-            path = folder / file_name
-            if not is_plain_file(path):
-                raise InputError(f"{path} is missing or not a plain file. {fix}")
-            if (file_name in sizes and path.stat().st_size != sizes[file_name]) or _sha256(path) != expected:
-                raise InputError(
-                    f"{path} differs from what spacy-elmo downloaded (sha256 {expected[:12]}...): it was changed or damaged. {fix}"
-                )
-        added = [p.name for p in folder.iterdir() if _loader_reads(p.name) and p.name not in (*record["files"], RECORD)]
-        if added:
-            raise InputError(f"{folder} holds {', '.join(sorted(added))}, which spacy-elmo did not download and a loader could read. {fix}")
+        _check_files(record, folder, model, fix, digests=True)
         found = find_bilm_folder(folder)
         if found is None:
             raise InputError(f"{folder} is not a biLM folder although its record says complete. {fix}")
@@ -460,6 +441,24 @@ def _checked_model(folder: Path, model: ReleasedModel, damaged_ok: bool = False)
         if damaged_ok:
             return None
         raise
+
+
+def _check_files(record: Dict[str, Any], folder: Path, model: ReleasedModel, fix: str, digests: bool) -> None:
+    """The files of a complete download against its (checked) record: each there as a plain file of
+    its recorded size (and sha256 with `digests`), and no unrecorded file a loader could read."""
+    _check_record(record, folder, model)
+    sizes = record.get("sizes", {})
+    for file_name, expected in record["files"].items():
+        path = folder / file_name
+        if not is_plain_file(path):
+            raise InputError(f"{path} is missing or not a plain file. {fix}")
+        if (file_name in sizes and path.stat().st_size != sizes[file_name]) or (digests and _sha256(path) != expected):
+            raise InputError(
+                f"{path} differs from what spacy-elmo downloaded (sha256 {expected[:12]}...): it was changed or damaged. {fix}"
+            )
+    added = [p.name for p in folder.iterdir() if _loader_reads(p.name) and p.name not in (*record["files"], RECORD)]
+    if added:
+        raise InputError(f"{folder} holds {', '.join(sorted(added))}, which spacy-elmo did not download and a loader could read. {fix}")
 
 
 def _check_record(record: Dict[str, Any], folder: Path, model: ReleasedModel) -> None:
@@ -537,8 +536,3 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: f.read(_CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def describe_check(model: ReleasedModel) -> str:
-    """RETURNS (str): what the files of `model` are checked against, for `spacy-elmo models`."""
-    return "published sha256" if model.sha256 else "first download"

@@ -85,15 +85,14 @@ def fetch(
     """
     import requests
 
-    start = os.lstat(partial).st_size if known is not None and known.url == url and os.path.lexists(partial) else 0
-    resumable = known is not None and known.url == url and known.validator is not None and known.total is not None
-    if start and not resumable:
-        start = 0
-    if start and known is not None and known.total is not None and start >= known.total:
-        start = 0  # complete but not checked, or longer than the file: fetch it again
     headers = {"Accept-Encoding": "identity"}
-    if start and known is not None and known.validator is not None:
-        headers.update({"Range": f"bytes={start}-", "If-Range": known.validator})
+    start = 0
+    if known is not None and known.url == url and known.validator is not None and known.total is not None:
+        start = os.lstat(partial).st_size if os.path.lexists(partial) else 0
+        if start >= known.total:
+            start = 0  # complete but not checked, or longer than the file: fetch it again
+        if start:
+            headers.update({"Range": f"bytes={start}-", "If-Range": known.validator})
     try:
         with _session() as session:
             response = session.get(url, headers=headers, stream=True, timeout=TIMEOUT_S)

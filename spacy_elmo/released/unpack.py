@@ -15,6 +15,7 @@ from typing import List
 
 from ..bilm.folders import find_bilm_folder
 from ..errors import InputError
+from ..output_folders import is_plain_file
 
 MAX_UNPACKED_BYTES = 8 << 30
 MAX_MEMBERS = 10_000
@@ -29,13 +30,11 @@ def unpack_model(archive: Path, scratch: Path, name: str) -> Path:
     name (str): the model's name, for messages.
     RETURNS (Path): the model folder inside `scratch`.
     """
-    if not zipfile.is_zipfile(archive):
-        raise InputError(f"The download of {name} is not a zip archive")
     limit = min(MAX_UNPACKED_BYTES, max(RATIO * archive.stat().st_size, _FLOOR))
     try:
         zf = zipfile.ZipFile(archive)
     except (zipfile.BadZipFile, OSError, ValueError) as err:
-        raise InputError(f"The download of {name} is not a readable zip archive ({err})") from None
+        raise InputError(f"The download of {name} is not a zip archive ({err})") from None
     with zf:
         members = zf.infolist()
         if len(members) > MAX_MEMBERS:
@@ -64,10 +63,10 @@ def unpack_model(archive: Path, scratch: Path, name: str) -> Path:
                                 f"{MAX_UNPACKED_BYTES:,}): refused"
                             )
                         out.write(block)
-            except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, OSError) as err:
-                raise InputError(f"The download of {name} is damaged ({member.filename}: {err})") from None
             except FileExistsError:
                 raise InputError(f"The archive of {name} holds {member.filename} twice: refused") from None
+            except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, OSError) as err:
+                raise InputError(f"The download of {name} is damaged ({member.filename}: {err})") from None
     folders = [p for p in [scratch, *sorted(p for p in scratch.rglob("*") if p.is_dir())] if find_bilm_folder(p) is not None]
     if not folders:
         raise InputError(f"The archive of {name} holds no biLM folder: the catalogue entry or the server is wrong")
@@ -79,7 +78,7 @@ def unpack_model(archive: Path, scratch: Path, name: str) -> Path:
 
 def model_files(folder: Path) -> List[Path]:
     """RETURNS (List[Path]): the plain files of an unpacked model folder (what the cache keeps)."""
-    return sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink())
+    return sorted(p for p in folder.iterdir() if is_plain_file(p))
 
 
 def remove_scratch(scratch: Path) -> None:

@@ -8,7 +8,6 @@ softmax.pt (+ softmax.json). Files are only ever read with `torch.load(weights_o
 import errno
 import os
 import shutil
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Dict, Iterator, Optional, Tuple
@@ -20,7 +19,7 @@ from ..bilm import BiLM, save_original
 from ..bilm.folders import bilm_folder
 from ..bilm.language_model import SharedSoftmax
 from ..errors import InputError
-from ..output_folders import MARKER, SCRATCH_SUFFIX, default_folder_mode, kind_of, read_json_file
+from ..output_folders import MARKER, SCRATCH_SUFFIX, fresh_folder_beside, kind_of, mark, read_json_file
 from ..types import PathLike
 from .vocab import Vocabulary
 
@@ -139,7 +138,8 @@ def save_model_dir(folder: PathLike, bilm: BiLM, vocab: Vocabulary, softmax: Sha
     set aside under another such name until the new one is in place (`recover_model_dirs` puts it
     back after a kill between the two renames)."""
     folder = Path(folder)
-    tmp = _scratch(folder, _NEW_MODEL)
+    tmp = fresh_folder_beside(folder)
+    mark(tmp, _NEW_MODEL)
     with _writing(tmp):
         save_original(bilm, tmp / "options.json", tmp / "weights.hdf5")
         vocab.to_file(tmp / "vocab.txt")
@@ -148,10 +148,9 @@ def save_model_dir(folder: PathLike, bilm: BiLM, vocab: Vocabulary, softmax: Sha
     (tmp / MARKER).unlink()
     old = None
     if folder.exists():
-        old = _scratch(folder, _OLD_MODEL)
-        (old / MARKER).unlink()
+        old = fresh_folder_beside(folder)
         os.replace(folder, old)  # onto the empty folder of a fresh name
-        _mark_as(old, _OLD_MODEL)
+        mark(old, _OLD_MODEL)
     os.replace(tmp, folder)
     if old is not None:
         shutil.rmtree(old)
@@ -169,17 +168,6 @@ def recover_model_dirs(run: PathLike, names: Tuple[str, ...]) -> None:
                 os.replace(path, run / name)
             elif kind in (_OLD_MODEL, _NEW_MODEL):
                 shutil.rmtree(path)
-
-
-def _scratch(folder: Path, kind: str) -> Path:
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=SCRATCH_SUFFIX, dir=folder.parent))
-    os.chmod(tmp, default_folder_mode())  # what mkdir gives (mkdtemp's is 0o700)
-    _mark_as(tmp, kind)
-    return tmp
-
-
-def _mark_as(folder: Path, kind: str) -> None:
-    srsly.write_json(folder / MARKER, {"kind": kind, "made_by": "spacy-elmo"})
 
 
 def softmax_config(softmax: SharedSoftmax) -> Dict[str, Any]:

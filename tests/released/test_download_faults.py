@@ -477,3 +477,16 @@ def test_fuzzed_archives_unpack_the_true_model_or_fail_in_one_line(mirror, cache
     except InputError as err:
         assert "\n" not in str(err)
         assert not (cache / ".efml-de.download").exists()
+
+
+def test_an_archive_holding_a_file_twice_is_refused(mirror, cache):
+    import warnings
+
+    _zip_model(mirror.root / "efml-de" / "model.zip", ["de.model"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns of the duplicate it is asked to write
+        with zipfile.ZipFile(mirror.root / "efml-de" / "model.zip", "a") as zf:
+            zf.writestr("de.model/config.json", "{}")
+    with pytest.raises(InputError, match="holds de.model/config.json twice"):
+        download("efml-de", mirror=mirror.url, progress=False)
+    assert not (cache / ".efml-de.download").exists()
