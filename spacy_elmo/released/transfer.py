@@ -143,7 +143,7 @@ def _receive(
         mode = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
     written = 0
     with (
-        os.fdopen(open_no_follow(partial, mode, 0o644), "wb") as out,
+        os.fdopen(open_no_follow(partial, mode), "wb") as out,
         tqdm(total=record.total, initial=start, unit="B", unit_scale=True, desc=desc, disable=not progress) as bar,
     ):
         try:
