@@ -8,9 +8,18 @@ one direction after the other), and the largest difference between the two outpu
 
 Methods: "naive" (the baseline), "plain" (our algorithm with torch's default matmul), "ours" (with
 weights prepacked for oneDNN at inference), "ours+cache" (plus the token-layer cache, warm).
-`--precision fp32 bf16 int8` runs "ours" and "ours+cache" at each precision (`BiLM.precision`); a bf16
-row gives its largest absolute difference and smallest per-token cosine against fp32 on all the
-measured sentences.
+`--precision fp32 bf16 int8 auto` runs "ours" and "ours+cache" at each precision (`BiLM.precision`); the
+"prec" column says what ran (auto's choice, or fp32 where a precision falls back), and each row not in
+fp32 gives its largest absolute difference and smallest per-token cosine against fp32 on all the
+measured sentences. The first line names the CPU class (`spacy_elmo.bilm.precision.cpu_class`).
+
+An AVX2 CPU without VNNI or bfloat16 units can be approximated on a larger one by limiting the kernels
+(the same memory and clock, so a stand-in for the instruction mix only):
+
+    ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 FBGEMM_ENABLE_INSTRUCTIONS=AVX2 \\
+        MKL_ENABLE_INSTRUCTIONS=AVX2 python benchmarks/bilm_speed.py ...
+
+(the AllenNLP process inherits them).
 
 `--allennlp PYTHON` adds AllenNLP 2.10's own biLM (`allennlp.modules.elmo._ElmoBiLm`, the module
 `Elmo` runs), run by that Python on the same random weights written in the original format, as the
@@ -49,6 +58,9 @@ SIZES: Dict[str, Tuple[int, int, int]] = {  # cell_dim, projection_dim, n_highwa
     "medium": (2048, 256, 1),
     "original": (4096, 512, 2),
 }
+# Environment variables that make PyTorch's kernels run as on a lesser CPU class; all four at AVX2
+# run it as an AVX2 CPU without VNNI or bfloat16 units would (on the same memory and clock).
+KERNEL_LIMITS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "FBGEMM_ENABLE_INSTRUCTIONS", "MKL_ENABLE_INSTRUCTIONS")
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003" / "eng.testa"
 
 
@@ -214,11 +226,15 @@ def measure(
     batches = [sentences[i : i + batch_size] for i in range(0, len(sentences), batch_size)]
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
+    ran = bilm.precision  # what the products run at ("auto" and a fall-back resolved)
+
     def run(batch: List[List[str]]):  # type: ignore[no-untyped-def]
+        nonlocal ran
         if method == "naive":
             return naive_forward(bilm, sentences_to_char_ids(batch).to(device))
         if per_call:  # what embed(..., precision=P) does around each call
             bilm.precision = precision
+            ran = bilm.precision
             try:
                 return bilm(CharBatch.from_sentences(batch))
             finally:
@@ -251,7 +267,7 @@ def measure(
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     params = sum(p.numel() for p in bilm.parameters())
     error = {}
-    if precision != "fp32" and bilm.precision == ("fp32" if per_call else precision):
+    if method != "naive" and ran != "fp32":
         low = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in bilm.embed(sentences, precision=precision)])
         exact = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in bilm.embed(sentences, precision="fp32")])
         cos = (low * exact).sum(-1) / numpy.maximum(numpy.linalg.norm(low, axis=-1) * numpy.linalg.norm(exact, axis=-1), 1e-12)
@@ -259,7 +275,8 @@ def measure(
     return {
         "size": size,
         "method": method,
-        "precision": precision if per_call else bilm.precision,
+        "precision": ran,
+        "precision_asked": precision,
         "per_call": per_call,
         "device": device,
         **error,
@@ -276,7 +293,19 @@ def measure(
         "onednn": onednn_available(),
         "numpy": numpy.__version__,
         "torch": torch.__version__,
+        "cpu": cpu_description(),
     }
+
+
+def cpu_description() -> str:
+    """The CPU class (what decides each precision's speed), with the settings that restrict the
+    kernels below the CPU's own class when they are set."""
+    import os
+
+    from spacy_elmo.bilm.precision import cpu_class
+
+    limits = [f"{k}={os.environ[k]}" for k in KERNEL_LIMITS if os.environ.get(k)]
+    return cpu_class().describe() + (f" (limited by {' '.join(limits)})" if limits else "")
 
 
 def main() -> None:
@@ -332,6 +361,7 @@ def main() -> None:
 
     baseline_name = "AllenNLP" if args.allennlp else "naive"
     rows = []
+    print(f"CPU: {cpu_description()}")
     print(
         f"{'size':<9}{'method':<12}{'prec':<6}{'params':>8}{'tokens/s':>10}{'x ' + baseline_name:>11}{'x fp32':>8}"
         f"{'peak MB':>9}{'diff':>10}{'vs fp32':>10}{'min cos':>9}"

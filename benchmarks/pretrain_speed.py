@@ -240,6 +240,9 @@ def main() -> None:
     if not args.text.exists():
         raise SystemExit(f"{args.text} not found: pass --text with a raw-text file")
     prepared = args.text if is_prepared(args.text) else prepare_corpus(args.text, args.work / "corpus", log=print).folder
+    from bilm_speed import cpu_description
+
+    print(f"CPU: {cpu_description()}; torch {torch.__version__}, {args.threads} threads")
     results: List[Dict[str, Any]] = []
     for preset in args.presets:
         path = pretrain_config(preset)
@@ -265,6 +268,7 @@ def main() -> None:
             row = {
                 "preset": path.stem,
                 "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+                "cpu": cpu_description(),
                 "precision": precision,
                 "step_dtype": str(dtype).replace("torch.", ""),
                 "compile": args.compile,

@@ -284,8 +284,8 @@ def embed_cli(
     dtype: str = typer.Option("float32", help="float32 or float16"),
     precision: str = typer.Option(
         "fp32",
-        help="fp32; bf16: the biLM's large matrix products in bfloat16 (CPUs with bfloat16 units; about 3e-3 relative error); "
-        "int8: in int8 (about 1e-2)",
+        help="fp32 (the original computation); bf16: the biLM's large matrix products in bfloat16 (CPUs with bfloat16 units; "
+        "about 3e-3 relative error); int8: in int8 (about 1e-2); auto: the fastest of these that runs on this machine",
     ),
     docs_per_batch: int = typer.Option(
         64, "--docs-per-batch", help="Documents per nlp.pipe batch (the elmo component's batch_size counts biLM sequences)"
@@ -299,7 +299,7 @@ def embed_cli(
     a JSON string mapping each line to its dataset). OUTPUT appears only once complete."""
     from tqdm import tqdm
 
-    from .bilm.model import PRECISIONS
+    from .bilm.precision import SETTINGS as PRECISIONS
     from .pipeline.export import check_output, embedded_docs, write_layers
 
     if all_layers + top + average > 1:
@@ -449,16 +449,23 @@ def inspect_cli(
     plot: Path = typer.Option(None, "--plot", help="Also draw the layer weights as a bar chart (PNG)"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --plot file if it exists", **FLAG),
 ) -> None:
-    """Print, for each component that listens to ELMo, its learned layer weights softmax(w)
-    and scale gamma (the paper's analysis of which biLM layers each task uses)."""
+    """Print the precision each elmo component's biLM runs at on this machine, and, for each
+    component that listens to ELMo, its learned layer weights softmax(w) and scale gamma (the
+    paper's analysis of which biLM layers each task uses)."""
     import spacy
 
+    from .bilm.precision import cpu_class
     from .layers.scalar_mix import mix_weights
 
     if plot is not None:
         check_output_file(plot, overwrite)
 
     nlp = spacy.load(pipeline)
+    for name, pipe in nlp.pipeline:
+        bilm = getattr(pipe, "bilm", None)
+        if bilm is not None and hasattr(bilm, "precision_setting"):
+            typer.echo(f"{name}: the biLM runs in {bilm.precision} (precision = {bilm.precision_setting!r}) on {bilm.device.type}")
+    typer.echo(f"CPU: {cpu_class().describe()}")
     rows = []
     for name, pipe in nlp.pipeline:
         model = getattr(pipe, "model", None)

@@ -246,3 +246,15 @@ def test_help_lists_commands_in_workflow_order_and_flags_without_a_type():
         assert "<bool>" not in line, line
     result = CliRunner().invoke(app, ["init-config", "--help"], env={"COLUMNS": "200"})
     assert "spacy train CONFIG" in result.output and "spacy train OUTPUT" not in result.output
+
+
+def test_embed_takes_precision_auto_and_names_the_choices(tmp_path):
+    save_original(tiny_bilm(seed=5), tmp_path / "options.json", tmp_path / "weights.hdf5")
+    (tmp_path / "in.txt").write_text("The cat sat.\n", encoding="utf8")
+    runner = CliRunner()
+    result = runner.invoke(app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(tmp_path / "out.hdf5"), "--precision", "auto"])
+    assert result.exit_code == 0, result.output
+    with h5py.File(tmp_path / "out.hdf5", "r") as f:
+        assert f["0"].shape == (3, 4, 16)
+    result = runner.invoke(app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(tmp_path / "o2.hdf5"), "--precision", "fp16"])
+    assert result.exit_code != 0 and "fp32, bf16, int8, auto" in result.output

@@ -181,7 +181,11 @@ def test_inspect_prints_layer_weights_and_plots(trained_ner, tmp_path):
 
     result = CliRunner().invoke(app, ["inspect", str(trained_ner), "--plot", str(tmp_path / "mix.png")])
     assert result.exit_code == 0, result.output
+    from spacy_elmo.bilm.precision import cpu_class
+
     lines = result.output.splitlines()
+    assert lines[:2] == ["elmo: the biLM runs in fp32 (precision = 'fp32') on cpu", f"CPU: {cpu_class().describe()}"]
+    lines = lines[2:]
     assert lines[0].split() == ["component", "layer", "0", "layer", "1", "layer", "2", "gamma"]
     values = [float(v) for v in lines[1].split()[1:]]
     assert lines[1].split()[0] == "ner"

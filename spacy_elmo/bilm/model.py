@@ -12,10 +12,8 @@ from .char_encoder import DEFAULT_CACHE_SIZE, CharEncoder
 from .char_ids import CharBatch, TokenInput, sort_by_length, type_inputs
 from .lstm import BiLstmLayer, LstmState
 from .options import ElmoOptions
-from .packed_matmul import PackedWeights, int8_available, onednn_bf16_available
-
-PRECISIONS = ("fp32", "bf16", "int8")
-_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "int8": torch.qint8}
+from .packed_matmul import PackedWeights
+from .precision import DTYPES, resolve
 
 
 class BiLM(nn.Module):
@@ -35,44 +33,40 @@ class BiLM(nn.Module):
         )
         self.dropout = 0.0  # on each LSTM layer's input, in train mode only
         self._states: Optional[List[LstmState]] = None
-        self._precision = "fp32"
+        self._setting = self._precision = "fp32"
 
     @property
     def precision(self) -> str:
-        """The precision of the large matrix products at inference: "fp32" (the default: exactly
-        the original computation up to float32 rounding), "bf16" (bfloat16 products with float32
-        sums, everything else float32: about twice the products' speed on CPUs with bfloat16
-        units, at about 3e-3 relative error per product; on CUDA, autocast to bfloat16) or "int8"
-        (int8 weights, one scale per output column, inputs quantized per product: about 1e-2
-        relative error per product, up to 4x the float32 products' speed with VNNI units; CPU
-        only). Training is not affected ([training] mixed_precision sets it there)."""
+        """The precision the large matrix products run at, at inference: "fp32" (the default:
+        exactly the original computation up to float32 rounding), "bf16" (bfloat16 products with
+        float32 sums, everything else float32: about twice the products' speed on CPUs with
+        bfloat16 units, at about 3e-3 relative error per product; on CUDA, autocast to bfloat16)
+        or "int8" (int8 weights, one scale per output column, inputs quantized per product: about
+        1e-2 relative error per product, 2-4x the float32 products' speed; CPU only). Set it to
+        one of those or to "auto" (the fastest that runs here, see `precision.auto_precision`);
+        one that does not run here gives "fp32" and a warning. Reading it gives the precision
+        that runs (auto's choice, or "fp32" after a fall-back); `precision_setting` the one asked
+        for. Training is not affected ([training] mixed_precision sets it there)."""
         return self._precision
 
     @precision.setter
     def precision(self, value: str) -> None:
-        if value not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {value!r}")
-        if value == "bf16" and self.device.type == "cpu" and not onednn_bf16_available():
-            warnings.warn(
-                "precision 'bf16' needs a CPU with bfloat16 matrix units (AVX-512 BF16 or AMX) and a PyTorch "
-                "build with oneDNN: this one has none, so the biLM runs in float32 ('fp32').",
-                UserWarning,
-                stacklevel=2,
-            )
-            value = "fp32"
-        if value == "int8" and (self.device.type != "cpu" or not int8_available()):
-            warnings.warn(
-                "precision 'int8' needs PyTorch's quantized CPU kernels, and the biLM on the CPU: they are not "
-                "available here, so the biLM runs in float32 ('fp32').",
-                UserWarning,
-                stacklevel=2,
-            )
-            value = "fp32"
+        self._set_precision(value, warn=True)
+
+    @property
+    def precision_setting(self) -> str:
+        """The precision asked for ("auto" included), resolved again when the biLM changes device."""
+        return self._setting
+
+    def _set_precision(self, value: str, warn: bool) -> None:
+        actual, message = resolve(value, self.device)
+        if message and warn:
+            warnings.warn(message, UserWarning, stacklevel=3)
         # The packed weights and cached word vectors of the former precision stay (see
         # PackedWeights): switching back costs nothing; clear_caches() frees them.
-        self._precision = value
+        self._setting, self._precision = value, actual
         for packs in self._packs():
-            packs.set_dtype(_DTYPES[value])
+            packs.set_dtype(DTYPES[actual])
 
     def _packs(self) -> Iterator[PackedWeights]:
         yield self.char_encoder.packs
@@ -116,7 +110,10 @@ class BiLM(nn.Module):
 
     def _apply(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
         self.clear_caches()
-        return super()._apply(fn, *args, **kwargs)
+        out = super()._apply(fn, *args, **kwargs)
+        if hasattr(self, "_setting"):  # a device move: what the setting runs at there (warned once)
+            self._set_precision(self._setting, warn=self._precision != resolve(self._setting, self.device)[0])
+        return out
 
     def _load_from_state_dict(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         self.clear_caches()
@@ -222,11 +219,11 @@ class BiLM(nn.Module):
             exactly like the original tools. Stateless (default) runs them in batches of similar
             length, and a sentence's vectors do not depend on the others.
         batch_size (int): sequences (here: sentences) per batch in stateless mode.
-        precision (Optional[str]): "fp32", "bf16" or "int8" for this call (see `precision`); None keeps
-            the model's.
+        precision (Optional[str]): "fp32", "bf16", "int8" or "auto" for this call (see `precision`);
+            None keeps the model's.
         RETURNS (List[numpy.ndarray]): one float32 array (L + 1, n_tokens, 2P) per sentence.
         """
-        was_training, was_precision = self.training, self.precision
+        was_training, was_precision = self.training, self.precision_setting
         self.eval()
         if precision is not None:
             self.precision = precision

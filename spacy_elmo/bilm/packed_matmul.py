@@ -18,8 +18,11 @@ multiplies float32 at 165-230 GFLOP/s on the biLM's shapes where oneDNN reaches 
 stays with the default BLAS, which is faster there on a whole batch's rows.
 
 With `dtype = torch.qint8` (the "int8" precision) the weights are quantized once to int8, one
-scale per output column, and each product quantizes its input per call (PyTorch's dynamic
-quantization kernels, on the CPU's VNNI units where it has them); results are float32.
+scale per output column, and each product quantizes its input per call to uint8 (PyTorch's dynamic
+quantization kernels); results are float32. How many bits the weights may use depends on the CPU
+(`int8_weight_range`): with VNNI (or AMX) the u8 x s8 products are summed in 32 bits and weights use
+the full [-127, 127]; on AVX2 without VNNI the kernels first add pairs of products in 16 bits with
+saturation, where 2 x 255 x 127 overflows, so weights use [-63, 63] (2 x 255 x 63 = 32,130 fits).
 """
 
 import warnings
@@ -32,7 +35,9 @@ _ROWS_HINT = 32  # oneDNN picks its blocking for about this many rows; any count
 _MIN_WEIGHT_ELEMENTS = 1 << 18
 _available: Optional[bool] = None
 _bf16_available: Optional[bool] = None
-_int8_available: Optional[bool] = None
+_INT8_RANGES = (127, 63)  # tried in this order
+_int8_range: Optional[int] = 0  # 0: not yet tested
+_int8_reason = ""
 
 
 def onednn_available() -> bool:
@@ -64,22 +69,65 @@ def onednn_bf16_available() -> bool:
     return _bf16_available
 
 
-def int8_available() -> bool:
-    """RETURNS (bool): whether this PyTorch build runs dynamically quantized int8 products."""
-    global _int8_available
-    if _int8_available is None:
+def int8_weight_range() -> Optional[int]:
+    """The largest int8 weight magnitude whose products this CPU's quantized kernels compute
+    exactly: 127 where u8 x s8 products are summed in 32 bits (VNNI, AMX), 63 where pairs of them
+    are first summed in 16 bits with saturation (AVX2 without VNNI), None where no range is exact or
+    PyTorch has no quantized CPU kernels. Decided once per process by `_int8_exact`.
+
+    RETURNS (Optional[int]): 127, 63 or None.
+    """
+    global _int8_range, _int8_reason
+    if _int8_range == 0:
+        _int8_range, _int8_reason = None, "PyTorch's quantized CPU kernels are missing from this build"
         try:
-            y = _int8_product(torch.ones(1, 2), _int8_pack(torch.ones(2, 3)))
-            _int8_available = bool(torch.allclose(y, torch.full((1, 3), 2.0), atol=0.05))
+            exact = [qmax for qmax in _INT8_RANGES if _int8_exact(qmax)]
         except (AttributeError, RuntimeError):
-            _int8_available = False
-    return _int8_available
+            exact = None
+        if exact:
+            _int8_range, _int8_reason = exact[0], ""
+        elif exact is not None:
+            _int8_range = None
+            _int8_reason = "PyTorch's quantized kernels on this CPU give wrong products (saturated sums) at every weight range tried"
+    return _int8_range
 
 
-def _int8_pack(weight: torch.Tensor) -> Any:
-    """A (K, N) weight as int8, one scale per output column, packed for the quantized kernels."""
+def int8_available() -> bool:
+    """RETURNS (bool): whether int8 products run exactly (see `int8_weight_range`) on this CPU."""
+    return int8_weight_range() is not None
+
+
+def int8_unavailable_reason() -> str:
+    """RETURNS (str): why int8 products do not run here ("" where they do)."""
+    int8_weight_range()
+    return _int8_reason
+
+
+def _int8_exact(qmax: int) -> bool:
+    """Whether weights quantized to [-qmax, qmax] give the exact product on inputs that saturate
+    16-bit pair sums at the full range: inputs of 0 and 1 (uint8 0 and 255) against weights of +-1
+    (int8 +-qmax), so every product is an integer times the two scales, and whole columns of +1
+    (or -1) sum 255 x qmax in every pair."""
+    rows, depth, cols = 4, 256, 64
+    x = torch.ones(rows, depth)
+    x[1, ::3] = 0.0
+    x[2, depth // 2 :] = 0.0
+    w = torch.ones(depth, cols)
+    w[:, 1::2] = -1.0  # columns of -1 beside columns of +1
+    w[::2, 2::4] *= -1.0  # and columns of alternating signs
+    y = _int8_product(x, _int8_pack(w, qmax))
+    return bool((y - x @ w).abs().max() <= 1e-3 * depth)
+
+
+def _int8_pack(weight: torch.Tensor, qmax: Optional[int] = None) -> Any:
+    """A (K, N) weight as int8 in [-qmax, qmax] (by default `int8_weight_range`), one scale per
+    output column, packed for the quantized kernels."""
+    if qmax is None:
+        qmax = int8_weight_range()
+        if qmax is None:
+            raise RuntimeError(f"int8 products are not available: {int8_unavailable_reason()}")
     w = weight.t().contiguous().float()
-    scales = (w.abs().amax(dim=1).clamp(min=1e-12) / 127).double()
+    scales = (w.abs().amax(dim=1).clamp(min=1e-12) / qmax).double()
     with warnings.catch_warnings():  # torch.ao's quantized tensors carry a deprecation notice
         warnings.simplefilter("ignore")
         quantized = torch.quantize_per_channel(w, scales, torch.zeros(len(scales), dtype=torch.long), 0, torch.qint8)

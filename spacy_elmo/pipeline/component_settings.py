@@ -27,9 +27,11 @@ class ElmoSettings:
     vectors (Optional[Union[str, List[float]]]): make token.vector, span.vector, doc.vector and
         .similarity come from ELMo: "top" (the top layer), "average" (of the L + 1 layers) or one
         weight per layer; null leaves spaCy's vectors alone.
-    precision (str): "fp32"; "bf16": the biLM's large matrix products in bfloat16 at inference on
-        CPUs with bfloat16 units (float32 sums and layers); "int8": in int8 with float32 results
-        (see `BiLM.precision`). Training updates are unaffected.
+    precision (str): "fp32" (the default: the original computation, the same numbers on every
+        machine); "bf16": the biLM's large matrix products in bfloat16 at inference on CPUs with
+        bfloat16 units (float32 sums and layers); "int8": in int8 with float32 results; "auto": the
+        fastest of these that runs on this machine (see `BiLM.precision`). Training updates are
+        unaffected.
     """
 
     dtype: str = "float32"

@@ -67,19 +67,154 @@ def test_int8_product_matches_the_quantized_arithmetic():
 
 def test_precision_is_validated():
     bilm = tiny_bilm()
-    with pytest.raises(ValueError, match="fp32, bf16, int8"):
+    with pytest.raises(ValueError, match="fp32, bf16, int8, auto"):
         bilm.precision = "fp16"
 
 
 @pytest.mark.parametrize("precision,check", [("bf16", "onednn_bf16_available"), ("int8", "int8_available")])
 def test_missing_units_or_kernels_fall_back_to_fp32_with_a_message(precision, check, monkeypatch):
-    import spacy_elmo.bilm.model as model
+    import spacy_elmo.bilm.precision as precision_module
 
-    monkeypatch.setattr(model, check, lambda: False)
+    monkeypatch.setattr(precision_module, check, lambda: False)
     bilm = tiny_bilm()
-    with pytest.warns(UserWarning, match="runs in float32"):
+    with pytest.warns(UserWarning, match=f"precision '{precision}' needs .* runs in float32 .*'auto'"):
         bilm.precision = precision
+    assert bilm.precision == "fp32" and bilm.precision_setting == precision
+
+
+# The int8 kernels' arithmetic on two CPU classes, written out: inputs quantized to uint8 over
+# their range (zero point where 0 falls), weights as packed (int8, one scale per column); VNNI sums
+# u8 x s8 products in 32 bits, AVX2 without VNNI first adds each pair of them in 16 bits, saturating.
+def _kernel(pair_bits: int):
+    def product(rows: torch.Tensor, packed) -> torch.Tensor:
+        weight, _ = torch.ops.quantized.linear_unpack(packed)
+        w = weight.int_repr().long()  # (N, K)
+        low, high = min(float(rows.min()), 0.0), max(float(rows.max()), 0.0)
+        scale = (high - low) / 255 or 1.0
+        zero = round(-low / scale)
+        x = ((rows / scale).round() + zero).clamp(0, 255).long()  # (M, K)
+        products = x[:, None, :] * w[None, :, :]
+        if pair_bits == 16:
+            limit = 2**15
+            products = products.view(*products.shape[:2], -1, 2).sum(-1).clamp(-limit, limit - 1)
+        sums = products.sum(-1) - zero * w.sum(-1)
+        return (sums.double() * scale * weight.q_per_channel_scales()).float()
+
+    return product
+
+
+@pytest.fixture
+def fresh_int8_test(monkeypatch):
+    """The int8 self-test and the CPU class forgotten, to be decided again under a stubbed kernel."""
+    import spacy_elmo.bilm.packed_matmul as packed_matmul
+    import spacy_elmo.bilm.precision as precision_module
+
+    monkeypatch.setattr(packed_matmul, "_int8_range", 0)
+    monkeypatch.setattr(precision_module, "_auto", {})
+    precision_module.cpu_class.cache_clear()
+    yield packed_matmul
+    precision_module.cpu_class.cache_clear()
+
+
+@pytest.mark.parametrize("pair_bits,expected", [(32, 127), (16, 63)])
+def test_the_int8_self_test_picks_the_range_the_kernel_computes_exactly(pair_bits, expected, fresh_int8_test, monkeypatch):
+    """With VNNI's arithmetic the full range; with AVX2's 16-bit pair sums the full range
+    saturates (a column of +1 against inputs of 1 gives 32767 / (255 x 127) = 1.012 per pair, not
+    2), and weights in [-63, 63] are exact; the products then stay close to float32."""
+    packed_matmul = fresh_int8_test
+    monkeypatch.setattr(packed_matmul, "_int8_product", _kernel(pair_bits))
+    assert packed_matmul.int8_weight_range() == expected
+    assert packed_matmul.int8_available() and packed_matmul.int8_unavailable_reason() == ""
+    assert not packed_matmul._int8_exact(127) if pair_bits == 16 else packed_matmul._int8_exact(127)
+    torch.manual_seed(0)
+    x, w = torch.randn(8, 256), torch.randn(256, 96) * 0.1
+    packs = packed_matmul.PackedWeights()
+    packs.set_dtype(torch.qint8)
+    with torch.no_grad():
+        out = packs.matmul(x, w, "w")
+    exact = x @ w
+    # 8-bit weights: a few 1e-3 of the largest value; 7-bit: about twice that
+    assert float((out - exact).abs().max()) < 0.02 * float(exact.abs().max())
+
+
+def test_a_kernel_wrong_at_every_range_falls_back_to_fp32_saying_why(fresh_int8_test, monkeypatch):
+    packed_matmul = fresh_int8_test
+
+    def saturating_bytes(rows, packed):  # sums clipped to 8 bits: wrong at any weight range
+        return _kernel(32)(rows, packed).clamp(-1.0, 1.0)
+
+    monkeypatch.setattr(packed_matmul, "_int8_product", saturating_bytes)
+    assert packed_matmul.int8_weight_range() is None
+    bilm = tiny_bilm()
+    with pytest.warns(UserWarning, match="wrong products .* every weight range"):
+        bilm.precision = "int8"
     assert bilm.precision == "fp32"
+    with pytest.raises(RuntimeError, match="not available"):
+        packed_matmul._int8_pack(torch.ones(4, 4))
+
+
+@pytest.mark.parametrize(
+    "int8_range,bf16_units,amx,expected",
+    [
+        (127, True, False, "int8"),  # AVX-512 with VNNI and bfloat16 units: int8 products are faster
+        (63, False, False, "int8"),  # AVX2 without VNNI
+        (127, True, True, "bf16"),  # AMX tiles: bfloat16 is faster
+        (None, True, False, "bf16"),
+        (None, False, False, "fp32"),
+    ],
+)
+def test_auto_picks_the_fastest_precision_that_runs_and_logs_it(int8_range, bf16_units, amx, expected, monkeypatch, caplog):
+    import logging
+
+    import spacy_elmo.bilm.precision as precision_module
+
+    monkeypatch.setattr(precision_module, "_auto", {})
+    cpu = precision_module.CpuClass("AVX512", "a test CPU", int8_range, bf16_units, amx)
+    monkeypatch.setattr(precision_module, "cpu_class", lambda: cpu)
+    monkeypatch.setattr(precision_module, "int8_available", lambda: int8_range is not None)
+    monkeypatch.setattr(precision_module, "int8_unavailable_reason", lambda: "" if int8_range else "a test reason")
+    monkeypatch.setattr(precision_module, "onednn_bf16_available", lambda: bf16_units)
+    bilm = tiny_bilm()
+    with caplog.at_level(logging.INFO, logger="spacy_elmo"):
+        bilm.precision = "auto"
+        tiny_bilm().precision = "auto"  # chosen once: logged once
+    assert bilm.precision == expected and bilm.precision_setting == "auto"
+    assert [r.getMessage() for r in caplog.records] == [f"precision 'auto' runs the biLM in {expected} on {cpu.describe()}"]
+    bilm.precision = "fp32"
+    bilm.embed([["a", "b"]], precision="auto")
+    assert bilm.precision == "fp32"  # a per-call precision is for the call only
+
+
+def test_the_cpu_class_says_what_the_kernels_do():
+    from spacy_elmo.bilm.precision import CpuClass, cpu_class
+
+    here = cpu_class()
+    assert here.capability == torch.backends.cpu.get_cpu_capability() and here.int8_range in (127, 63, None)
+    assert CpuClass("AVX2", "X", 63, False, False).describe() == "X: AVX2, int8 with weights in [-63, 63] (no VNNI), no bfloat16 units"
+    assert CpuClass("AVX512", "Y", 127, True, True).describe() == "Y: AVX512, int8 with 8-bit weights (VNNI), bfloat16 units, AMX"
+
+
+@pytest.mark.skipif(torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"), reason="needs an x86 CPU with AVX2")
+def test_pytorchs_own_int8_kernel_without_vnni_gets_seven_bit_weights():
+    """PyTorch's int8 kernel restricted to AVX2 (FBGEMM_ENABLE_INSTRUCTIONS, as on a CPU without
+    VNNI): the self-test finds the full range wrong and [-63, 63] exact, and the biLM's int8
+    products stay close to float32."""
+    import subprocess
+    import sys
+
+    script = (
+        "import torch; from spacy_elmo.bilm import packed_matmul as p\n"
+        "torch.manual_seed(0); x, w = torch.randn(16, 512), torch.randn(512, 1024)\n"
+        "packs = p.PackedWeights(); packs.set_dtype(torch.qint8)\n"
+        "with torch.no_grad(): out = packs.matmul(x, w, 'w')\n"
+        "print(p._int8_exact(127), p.int8_weight_range(), float((out - x @ w).abs().max() / (x @ w).abs().max()))\n"
+    )
+    env = {**__import__("os").environ, "FBGEMM_ENABLE_INSTRUCTIONS": "AVX2"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    full_range_exact, weight_range, error = done.stdout.split()
+    if full_range_exact == "True":
+        pytest.skip("this PyTorch's FBGEMM ignores FBGEMM_ENABLE_INSTRUCTIONS (or has no 16-bit path)")
+    assert weight_range == "63" and float(error) < 0.02
 
 
 @needs_bf16
@@ -150,3 +285,19 @@ def test_a_per_call_precision_packs_once_and_keeps_the_token_cache(precision, mo
     assert packed() == {}
     bilm.embed(sentences, precision=precision)
     assert encoded["types"] > 0 and len(packed()) > 0
+
+
+def test_the_component_keeps_auto_and_runs_what_it_picks(tmp_path):
+    import spacy
+
+    from spacy_elmo import add_elmo, save_original
+    from spacy_elmo.bilm.precision import PRECISIONS
+
+    save_original(tiny_bilm(), tmp_path / "options.json", tmp_path / "weights.hdf5")
+    nlp = spacy.blank("en")
+    add_elmo(nlp, tmp_path / "options.json", tmp_path / "weights.hdf5", config={"precision": "auto"})
+    nlp.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p")
+    bilm = loaded.get_pipe("elmo").bilm
+    assert loaded.config["components"]["elmo"]["precision"] == "auto"
+    assert bilm.precision_setting == "auto" and bilm.precision in PRECISIONS
