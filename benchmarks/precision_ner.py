@@ -24,6 +24,9 @@ def main() -> None:
     parser.add_argument("dev", type=Path, help="its dev set (.spacy)")
     parser.add_argument("--precision", nargs="+", default=["fp32", "bf16", "int8"])
     args = parser.parse_args()
+    from bilm_speed import cpu_description
+
+    print(f"CPU: {cpu_description()}")
     names = [name for name, pipe in spacy.load(args.pipeline).pipeline if isinstance(pipe, Elmo)]
     for precision in args.precision:
         nlp = spacy.load(args.pipeline, config={"components": {name: {"precision": precision} for name in names}})
@@ -32,8 +35,10 @@ def main() -> None:
         scores = nlp.evaluate(examples)
         seconds = time.perf_counter() - start
         words = sum(len(eg.reference) for eg in examples)
+        ran = nlp.get_pipe(names[0]).bilm.precision
         print(
-            f"{args.pipeline} on {args.dev}, biLM in {precision}: NER F1 {100 * scores['ents_f']:.2f} ({words / seconds:,.0f} words/s)",
+            f"{args.pipeline} on {args.dev}, precision {precision!r}, biLM in {ran}: NER F1 {100 * scores['ents_f']:.2f} "
+            f"({words / seconds:,.0f} words/s)",
             flush=True,
         )
 
