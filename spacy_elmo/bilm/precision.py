@@ -97,6 +97,8 @@ def unavailable_reason(precision: str, device: torch.device) -> str:
         )
     if precision == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
         return "precision 'bf16' needs a GPU with bfloat16 support: this one has none"
+    if precision == "bf16" and device.type not in ("cpu", "cuda"):
+        return f"precision 'bf16' runs on a CPU with bfloat16 units or on CUDA, and the biLM is on {device.type}"
     if precision == "int8" and device.type != "cpu":
         return f"precision 'int8' runs on the CPU only, and the biLM is on {device.type}"
     if precision == "int8" and not int8_available():
