@@ -9,7 +9,7 @@ it, then use it. Bad input ends a command with one line on stderr naming the fil
 import errno
 import functools
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Dict, Optional, TypeVar
 
 import typer
 
@@ -29,7 +29,7 @@ app = typer.Typer(
 
 F = TypeVar("F", bound=Callable[..., Any])
 # A flag shows no value type in the help (typer writes "<bool>" for it otherwise).
-FLAG = {"metavar": ""}
+FLAG: Dict[str, Any] = {"metavar": ""}
 
 
 def command(name: str, **settings: Any) -> Callable[[F], F]:
@@ -110,7 +110,7 @@ def pretrain_cli(
 
     from .configs import pretrain_config
     from .training.settings import PretrainSettings, fill_pretrain_config
-    from .training.trainer import pretrain
+    from .training.pretrain import pretrain
 
     try:
         config_path = pretrain_config(config)
@@ -190,6 +190,9 @@ def init_config_cli(
         exists=True,
         file_okay=False,
     ),
+    lang: str = typer.Option(
+        None, "--lang", "-l", help="The pipeline's language, e.g. de (default: a released biLM's own language, else en)"
+    ),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
 ) -> None:
     """Write a complete, commented training config for a task with ELMo (frozen biLM, learned
@@ -197,7 +200,7 @@ def init_config_cli(
     CONFIG --paths.train train.spacy --paths.dev dev.spacy`, where CONFIG is the file written.
     The biLM's files are named by absolute paths, so the config works from any folder."""
     from .configs import task_config
-    from .configs.editing import ELMO_PLACES, fill_config_text, place_elmo_text, use_static_vectors
+    from .configs.editing import ELMO_PLACES, fill_config_text, place_elmo_text, set_values, use_static_vectors
     from .output_folders import write_atomically
 
     if elmo_at not in ELMO_PLACES:
@@ -210,6 +213,7 @@ def init_config_cli(
         raise typer.BadParameter(f"a config without ELMo has no biLM: give {flag} or --bilm, not both", param_hint="--bilm")
     if without_elmo and elmo_at != "input":
         raise typer.BadParameter(f"a config without ELMo has no ELMo to place: leave out --elmo-at or {flag}", param_hint="--elmo-at")
+    lang = _pipeline_lang(lang, bilm)
     check_output_file(output, overwrite)
     try:
         path = task_config(pipeline, "baseline" if baseline else "spacy_pretrain" if spacy_pretrain else "elmo")
@@ -222,6 +226,7 @@ def init_config_cli(
         text = fill_config_text(text, _bilm_source(bilm))
     if vectors is not None:
         text = use_static_vectors(text, vectors.resolve())
+    text = set_values(text, "nlp", {"lang": lang})
     output.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(output, text)
     what = (
@@ -233,7 +238,23 @@ def init_config_cli(
         if bilm
         else "with ELMo (set --paths.elmo_options and --paths.elmo_weights, or give --bilm)"
     )
-    typer.echo(f"Wrote {output}: {pipeline} {what}" + (f", static vectors from {vectors}" if vectors else ""))
+    typer.echo(f"Wrote {output}: {pipeline} {what}, lang = {lang}" + (f", static vectors from {vectors}" if vectors else ""))
+
+
+def _pipeline_lang(lang: Optional[str], bilm: Optional[str]) -> str:
+    """The language of a config's pipeline: --lang, else a released biLM's own, else English."""
+    import spacy
+
+    from .released.catalogue import CATALOGUE
+
+    if lang is None:
+        entry = CATALOGUE.get(bilm) if bilm is not None and not Path(bilm).exists() else None
+        lang = entry.language if entry is not None else "en"
+    try:
+        spacy.util.get_lang_class(lang)
+    except ImportError:
+        raise typer.BadParameter(f"{lang!r} is not a language spaCy knows (e.g. en, de, fr)", param_hint="--lang")
+    return lang
 
 
 @command("fill-config")

@@ -258,3 +258,23 @@ def test_embed_takes_precision_auto_and_names_the_choices(tmp_path):
         assert f["0"].shape == (3, 4, 16)
     result = runner.invoke(app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(tmp_path / "o2.hdf5"), "--precision", "fp16"])
     assert result.exit_code != 0 and "fp32, bf16, int8, auto" in result.output
+
+
+def test_init_config_sets_the_pipelines_language(tmp_path, monkeypatch):
+    """--lang sets [nlp] lang (a German config must not train with the English tokenizer); a
+    released biLM's name gives its own language; an unknown language is refused before writing."""
+    from spacy_elmo.cli import _pipeline_lang
+
+    monkeypatch.chdir(tmp_path)
+    save_original(tiny_bilm(), tmp_path / "bilm" / "options.json", tmp_path / "bilm" / "weights.hdf5")
+    runner = CliRunner()
+    result = runner.invoke(app, ["init-config", "de.cfg", "--bilm", "bilm", "--lang", "de"])
+    assert result.exit_code == 0 and "lang = de" in result.output
+    nlp = spacy.util.load_model_from_config(Config().from_disk(tmp_path / "de.cfg"), auto_fill=True)
+    assert nlp.lang == "de" and type(nlp).__name__ == "German"
+    assert Config().from_disk(tmp_path / "de.cfg", interpolate=False)["nlp"]["lang"] == "de"
+    runner.invoke(app, ["init-config", "en.cfg", "--baseline"])
+    assert Config().from_disk(tmp_path / "en.cfg", interpolate=False)["nlp"]["lang"] == "en"
+    result = runner.invoke(app, ["init-config", "xx.cfg", "--baseline", "--lang", "klingon"])
+    assert result.exit_code != 0 and "not a language spaCy knows" in result.output and not (tmp_path / "xx.cfg").exists()
+    assert _pipeline_lang(None, "efml-de") == "de" and _pipeline_lang(None, "small") == "en" and _pipeline_lang("fr", "efml-de") == "fr"

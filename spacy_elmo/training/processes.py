@@ -89,11 +89,11 @@ def _worker(rank: int, world: int, port: int, config: str, output: str, resume: 
     os.environ.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
     import torch
 
-    from .trainer import pretrain
+    from .trainer import train_in_this_process
 
     try:
         log = (lambda message: answers.put(("log", message))) if rank == 0 else _silent
-        result = pretrain(Config().from_str(config), Path(output), resume=resume, log=log, gpu_id=-1, overwrite=overwrite)
+        result = train_in_this_process(Config().from_str(config), Path(output), resume=resume, log=log, gpu_id=-1, overwrite=overwrite)
         if rank == 0:
             answers.put(("result", result))
     except BaseException as error:

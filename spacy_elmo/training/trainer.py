@@ -1,24 +1,14 @@
-"""Pretraining a biLM from raw text: `spacy-elmo pretrain CONFIG --output DIR`.
-
-Writes to the output folder: corpus/ (the training text, prepared once; see prepared.py),
-checkpoint.pt (every `checkpoint_every` steps, atomically; with --resume, training goes on from it
-at the same step and data position), model-last/ and model-best/ (by dev perplexity; see
-checkpoint.py), config.cfg, vocab.txt, log.jsonl and perplexity.png. Under torchrun, each process
-reads its own share of the corpus, gradients are averaged by DistributedDataParallel, and only
-rank 0 evaluates and writes files.
-
-The output folder must be new, empty or a run of this command (folders.py): a finished or
-interrupted run is never started over without `overwrite`, and it is locked while a run uses it.
+"""One pretraining run in this process (one of several under torchrun or `[system] processes`):
+`Pretrainer` sets it up (folder, corpus, vocabulary, model, optimizer; or all of it from the
+checkpoint), trains, evaluates, and writes checkpoints, models and the log. The entry point that
+picks one process or several is `pretrain.pretrain`.
 """
 
-import contextlib
-import errno
 import math
 import os
-import shutil
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Generator, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Generator, Iterator, List, Optional, Tuple
 
 import srsly
 import torch
@@ -29,206 +19,49 @@ from ..bilm import BiLM, ElmoOptions
 from ..bilm.folders import bilm_folder
 from ..bilm.language_model import BiLanguageModel, SharedSoftmax
 from ..bilm.lstm import compile_cells
-from ..bilm.packed_matmul import onednn_bf16_available
-from ..errors import InputError, OutputFolderError
-from ..output_folders import PRETRAIN_RUN, FolderLock, claim_folder, write_atomically
+from ..errors import InputError
+from ..output_folders import FolderLock, write_atomically
 from ..text_corpus import corpus_files
 from .batches import BatchEncoder, BatchStream, CorpusPosition, TrainingBatch, batch_loader, first_sentences
 from .checkpoint import (
-    CHECKPOINT_NAME,
     load_checkpoint,
     load_model_dir,
-    recover_model_dirs,
     rng_state,
     save_checkpoint,
     save_model_dir,
     set_rng_state,
 )
 from .corpus import Corpus
+from .devices import Log, mixed_precision, training_device
 from .evaluate import evaluate
 from .logger import PretrainRun, make_logger
 from .memory import reuse_freed_memory
+from .optimizer import lr_schedule, make_optimizer
 from .plot import can_plot, plot_log
 from .prepared import PreparedCorpus, is_prepared, prepared_for_training
-from .settings import PretrainSettings, TrainingSettings
+from .progress import Window, clock, time_left
+from .run_folder import open_run_folder, truncate_log
+from .settings import PretrainSettings
 from .vocab import Vocabulary
 
-Log = Callable[[str], None]
-# What a run writes into its output folder (a folder holding only these is a run, marker or not).
-RUN_FILES = (
-    "checkpoint.pt",
-    "checkpoint.pt.tmp",
-    "model-best",
-    "model-last",
-    "config.cfg",
-    "vocab.txt",
-    "log.jsonl",
-    "perplexity.png",
-    "corpus",
-    "corpus.tmp",
-)
-# What starting over removes; the prepared corpus stays (it is reused when its text is unchanged).
-_RESULTS = tuple(name for name in RUN_FILES if not name.startswith("corpus"))
 
-
-def pretrain(
+def train_in_this_process(
     config: Config, output: Path, resume: bool = False, log: Log = print, gpu_id: Optional[int] = None, overwrite: bool = False
 ) -> Dict[str, Any]:
-    """Train a biLM as configured; see the module docstring for what is written.
+    """Run `Pretrainer` to the end in this process (arguments as `pretrain.pretrain`).
 
-    resume (bool): go on from the checkpoint in `output`.
-    overwrite (bool): start over where `output` holds a run (its results are removed).
-    gpu_id (Optional[int]): overrides [system] gpu_id (-1: CPU, N: CUDA device N).
     RETURNS (Dict[str, Any]): step, elapsed_s, tokens, best_dev_ppl, last_eval.
     """
+    trainer = Pretrainer(config, output, resume=resume, log=log, gpu_id=gpu_id, overwrite=overwrite)
     try:
-        system = PretrainSettings.from_config(config).system
-        if system.processes > 1 and "WORLD_SIZE" not in os.environ:  # (under torchrun, torchrun's processes)
-            if _device(gpu_id if gpu_id is not None else system.gpu_id).type == "cpu":
-                from .processes import pretrain_in_processes
-
-                return pretrain_in_processes(config, Path(output), system.processes, resume=resume, overwrite=overwrite, log=log)
-            log(f"[system] processes = {system.processes} is for the CPU: training on the GPU as one process (several GPUs: torchrun)")
-        trainer = Pretrainer(config, output, resume=resume, log=log, gpu_id=gpu_id, overwrite=overwrite)
-        try:
-            return trainer.run()
-        finally:
-            trainer.close()
-    except OSError as err:
-        if err.errno not in (errno.ENOSPC, errno.EDQUOT):
-            raise
-        raise OSError(
-            err.errno,
-            f"No space left on the device while writing {err.filename or output}: free some space, then go on "
-            "with --resume (the last complete checkpoint and models are kept)",
-        ) from err
-
-
-def open_run_folder(output: Path, resume: bool, overwrite: bool) -> FolderLock:
-    """Claim and lock the output folder of a run (see the module docstring).
-
-    RETURNS (FolderLock): the held lock.
-    """
-    if resume and overwrite:
-        raise OutputFolderError("--resume goes on with the run in the output folder and --overwrite starts it over: give one")
-    claim_folder(output, PRETRAIN_RUN, ", or --resume a run of spacy-elmo pretrain there")
-    lock = FolderLock(output, "spacy-elmo pretrain").acquire()
-    try:
-        recover_model_dirs(output, ("model-best", "model-last"))
-        done = [name for name in _RESULTS if (output / name).exists()]
-        if resume and done and not (output / CHECKPOINT_NAME).is_file():
-            raise OutputFolderError(
-                f"{output} holds a pretraining run ({', '.join(done)}) but no checkpoint.pt to go on from: nothing was "
-                "changed. Give --overwrite to start over (its models and log are removed), or another --output"
-            )
-        if done and not resume and not overwrite:
-            raise OutputFolderError(
-                f"{output} holds a pretraining run{_last_step(output / 'log.jsonl')}: nothing was changed. "
-                "Give --resume to go on with it, --overwrite to start over (its checkpoint, models and log are removed), "
-                "or another --output"
-            )
-        if overwrite:
-            for name in done:
-                path = output / name
-                shutil.rmtree(path) if path.is_dir() else path.unlink()
-    except BaseException:
-        lock.release()
-        raise
-    return lock
-
-
-def _last_step(log_path: Path) -> str:
-    steps = [entry.get("step", 0) for entry in _read_log(log_path)]
-    return f" (logged up to step {max(steps)})" if steps else ""
-
-
-def _read_log(log_path: Path) -> List[Dict[str, Any]]:
-    """The entries of log.jsonl; a line cut off by a kill is left out."""
-    if not log_path.is_file():
-        return []
-    entries = []
-    for line in log_path.read_text(encoding="utf8").splitlines():
-        try:
-            entry = srsly.json_loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            entries.append(entry)
-    return entries
-
-
-def truncate_log(log_path: Path, step: int) -> None:
-    """Keep the log entries up to `step` (where a resumed run goes on), so that each step is
-    logged once; written through a temporary file."""
-    if not log_path.is_file():
-        return
-    kept = [entry for entry in _read_log(log_path) if entry.get("step", 0) <= step]
-    write_atomically(log_path, "".join(srsly.json_dumps(entry) + "\n" for entry in kept))
+        return trainer.run()
+    finally:
+        trainer.close()
 
 
 def build_bilm(block: Dict[str, Any]) -> BiLM:
     """The torch biLM of a config's [bilm] block (its hyperparameters only; weights random)."""
     return BiLM(ElmoOptions.from_config(block))
-
-
-def _optimizer(lm: BiLanguageModel, settings: TrainingSettings, device: torch.device) -> torch.optim.Optimizer:
-    """One parameter group, or with `bilm_lr_scale` != 1 two: the biLM's (at that fraction of
-    the learning rate) and the softmax's."""
-    name, scale, lr = settings.optimizer.lower(), settings.bilm_lr_scale, settings.learn_rate
-    params: Any = list(lm.parameters())
-    if scale != 1.0:
-        params = [{"params": list(lm.bilm.parameters()), "lr": lr * scale}, {"params": list(lm.softmax.parameters())}]
-    if name == "adam":
-        return torch.optim.Adam(params, lr=lr, fused=device.type == "cuda" or None)
-    # adagrad, as in the original training code (the settings allow no other)
-    return torch.optim.Adagrad(params, lr=lr, initial_accumulator_value=1.0)
-
-
-def _schedule(settings: TrainingSettings) -> Callable[[int], float]:
-    warmup, max_steps, decay = settings.warmup_steps, settings.max_steps, settings.decay
-
-    def factor(step: int) -> float:
-        warm = min(1.0, (step + 1) / warmup) if warmup > 0 else 1.0
-        if decay == "linear":
-            return warm * max(0.0, 1.0 - step / max_steps)
-        return warm
-
-    return factor
-
-
-def bf16_supported(device: torch.device) -> bool:
-    """RETURNS (bool): whether `device` has bfloat16 units (CUDA: compute capability 8+; CPU:
-    oneDNN's bfloat16 kernels, i.e. AVX-512 BF16 or AMX)."""
-    if device.type == "cuda":
-        return bool(torch.cuda.is_bf16_supported())
-    return onednn_bf16_available()
-
-
-def _autocast(device: torch.device, mode: str, log: Log) -> Callable[[], Any]:
-    """The context of the forward pass for [training] mixed_precision: "no", or "bf16" / "auto":
-    bfloat16 autocast where the device has bfloat16 units, else float32 with one message (emulated
-    bfloat16 runs slower than float32)."""
-    if mode == "no":
-        return contextlib.nullcontext
-    if not bf16_supported(device):
-        log(
-            f"[training] mixed_precision = {mode}: this {device.type.upper()} has no bfloat16 units "
-            "(AVX-512 BF16 or AMX on a CPU, compute capability 8+ on a GPU); training in float32"
-        )
-        return contextlib.nullcontext
-    return lambda: torch.autocast(device.type, dtype=torch.bfloat16)
-
-
-def _device(gpu_id: Optional[int]) -> torch.device:
-    if gpu_id is None:
-        if torch.cuda.is_available():
-            return torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
-        return torch.device("cpu")
-    if gpu_id < 0:
-        return torch.device("cpu")
-    if not torch.cuda.is_available():
-        raise ValueError(f"gpu_id {gpu_id} asks for CUDA, but torch sees no GPU: use -1 for the CPU")
-    return torch.device("cuda", gpu_id)
 
 
 class Pretrainer:
@@ -255,7 +88,7 @@ class Pretrainer:
         torch.manual_seed(system.seed)
         if system.threads:
             torch.set_num_threads(system.threads)
-        self.device = _device(gpu_id if gpu_id is not None else system.gpu_id)
+        self.device = training_device(gpu_id if gpu_id is not None else system.gpu_id)
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
         elif system.reuse_freed_memory:
@@ -305,10 +138,10 @@ class Pretrainer:
         self.lm = self._build_model()
         if self.rank > 0:  # its own dropout masks (the weights are rank 0's, which DDP broadcasts)
             torch.manual_seed(self.settings.system.seed + self.rank)
-        self.optimizer = _optimizer(self.lm, self.training, self.device)
+        self.optimizer = make_optimizer(self.lm, self.training, self.device)
         self.softmax_warmup = self.training.softmax_warmup_steps
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(self.training))
-        self.autocast = _autocast(self.device, self.training.mixed_precision, log)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lr_schedule(self.training))
+        self.autocast = mixed_precision(self.device, self.training.mixed_precision, log)
         self.step, self.elapsed, self.tokens_seen, self.best = 0, 0.0, 0, math.inf
         self.warmup_tokens = 0  # tokens_seen when the softmax warm-up ended
         # predictions per direction in one pass over the training text (all processes')
@@ -489,7 +322,7 @@ class Pretrainer:
 
     def _train(self, batches: Iterator[TrainingBatch], started: float) -> None:
         settings = self.training
-        window = _Window(self.device)
+        window = Window(self.device)
         while not self._should_stop():
             batch = next(batches)
             window.add(self.train_step(batch), batch.n_tokens * self.world)
@@ -502,7 +335,7 @@ class Pretrainer:
                 self.warmup_tokens = self.tokens_seen
             if self.step % settings.log_every == 0:
                 self._log_progress(window)
-                window = _Window(self.device)
+                window = Window(self.device)
             if self.step % settings.eval_every == 0 or self.step == self.softmax_warmup:
                 self.evaluate()
                 self._plot()
@@ -605,9 +438,9 @@ class Pretrainer:
         torch.distributed.all_gather_object(states, own)
         return states
 
-    def _log_progress(self, window: "_Window") -> None:
+    def _log_progress(self, window: "Window") -> None:
         mean, rate = window.result()  # the one read of the device in a window
-        left = _time_left(self.step, self.elapsed, self.training.max_steps, self.training.max_minutes * 60)
+        left = time_left(self.step, self.elapsed, self.training.max_steps, self.training.max_minutes * 60)
         ppl = math.exp(min(mean, 50.0))
         self._write_log(
             {
@@ -627,7 +460,7 @@ class Pretrainer:
                 "train_ppl": ppl,
                 "tokens_per_s": rate,
                 "lr": self.scheduler.get_last_lr()[0],
-                "clock": _clock(self.elapsed),
+                "clock": clock(self.elapsed),
                 "time_left": left,
             },
         )
@@ -664,35 +497,3 @@ class Pretrainer:
                 self.log(
                     "perplexity.png is not drawn: matplotlib is not installed (pip install 'spacy-elmo[plot]'); log.jsonl has the figures"
                 )
-
-
-class _Window:
-    """Loss and speed over the steps between two log lines, summed on the device."""
-
-    def __init__(self, device: torch.device) -> None:
-        self.start = time.perf_counter()
-        self.loss = torch.zeros((), device=device)
-        self.n = 0
-        self.tokens = 0
-
-    def add(self, loss: torch.Tensor, tokens: int) -> None:
-        self.loss += loss * tokens
-        self.n += tokens
-        self.tokens += tokens
-
-    def result(self) -> Tuple[float, float]:
-        mean = float(self.loss) / max(1, self.n)
-        return mean, self.tokens / max(1e-9, time.perf_counter() - self.start)
-
-
-def _clock(seconds: float) -> str:
-    return time.strftime("%H:%M:%S", time.gmtime(seconds))
-
-
-def _time_left(step: int, elapsed: float, max_steps: int, max_seconds: float) -> str:
-    lefts = []
-    if max_steps > 0 and step > 0:
-        lefts.append(elapsed / step * (max_steps - step))
-    if max_seconds > 0:
-        lefts.append(max_seconds - elapsed)
-    return _clock(max(0.0, min(lefts))) if lefts else "-"

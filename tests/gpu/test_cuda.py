@@ -61,7 +61,7 @@ def test_bilm_on_cuda_equals_the_cpu():
 
 
 def test_pretraining_on_cuda_falls_and_resumes_on_the_same_curve(tmp_path):
-    from spacy_elmo.training.trainer import pretrain
+    from spacy_elmo.training.pretrain import pretrain
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(TEXT * 3, encoding="utf8")

@@ -102,7 +102,7 @@ def test_two_processes_of_its_own_resume_as_an_uninterrupted_run(tmp_path):
     position and random state are checkpointed, so 3 steps + a resume to 6 equal 6 straight steps."""
     from spacy_elmo.errors import InputError
     from spacy_elmo.training.checkpoint import load_checkpoint
-    from spacy_elmo.training.trainer import pretrain
+    from spacy_elmo.training.pretrain import pretrain
 
     from .test_pretrain import _config
 
@@ -136,7 +136,7 @@ def test_two_processes_of_its_own_resume_as_an_uninterrupted_run(tmp_path):
 @pytest.mark.slow
 def test_an_error_in_the_processes_is_said_in_one_line(tmp_path):
     from spacy_elmo.errors import OutputFolderError
-    from spacy_elmo.training.trainer import pretrain
+    from spacy_elmo.training.pretrain import pretrain
 
     from .test_pretrain import _config
 

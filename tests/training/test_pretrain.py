@@ -17,7 +17,7 @@ from spacy_elmo.training.batches import CorpusPosition, batch_plan
 from spacy_elmo.training.corpus import Corpus
 from spacy_elmo.training.evaluate import evaluate
 from spacy_elmo.training.prepared import prepare_corpus
-from spacy_elmo.training.trainer import pretrain
+from spacy_elmo.training.pretrain import pretrain
 from spacy_elmo.training.vocab import Vocabulary
 
 from ..helpers import pool_batches, tiny_bilm, vocab_of, tiny_overrides

@@ -60,3 +60,13 @@ def test_pretrain_refuses_bad_settings_before_touching_the_output(tmp_path):
     result = CliRunner().invoke(app, ["pretrain", "cpu", "--output", str(out), "--paths.train", str(tmp_path), "--training.dropout", "2"])
     assert result.exit_code != 0 and "dropout must be in [0, 1)" in " ".join(result.output.replace("│", " ").split())
     assert not out.exists()
+
+
+@pytest.mark.parametrize("preset", ["cpu", "small", "original"])
+def test_presets_leave_threads_to_the_environment(preset):
+    """OMP_NUM_THREADS=1 spacy-elmo pretrain cpu ... must run on one thread: no preset sets [system] threads."""
+    from spacy_elmo.configs import pretrain_config
+
+    config = Config().from_disk(pretrain_config(preset))
+    config["paths"]["train"] = "text.txt"
+    assert PretrainSettings.from_config(config).system.threads == 0
