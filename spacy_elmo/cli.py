@@ -30,6 +30,7 @@ app = typer.Typer(
 F = TypeVar("F", bound=Callable[..., Any])
 # A flag shows no value type in the help (typer writes "<bool>" for it otherwise).
 FLAG: Dict[str, Any] = {"metavar": ""}
+MODELS_WIDTH = 100  # `spacy-elmo models` fits a 100-column terminal
 
 
 def command(name: str, **settings: Any) -> Callable[[F], F]:
@@ -126,6 +127,12 @@ def pretrain_cli(
     result = pretrain(settings.config, output, resume=resume, gpu_id=gpu_id, overwrite=overwrite)
     warmup = f" ({result['warmup_dev_ppl']:.2f} after the softmax warm-up, with the biLM as given)" if "warmup_dev_ppl" in result else ""
     typer.echo(f"Done: {result['step']} steps, {result['tokens']} tokens, best dev perplexity {result['best_dev_ppl']:.2f}{warmup}")
+    if resume and result.get("stopped_by") == "max_minutes":
+        minutes = settings.training.max_minutes
+        typer.echo(
+            f"The run has used its [training] max_minutes = {minutes:g}: the budget counts the whole run, the parts before "
+            f"--resume included. To train on, resume with a larger one (e.g. --training.max_minutes {2 * minutes:g})."
+        )
 
 
 @command("perplexity")
@@ -358,20 +365,30 @@ def models_cli(
     from .released import CATALOGUE, cache_dir
     from .released.download import cache_state
 
-    rows = [("name", "lang", "format", "parameters", "download", "cached", "trained on")]
+    rows = [("name", "lang", "format", "size", "download", "cached", "licence", "trained on")]
     for model in CATALOGUE.values():
         name = model.name + ("*" if model.sha256 else "")
-        state = cache_state(model.name, cache)
-        rows.append((name, model.language, model.format, model.parameters, model.download, state, model.trained_on))
+        size = model.parameters.split(" ")[0] + ("+words" if "word embedding" in model.parameters else "")
+        licence = "MIT" if model.licence.startswith("MIT") else "not stated" if model.licence.startswith("not stated") else model.licence
+        fmt = "efml" if model.format == "elmoformanylangs" else model.format
+        state = cache_state(model.name, cache) or "no"
+        rows.append((name, model.language, fmt, size, model.download, state, licence, model.trained_on))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    room = MODELS_WIDTH - sum(w + 2 for w in widths)
     for row in rows:
-        typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
-    typer.echo(
-        f"\nCache: {cache_dir(cache)}. cached: yes (complete and checked), partial (a download to resume), damaged "
+        last = row[-1] if len(row[-1]) <= room else row[-1][: max(0, room - 3)].rstrip() + "..."
+        typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + last)
+    import textwrap
+
+    typer.echo()
+    footer = (
+        f"Cache: {cache_dir(cache)}. cached: yes (complete and checked), partial (a download to resume), damaged "
         "(download it again with --force). Every use checks the files against the sha256 recorded at download; the "
         "download is checked against the sha256 its source publishes for the names marked *, else only by loading it, "
-        "so the server or mirror is trusted for its content. Sources of each entry: spacy_elmo/released/catalogue.py."
+        "so the server or mirror is trusted for its content. efml: ELMoForManyLangs; +words: with its word embedding. "
+        "Each entry's full training text, licence and sources: spacy_elmo/released/catalogue.py."
     )
+    typer.echo(textwrap.fill(footer, MODELS_WIDTH, break_on_hyphens=False, break_long_words=False))
 
 
 @command("download")

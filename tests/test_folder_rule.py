@@ -212,15 +212,18 @@ def test_a_file_name_that_is_not_utf8_fails_before_any_work(model, tmp_path):
     assert "not valid UTF-8" in line and "rename" in line
 
 
-def test_a_relative_index_path_gives_the_right_advice_once_moved(model, corpus, tmp_path, monkeypatch):
+def test_a_relative_index_path_is_refused_with_the_absolute_one_to_give(model, corpus, tmp_path, monkeypatch):
+    """A saved pipeline keeps the index's path as given and is loaded from other folders: a relative
+    path is refused at add_pipe, naming the absolute one; that one works from anywhere."""
     monkeypatch.chdir(tmp_path)
     build_usage_index(load_elmo_pipeline(model), corpus, "idx", words=["bank"], progress=False, log=lambda _: None)
     nlp = load_elmo_pipeline(model)
-    nlp.add_pipe("elmo_usages", config={"index": "idx"})
+    with pytest.raises(InputError, match="relative path.*" + str(tmp_path.resolve() / "idx")):
+        nlp.add_pipe("elmo_usages", config={"index": "idx"})
+    nlp.add_pipe("elmo_usages", config={"index": str(tmp_path.resolve() / "idx")})
     nlp.to_disk(tmp_path / "pipe")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    loaded = spacy.load(tmp_path / "pipe")
-    with pytest.raises(InputError, match="relative to the folder the pipeline runs from.*absolute path"):
-        loaded("the bank")
+    doc = spacy.load(tmp_path / "pipe")("the bank")
+    assert doc[1]._.elmo_usages(1)[0].text.lower() == "bank"

@@ -134,6 +134,11 @@ class Pretrainer:
             truncate_log(self.output / "log.jsonl", self.checkpoint["step"] if self.checkpoint is not None else -1)
         self.corpus = self._prepared_corpus()
         self.hold_out = self.settings.corpus.dev_every_nth_doc if self.settings.paths.dev is None else 0
+        if self.hold_out and self.rank == 0:
+            log(
+                f"No [paths] dev: every {_ordinal(self.hold_out)} document of the training text is held out as dev "
+                "([corpus] dev_every_nth_doc; --paths.dev names a dev text instead)"
+            )
         self.train_sentences = self.corpus.select(self.hold_out, rank=self.rank, world_size=self.world)
         self.lm = self._build_model()
         if self.rank > 0:  # its own dropout masks (the weights are rank 0's, which DDP broadcasts)
@@ -315,6 +320,7 @@ class Pretrainer:
             "tokens": self.tokens_seen,
             "best_dev_ppl": self.best,
             "last_eval": self.last_eval,
+            "stopped_by": self._stopped_by(),
         }
         if self.warmup_eval is not None:
             result["warmup_dev_ppl"] = self.warmup_eval["average"]
@@ -367,6 +373,14 @@ class Pretrainer:
         self.optimizer.step()
         self.scheduler.step()
         return loss.detach()
+
+    def _stopped_by(self) -> str:
+        """RETURNS (str): the limit the run reached: "max_steps", "max_minutes" or "max_epochs"."""
+        if self.training.max_steps > 0 and self.step >= self.training.max_steps:
+            return "max_steps"
+        if self.training.max_minutes > 0 and self.elapsed >= self.training.max_minutes * 60:
+            return "max_minutes"
+        return "max_epochs"
 
     def _should_stop(self) -> bool:
         max_steps, max_seconds = self.training.max_steps, self.training.max_minutes * 60
@@ -497,3 +511,8 @@ class Pretrainer:
                 self.log(
                     "perplexity.png is not drawn: matplotlib is not installed (pip install 'spacy-elmo[plot]'); log.jsonl has the figures"
                 )
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

@@ -68,6 +68,11 @@ class ElmoUsages:
     def __init__(self, nlp: Language, name: str, index: Optional[str]) -> None:
         if not index:
             raise InputError(f"[{name}] needs the folder of a usage index: nlp.add_pipe('elmo_usages', config={{'index': PATH}})")
+        if not Path(index).is_absolute():
+            raise InputError(
+                f"[{name}] index = {index!r} is a relative path: a saved pipeline keeps the path as given and is loaded from "
+                f"other folders, so give the absolute one: config={{'index': {str(Path(index).resolve())!r}}}"
+            )
         register_usage_extensions()
         self.nlp = nlp
         self.name = name

@@ -15,6 +15,7 @@ A usage index folder (kind "usage-index", see output_folders.py) holds
 
 import hashlib
 import json
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -136,6 +137,11 @@ class UsageIndex:
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
+
+    def __repr__(self) -> str:
+        if not self.meta:
+            return "UsageIndex(empty: read one with .from_disk(path))"
+        return f"UsageIndex({str(self.path)!r}, usages={len(self)}, words={len(self.keys)}, match={self.match!r})"
 
     @property
     def layer_weights(self) -> numpy.ndarray:
@@ -307,14 +313,28 @@ class UsageIndex:
         token (Token): a token of a Doc made by the index's pipeline (`index.nlp`, or one set with
             `use_pipeline`, which checks that its biLM is the index's).
         same_word (bool): only usages of the same word (same key); False searches every usage.
-        RETURNS (List[Usage]): best first.
+        RETURNS (List[Usage]): best first; empty, with a warning, where the index holds no usage
+            of the token's word.
         """
+        if isinstance(token, str):
+            raise TypeError(
+                f"most_similar takes a token in its context, not the string {token!r}: ELMo gives a word a vector only "
+                f"in a sentence. doc = index.nlp('He wore a new suit .'); index.most_similar(doc[4]). A word's "
+                f"context-free neighbours: index.type_neighbours({token!r})"
+            )
         if id(token.doc.vocab) not in self._checked and token.doc.vocab is not self.nlp.vocab:
             raise InputError(
                 "the token's Doc was not made by the index's pipeline, so its biLM cannot be checked against the index's: "
                 "make the Doc with index.nlp, or first give your pipeline to index.use_pipeline(nlp), which checks it"
             )
         rows = self.rows_of(self.key_of(token)) if same_word else None
+        if rows is not None and len(rows) == 0:
+            warnings.warn(
+                f"the usage index holds no usage of {token.text!r} (key {self.key_of(token)!r}): same_word=False searches every usage",
+                UserWarning,
+                stacklevel=2,
+            )
+            return []
         return self.nearest(self.vector_of(token), n, rows)
 
     def nearest(self, vector: numpy.ndarray, n: int = 5, rows: Optional[numpy.ndarray] = None) -> List[Usage]:

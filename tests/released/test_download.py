@@ -136,8 +136,14 @@ def test_cli_models_and_download(mirror, cache):
     runner = CliRunner()
     listed = runner.invoke(app, ["models"])
     assert listed.exit_code == 0
-    names = [line.split()[0] for line in listed.output.splitlines()[1:] if line.strip() and not line.startswith("Cache")]
+    lines = listed.output.splitlines()
+    assert all(len(line) <= 100 for line in lines)  # a 100-column terminal
+    assert lines[0].split()[:7] == ["name", "lang", "format", "size", "download", "cached", "licence"]
+    table = lines[1 : lines.index("")]
+    names = [line.split()[0] for line in table]
     assert {"small", "medium", "original", "original-5.5b", "efml-de", "efml-zh"} <= set(names) and len(names) >= 49
+    de = next(line for line in table if line.startswith("efml-de "))
+    assert de.split()[1:3] == ["de", "efml"] and " MIT " in de and " no " in de
     fetched = runner.invoke(app, ["download", "small", "--mirror", mirror.url])
     assert fetched.exit_code == 0, fetched.output
     assert str(cache / "small") in fetched.output

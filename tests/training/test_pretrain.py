@@ -278,3 +278,21 @@ def test_default_logger_prints_lines_off_a_terminal(corpus_file, tmp_path, capsy
     out = capsys.readouterr().out
     assert "step       0  dev perplexity" in out
     assert "step       2  00:00:0" in out and "tokens/s" in out
+
+
+def test_resume_after_the_time_budget_says_the_budget_counts_the_whole_run(corpus_file, tmp_path):
+    """`pretrain --resume` once max_minutes is spent trains no step, and says why and what to give;
+    without --paths.dev the log says which documents became dev."""
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    args = [f"--{k}={json.dumps(v)}" for k, v in TINY.items()] + [f"--paths.train={corpus_file}", "--training.max_steps=0"]
+    budget = ["--training.max_minutes=0.002", "--training.checkpoint_every=1", "--corpus.dev_every_nth_doc=5"]
+    run = ["pretrain", "cpu", "--output", str(tmp_path / "run"), *args, *budget]
+    first = CliRunner().invoke(app, run)
+    assert first.exit_code == 0, first.output
+    assert "every 5th document of the training text is held out as dev" in first.output
+    again = CliRunner().invoke(app, [*run, "--resume"])
+    assert again.exit_code == 0, again.output
+    assert "max_minutes = 0.002: the budget counts the whole run" in again.output and "--training.max_minutes 0.004" in again.output

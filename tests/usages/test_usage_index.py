@@ -261,3 +261,13 @@ def test_fewer_neighbours_are_a_prefix_of_more(index):
     assert all(a.score >= b.score for a, b in zip(everything, everything[1:]))
     for n in (1, 3, 7, 20):
         assert index.most_similar(doc[2], n=n, same_word=False) == everything[:n]
+
+
+def test_a_string_query_says_what_to_give_and_a_word_without_usages_warns(index):
+    with pytest.raises(TypeError, match="a token in its context.*index.nlp"):
+        index.most_similar("play")
+    doc = index.nlp("A cat sat.")
+    with pytest.warns(UserWarning, match="no usage of 'cat'"):
+        assert index.most_similar(doc[1]) == []
+    assert repr(index) == f"UsageIndex({str(index.path)!r}, usages={len(index)}, words={len(index.keys)}, match={index.match!r})"
+    assert "empty" in repr(type(index)())
