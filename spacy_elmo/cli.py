@@ -519,8 +519,8 @@ def inspect_cli(
     n_output_layers = len(rows[0][1])
     header = "component".ljust(16) + "".join(f"layer {j}".rjust(10) for j in range(n_output_layers)) + "gamma".rjust(10)
     typer.echo(header)
-    for label, weights, gamma in rows:
-        typer.echo(label.ljust(16) + "".join(f"{w:10.4f}" for w in weights) + f"{gamma:10.4f}")
+    for label, mix, gamma in rows:
+        typer.echo(label.ljust(16) + "".join(f"{w:10.4f}" for w in mix) + f"{gamma:10.4f}")
     if plot is not None:
         _plot_mixes(rows, plot)
         typer.echo(f"Wrote {plot}")

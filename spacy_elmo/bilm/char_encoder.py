@@ -2,7 +2,7 @@
 projection."""
 
 from collections import OrderedDict
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, cast
 
 import torch
 from torch import nn
@@ -14,6 +14,12 @@ from .packed_matmul import PackedWeights, product
 
 # Word vectors the token layer keeps at inference, unless told otherwise.
 DEFAULT_CACHE_SIZE = 50_000
+
+
+def conv_bias(conv: nn.Conv1d) -> torch.Tensor:
+    """RETURNS (torch.Tensor): a char CNN filter's bias (every filter has one)."""
+    assert conv.bias is not None
+    return conv.bias
 
 
 class Highway(nn.Module):
@@ -72,11 +78,11 @@ class CharEncoder(nn.Module):
         with torch.no_grad():
             nn.init.uniform_(self.char_embed, -1.0, 1.0)
             self.char_embed[0].zero_()
-            for conv in self.convs:
+            for conv in self.conv_layers:
                 fan_in = conv.in_channels * conv.kernel_size[0]
                 nn.init.normal_(conv.weight, 0.0, (1.0 / fan_in) ** 0.5)
-                nn.init.zeros_(conv.bias)
-            for hw in self.highways:
+                nn.init.zeros_(conv_bias(conv))
+            for hw in self.highway_layers:
                 nn.init.normal_(hw.weight, 0.0, (1.0 / hw.width) ** 0.5)
                 nn.init.zeros_(hw.bias)
                 hw.bias[: hw.width].fill_(-2.0)  # carry gate starts mostly closed
@@ -86,6 +92,15 @@ class CharEncoder(nn.Module):
                 nn.init.normal_(self.projection.weight, 0.0, (1.0 / self.options.token_input_dim) ** 0.5)
                 nn.init.zeros_(self.projection.bias)
         self.clear_cache()
+
+    @property
+    def conv_layers(self) -> List[nn.Conv1d]:
+        """RETURNS (List[nn.Conv1d]): the char CNN's filters, one module per width."""
+        return cast(List[nn.Conv1d], list(self.convs))
+
+    @property
+    def highway_layers(self) -> List[Highway]:
+        return cast(List[Highway], list(self.highways))
 
     @property
     def vocab(self) -> TokenInput:
@@ -134,7 +149,7 @@ class CharEncoder(nn.Module):
             parts = [self._pool(rows) for rows in type_chars[order].split(sizes)]
             h = torch.cat(parts).index_select(0, torch.argsort(order))
         h = torch.relu(h) if self.options.activation == "relu" else torch.tanh(h)
-        for highway in self.highways:
+        for highway in self.highway_layers:
             h = highway(h)
         if self.word_embed is not None:
             if type_words is None:
@@ -153,7 +168,7 @@ class CharEncoder(nn.Module):
         x = nn.functional.embedding(chars, self.char_embed).transpose(1, 2)
         # max(dim) rather than amax: its backward scatters into the argmax positions, where amax's
         # spreads over ties with several full-size passes (a fifth of a training step).
-        return torch.cat([conv(x).max(dim=-1).values for conv in self.convs], dim=-1)
+        return torch.cat([conv(x).max(dim=-1).values for conv in self.conv_layers], dim=-1)
 
     def _pool_windows(self, chars: torch.Tensor) -> torch.Tensor:
         """`_pool` at inference on the CPU: each filter width as one product of every char window
@@ -162,13 +177,13 @@ class CharEncoder(nn.Module):
         x = nn.functional.embedding(chars, self.char_embed)  # (V, W', E)
         V, W, E = x.shape
         pooled = []
-        for conv in self.convs:
+        for conv in self.conv_layers:
             width = conv.kernel_size[0]
             # (V, W' - width + 1, E, width) -> rows of (width, E), the filter's layout below
             windows = x.unfold(1, width, 1).transpose(2, 3).reshape(-1, width * E)
             # (F, E, width) -> (F, width * E): the transposed weight oneDNN takes, made once
             weight_t = conv.weight.transpose(1, 2).reshape(conv.out_channels, width * E)
-            out = product(windows, weight_t.t(), weight_t).add_(conv.bias)
+            out = product(windows, weight_t.t(), weight_t).add_(conv_bias(conv))
             pooled.append(out.view(V, W - width + 1, conv.out_channels).amax(dim=1))
         return torch.cat(pooled, dim=-1)
 

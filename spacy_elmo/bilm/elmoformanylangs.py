@@ -25,6 +25,7 @@ import torch
 from ..errors import ElmoFormatError
 from ..output_folders import is_plain_file
 from ..types import PathLike
+from .char_encoder import conv_bias
 from .learned_vocab import LearnedVocab, read_lexicon
 from .model import BiLM
 from .options import ElmoOptions, read_json_object
@@ -184,7 +185,7 @@ def load_elmoformanylangs(folder: PathLike, cache_size: Optional[int] = None) ->
     return bilm.eval()
 
 
-_Copy = Callable[[torch.Tensor], None]
+_Copy = Callable[[torch.Tensor], object]
 
 
 def _into(param: torch.Tensor, convert: Callable[[torch.Tensor], torch.Tensor] = lambda t: t) -> _Copy:
@@ -203,10 +204,10 @@ def _token_embedder_tensors(bilm: BiLM) -> Dict[str, Tuple[Tuple[int, ...], _Cop
     out["char_emb_layer.embedding.weight"] = ((opts.n_characters, E), chars)
     if enc.word_embed is not None:
         out["word_emb_layer.embedding.weight"] = ((opts.n_words, opts.word_dim), _into(enc.word_embed))
-    for i, ((width, n), conv) in enumerate(zip(opts.filters, enc.convs)):
+    for i, ((width, n), conv) in enumerate(zip(opts.filters, enc.conv_layers)):
         out[f"convolutions.{i}.weight"] = ((n, E, width), _into(conv.weight))
-        out[f"convolutions.{i}.bias"] = ((n,), _into(conv.bias))
-    for k, highway in enumerate(enc.highways):
+        out[f"convolutions.{i}.bias"] = ((n,), _into(conv_bias(conv)))
+    for k, highway in enumerate(enc.highway_layers):
         # its rows [transform; gate], the gate on the carried input: ours [carry | transform] columns,
         # the gate on the transform, so the gate's weights change sign
         out[f"highways._layers.{k}.weight"] = ((2 * F, F), _into(highway.weight, lambda t: torch.cat([-t[F:].t(), t[:F].t()], dim=1)))
@@ -229,7 +230,7 @@ def _encoder_tensors(bilm: BiLM) -> Dict[str, Tuple[Tuple[int, ...], _Copy]]:
     out: Dict[str, Tuple[Tuple[int, ...], _Copy]] = {}
     forget = torch.zeros(4 * C)
     forget[C : 2 * C] = 1.0  # stored in its bias; ours adds it at run time
-    for depth, layer in enumerate(bilm.layers):
+    for depth, layer in enumerate(bilm.lstm_layers):
         assert layer.proj_weight is not None
         for d, direction in enumerate(("forward", "backward")):
             prefix = f"{direction}_layer_{depth}"

@@ -7,7 +7,7 @@ Both softmax options give exactly normalised distributions, so perplexity is alw
 PyTorch's AdaptiveLogSoftmaxWithLoss) is fast for large vocabularies.
 """
 
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple, cast
 
 import torch
 from torch import nn
@@ -71,7 +71,8 @@ def _adaptive_log_likelihood(module: nn.AdaptiveLogSoftmaxWithLoss, hidden: torc
         if rows.numel() == 0:
             continue
         gather.index_fill_(0, rows, module.shortlist_size + i - 1)
-        projection, output = module.tail[i - 1]
+        # each tail cluster: (Linear to the cluster's width, Linear to its words)
+        projection, output = cast(Tuple[nn.Linear, nn.Linear], tuple(cast(nn.Sequential, module.tail[i - 1])))
         local = target_log_prob(projection(hidden.index_select(0, rows)), output.weight, targets.index_select(0, rows) - low)
         out = out.index_copy(0, rows, local)
     return out + target_log_prob(hidden, module.head.weight, gather, module.head.bias)

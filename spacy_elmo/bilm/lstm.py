@@ -33,6 +33,8 @@ class BiLstmLayer(nn.Module):
     proj_clip (Optional[float]): clip of the projected h; only applied with a projection.
     """
 
+    forget_bias: torch.Tensor  # a buffer
+
     def __init__(
         self,
         input_dim: int,
@@ -140,7 +142,7 @@ class BiLstmLayer(nn.Module):
             xw = next(xw_steps)
             # (a slice of all rows would still cost autograd a full-size zero gradient)
             z = self._matmul(dirs, h, "hidden_weight", weights, add=xw if xw.shape[1] == b else xw[:, :b])
-            xw = None  # the last view of a block must go before the next block is made, to reuse its memory
+            del xw  # the last view of a block must go before the next block is made, to reuse its memory
             c, h = cell(z, c, C, self.cell_clip)
             if self.proj_weight is not None:
                 h = self._matmul(dirs, h, "proj_weight", weights)

@@ -2,7 +2,7 @@
 
 import contextlib
 import warnings
-from typing import Iterator, List, Optional, Sequence
+from typing import Iterator, List, Optional, Sequence, cast
 
 import numpy
 import torch
@@ -70,8 +70,13 @@ class BiLM(nn.Module):
 
     def _packs(self) -> Iterator[PackedWeights]:
         yield self.char_encoder.packs
-        for layer in self.layers:
+        for layer in self.lstm_layers:
             yield layer.packs
+
+    @property
+    def lstm_layers(self) -> List[BiLstmLayer]:
+        """RETURNS (List[BiLstmLayer]): the biLSTM layers, bottom first."""
+        return cast(List[BiLstmLayer], list(self.layers))
 
     @property
     def vocab(self) -> TokenInput:
@@ -105,7 +110,7 @@ class BiLM(nn.Module):
         automatically by any forward pass with gradients enabled (the step before an update), by
         `load_state_dict` and by device or dtype moves; call it after editing weights by hand."""
         self.char_encoder.clear_cache()
-        for layer in self.layers:
+        for layer in self.lstm_layers:
             layer.packs.clear()
 
     def _apply(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -168,7 +173,7 @@ class BiLM(nn.Module):
         states = self._initial_states(B, x, order) if stateful else None
         finals: List[LstmState] = []
         outputs = [torch.cat([tokens, tokens], dim=-1)]
-        for depth, layer in enumerate(self.layers):
+        for depth, layer in enumerate(self.lstm_layers):
             layer_in = x
             if self.training and self.dropout > 0:
                 layer_in = nn.functional.dropout(x, self.dropout, training=True)
@@ -186,10 +191,10 @@ class BiLM(nn.Module):
 
     def _initial_states(self, batch_size: int, like: torch.Tensor, order: torch.Tensor) -> List[LstmState]:
         if self._states is None or self._states[0][0].device != like.device:
-            self._states = [layer.zero_state(batch_size, like) for layer in self.layers]
+            self._states = [layer.zero_state(batch_size, like) for layer in self.lstm_layers]
         stored = self._states[0][0].shape[1]
         if stored < batch_size:
-            extra = [layer.zero_state(batch_size - stored, like) for layer in self.layers]
+            extra = [layer.zero_state(batch_size - stored, like) for layer in self.lstm_layers]
             self._states = [(torch.cat([c, ec], dim=1), torch.cat([h, eh], dim=1)) for (c, h), (ec, eh) in zip(self._states, extra)]
         return [(c[:, :batch_size].index_select(1, order), h[:, :batch_size].index_select(1, order)) for c, h in self._states]
 

@@ -15,7 +15,7 @@ import torch
 from ..errors import ElmoFormatError
 from ..output_folders import temporary_path
 from ..types import PathLike
-from .char_encoder import DEFAULT_CACHE_SIZE
+from .char_encoder import DEFAULT_CACHE_SIZE, conv_bias
 from .model import BiLM
 from .options import ElmoOptions
 
@@ -72,7 +72,7 @@ def _datasets(bilm: BiLM, single_layer_alias: bool = False) -> List[_Dataset]:
             enc.char_embed[1:].copy_(torch.from_numpy(array))
 
     out.append(_Dataset("char_embed", (261, E), embed_read, lambda: enc.char_embed[1:].detach().cpu().numpy()))
-    for i, ((width, n), conv) in enumerate(zip(opts.filters, enc.convs)):
+    for i, ((width, n), conv) in enumerate(zip(opts.filters, enc.conv_layers)):
         # TF conv2d (1, width, E, n) <-> torch Conv1d (n, E, width); no kernel flip.
         out.append(
             _Dataset(
@@ -82,8 +82,9 @@ def _datasets(bilm: BiLM, single_layer_alias: bool = False) -> List[_Dataset]:
                 _param_getter(conv.weight, lambda a: a.transpose(2, 1, 0)[None]),
             )
         )
-        out.append(_Dataset(f"CNN/b_cnn_{i}", (n,), _param_setter(conv.bias, lambda a: a), _param_getter(conv.bias, lambda a: a)))
-    for k, highway in enumerate(enc.highways):
+        bias = conv_bias(conv)
+        out.append(_Dataset(f"CNN/b_cnn_{i}", (n,), _param_setter(bias, lambda a: a), _param_getter(bias, lambda a: a)))
+    for k, highway in enumerate(enc.highway_layers):
         for j, name in enumerate(("carry", "transform")):
             cols = slice(j * F, (j + 1) * F)
             out.append(
@@ -116,7 +117,7 @@ def _datasets(bilm: BiLM, single_layer_alias: bool = False) -> List[_Dataset]:
                 "CNN_proj/b_proj", (P,), _param_setter(enc.projection.bias, lambda a: a), _param_getter(enc.projection.bias, lambda a: a)
             )
         )
-    for depth, layer in enumerate(bilm.layers):
+    for depth, layer in enumerate(bilm.lstm_layers):
         for d in range(2):
             prefix = _lstm_prefix(d, depth, single_layer_alias)
             out.append(_Dataset(f"{prefix}/W_0", (P + P, 4 * C), *_lstm_kernel(layer, d)))
@@ -228,6 +229,7 @@ def _file_datasets(bilm: BiLM, weights_file: PathLike, read: bool) -> Iterator[T
 def read_weights(bilm: BiLM, weights_file: PathLike) -> None:
     """Copy the weights of an original weights.hdf5 into `bilm`, checking every shape."""
     for ds, array in _file_datasets(bilm, weights_file, read=True):
+        assert array is not None  # read=True
         ds.read(array)
     bilm.clear_caches()
 

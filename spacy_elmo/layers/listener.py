@@ -98,7 +98,7 @@ def _listener_forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> T
                 "projection_dim and n_layers must be those of the elmo component's model (interpolate them: "
                 "${components.elmo.model.projection_dim}, ${components.elmo.model.n_layers})."
             )
-        outputs.append(model.ops.asarray(data.layers, dtype="float32"))
+        outputs.append(model.ops.asarray3f(data.layers, dtype="float32"))
     return outputs, no_gradient
 
 

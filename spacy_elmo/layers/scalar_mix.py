@@ -13,7 +13,7 @@ and gamma / s, so Adam, whose steps do not depend on the gradient's scale, moves
 times as far per step as the rest of the task model (with plain SGD the factor would be s^2).
 """
 
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple, cast
 
 from spacy.util import registry
 from thinc.api import Dropout, Model, chain
@@ -154,7 +154,7 @@ def _forward(model: Model[List[Floats3d], List[Floats2d]], docs_layers: List[Flo
             raise ValueError(f"ScalarMix expects ({n_output_layers}, n_tokens, {width}) per Doc, got {tuple(x.shape)}")
     X = xp.concatenate(docs_layers, axis=1).astype("float32") if docs_layers else xp.zeros((n_output_layers, 0, width), dtype="float32")
     weights, gamma = mix_weights(model)
-    weights = weights.astype("float32")
+    weights = cast(Floats1d, weights.astype("float32"))
     if layer_norm and X.shape[1] > 0:
         mean = X.mean(axis=(1, 2), keepdims=True)
         inv_std = 1.0 / xp.sqrt(X.var(axis=(1, 2), keepdims=True) + LAYER_NORM_EPS)

@@ -193,7 +193,7 @@ class Elmo(TrainablePipe):
         keys = [LayerCache.key(doc) for doc in docs]
         found = [self.cache.get(key) for key in keys]
         missing = [i for i, layers in enumerate(found) if layers is None]
-        outputs: List[Optional[Floats3d]] = [None if x is None else ops.asarray(x) for x in found]
+        outputs: List[Optional[Floats3d]] = [None if x is None else ops.asarray3f(cast(Floats3d, x)) for x in found]
         if missing:
             for i, layers in zip(missing, self.model.predict([docs[i] for i in missing])):
                 outputs[i] = layers
@@ -244,7 +244,7 @@ class Elmo(TrainablePipe):
             def accumulate(one_d_outputs: List[Floats3d]) -> List[Doc]:
                 for total, d in zip(d_outputs, one_d_outputs):
                     total += d
-                    losses[self.name] += float((d**2).sum())
+                    losses[self.name] += float(self.model.ops.xp.vdot(d, d))
                 return []
 
             def backprop_all(one_d_outputs: List[Floats3d]) -> List[Doc]:
@@ -428,7 +428,7 @@ def add_elmo(
         options = ElmoOptions.from_file(options_file)
     model = bilm_config(options, **(model_config or {}))
     settings = {**(config or {}), "model": model}
-    elmo = nlp.add_pipe("elmo", name=name, config=settings, **add_pipe_kwargs)
+    elmo = cast(Elmo, nlp.add_pipe("elmo", name=name, config=settings, **add_pipe_kwargs))
     if weights_file is None:
         return elmo.load_bilm(folder)
     return elmo.load_original(options_file, weights_file)

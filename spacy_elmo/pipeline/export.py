@@ -10,7 +10,7 @@ import gzip
 import json
 import os
 from pathlib import Path
-from typing import Iterable, Iterator, Tuple, Union
+from typing import Iterable, Iterator, List, Tuple, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
@@ -57,9 +57,8 @@ def embedded_docs(nlp: Language, input_path: Path, pretokenized: bool = False, d
 def _pretokenized_doc(nlp: Language, line: str) -> Doc:
     words = line.split()
     n = len(words)
-    return Doc(
-        nlp.vocab, words=words, spaces=[True] * (n - 1) + [False] * min(n, 1), sent_starts=([True] + [False] * (n - 1)) if n else None
-    )
+    starts: List[Union[bool, int, None]] = [i == 0 for i in range(n)]
+    return Doc(nlp.vocab, words=words, spaces=[True] * (n - 1) + [False] * min(n, 1), sent_starts=starts if n else None)
 
 
 def check_output(output: Path, layers: str) -> None:

@@ -16,6 +16,14 @@ def elmo_names(nlp: Language) -> List[str]:
     return [name for name, pipe in nlp.pipeline if isinstance(pipe, Elmo)]
 
 
+def elmo_pipe(nlp: Language, name: str) -> Elmo:
+    """RETURNS (Elmo): the pipeline's elmo component `name`; an InputError where it is another kind."""
+    pipe = nlp.get_pipe(name)
+    if not isinstance(pipe, Elmo):
+        raise InputError(f"the pipeline's component {name!r} is not an elmo component (those: {', '.join(elmo_names(nlp)) or 'none'})")
+    return pipe
+
+
 def load_elmo_pipeline(
     model: Union[str, Path], lang: str = "en", sentences: bool = True, dtype: str = "float32", precision: str = "fp32"
 ) -> Language:

@@ -116,5 +116,6 @@ def _cosine(a: Union[Doc, Span, Token], b: Union[Doc, Span, Token, List]) -> flo
         raise ValueError(
             f"Cannot compare a {va.shape[0]}-wide ELMo vector with a {vb.shape[0]}-wide vector: both must come from the same biLM"
         )
-    na, nb = _norm(va), _norm(vb)
-    return 0.0 if na == 0.0 or nb == 0.0 else float(numpy.dot(va, vb) / (na * nb))
+    x, y = numpy.asarray(va), numpy.asarray(vb)
+    nx, ny = _norm(x), _norm(y)
+    return 0.0 if nx == 0.0 or ny == 0.0 else float(numpy.dot(x, y) / (nx * ny))

@@ -12,7 +12,7 @@ by pool: `pool_size` sentences in that order, sorted by length, cut into batches
 
 import random
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, Generator, Iterator, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Dict, Generator, Iterator, List, Optional, Sequence, Sized, Tuple, TypeVar
 
 import numpy
 import torch
@@ -22,7 +22,7 @@ from ..bilm.char_ids import SENTENCE_END, SENTENCE_START
 from .prepared import PreparedCorpus
 from .vocab import Vocabulary
 
-T = TypeVar("T")
+T = TypeVar("T", bound=Sized)
 SHUFFLE_BLOCK = 64
 
 

@@ -8,7 +8,7 @@ Training reads a prepared corpus (`prepared.py`), made once by this same rule; `
 sentences directly, for dev text and perplexity. spaCy is imported only to tokenize.
 """
 
-from typing import Iterator, List, Tuple
+from typing import Iterator, List, Tuple, cast
 
 import numpy
 
@@ -37,8 +37,9 @@ class SentenceSplitter:
         # a sixth of preparing a corpus.
         from spacy.attrs import IS_PUNCT, IS_SPACE
 
-        getters = self.nlp.vocab.lex_attr_getters
-        self.nlp.vocab.lex_attr_getters = {attr: getters[attr] for attr in (IS_PUNCT, IS_SPACE)}
+        # (a public attribute of Vocab that spaCy's type stubs leave out)
+        getters = self.nlp.vocab.lex_attr_getters  # type: ignore[attr-defined]
+        self.nlp.vocab.lex_attr_getters = {attr: getters[attr] for attr in (IS_PUNCT, IS_SPACE)}  # type: ignore[attr-defined]
         self.max_length = max_length
         strings = self.nlp.vocab.strings
         self.period_orths = numpy.array(sorted(strings.add(c) for c in Sentencizer.default_punct_chars), dtype=numpy.uint64)
@@ -51,10 +52,11 @@ class SentenceSplitter:
             index of the text it comes from.
         """
         from spacy.attrs import IS_PUNCT, IS_SPACE, ORTH
+        from spacy.tokenizer import Tokenizer
 
         # Per text only the array is taken: the bookkeeping runs once over all of them (numpy
         # calls per text would cost more than the tokenizer).
-        arrays = [doc.to_array([ORTH, IS_PUNCT, IS_SPACE]) for doc in self.nlp.tokenizer.pipe(texts, batch_size=256)]
+        arrays = [doc.to_array([ORTH, IS_PUNCT, IS_SPACE]) for doc in cast(Tokenizer, self.nlp.tokenizer).pipe(texts, batch_size=256)]
         sizes = numpy.fromiter((len(a) for a in arrays), dtype=numpy.int64, count=len(arrays))
         if int(sizes.sum()) == 0:
             empty = numpy.zeros(0, dtype=numpy.int64)

@@ -183,7 +183,9 @@ class Pretrainer:
     def _prepared_corpus(self) -> PreparedCorpus:
         """Rank 0 prepares the training text (or finds it prepared); the others wait, then read it."""
         corpus_cfg = self.settings.corpus
-        args = (self.settings.paths.train, self.output, corpus_cfg.lang, corpus_cfg.max_length)
+        train = self.settings.paths.train
+        assert train is not None  # required: checked when the settings were read
+        args = (train, self.output, corpus_cfg.lang, corpus_cfg.max_length)
         if self.rank == 0:
             corpus = prepared_for_training(*args, n_process=corpus_cfg.prepare_processes, log=self.log)
         if self.world > 1:

@@ -18,7 +18,7 @@ from spacy.tokens import Doc, Span, Token
 
 from ..errors import InputError
 from ..output_folders import check_claimable, check_not_inside
-from ..pipeline.loading import elmo_names
+from ..pipeline.loading import elmo_names, elmo_pipe
 from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from ..types import PathLike
 from .index import UsageIndex, bilm_fingerprint, mixed, parse_layer, usage_key
@@ -58,7 +58,7 @@ def build_usage_index(
         raise InputError("the pipeline has no elmo component: give a pipeline with one, or a folder with options.json + weights.hdf5")
     if elmo is not None and elmo not in names:
         raise InputError(f"the pipeline has no elmo component named {elmo!r} (it has {', '.join(names)})")
-    pipe = nlp.get_pipe(elmo or names[0])
+    pipe = elmo_pipe(nlp, elmo or names[0])
     weights = parse_layer(layer, pipe.options.n_output_layers)
     if isinstance(words, str):  # "bank" or "bank,suit", as on the command line; not its letters
         words = words.split(",")
@@ -83,7 +83,7 @@ def build_usage_index(
         "words": sorted(chosen) if chosen else None,
         "files": [str(f.resolve()) for f in files],
     }
-    match = meta["match"]
+    match = str(meta["match"])
     key: Callable[[Token], str] = lambda t: usage_key(t, match)  # noqa: E731
     prefilter = _word_pattern(chosen) if chosen and not lemmas else None
     bar = files_progress_bar(files, progress, "Indexing usages")
@@ -118,7 +118,7 @@ def _elmo_dependents(nlp: Language, names: List[str]) -> List[str]:
     """The elmo components and every component that needs their output: off while tokenizing."""
     off = set(names)
     for name in names:
-        off.update(nlp.get_pipe(name).listening_components)
+        off.update(elmo_pipe(nlp, name).listening_components)
     for name in nlp.pipe_names:
         if any(r.startswith("doc._.elmo") or r.startswith("token._.elmo") for r in nlp.get_pipe_meta(name).requires):
             off.add(name)

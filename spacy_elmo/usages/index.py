@@ -252,9 +252,9 @@ class UsageIndex:
     def matching_elmo(self, nlp: "Language") -> Optional[str]:
         """RETURNS (Optional[str]): the first elmo component of `nlp` whose biLM is the index's
         (same fingerprint), None if none is."""
-        from ..pipeline.loading import elmo_names
+        from ..pipeline.loading import elmo_names, elmo_pipe
 
-        return next((name for name in elmo_names(nlp) if bilm_fingerprint(nlp.get_pipe(name).bilm) == self.fingerprint), None)
+        return next((name for name in elmo_names(nlp) if bilm_fingerprint(elmo_pipe(nlp, name).bilm) == self.fingerprint), None)
 
     def check_pipeline(self, nlp: "Language") -> str:
         """Raise an InputError unless an elmo component of `nlp` holds the biLM the index was built with.
@@ -420,12 +420,21 @@ class UsageIndex:
         query = numpy.asarray(self.nlp.vocab.get_vector(word), dtype="float32")[None]
         keys, _, scores = vectors.most_similar(query, n=n + 1)
         strings = self.nlp.vocab.strings
-        out = [(strings[int(k)], float(s)) for k, s in zip(keys[0], scores[0]) if int(k) in strings and strings[int(k)] != word]
+        out = []
+        for k, score in zip(keys[0], scores[0]):
+            try:
+                text = strings[int(k)]
+            except KeyError:  # a vector key without its string
+                continue
+            if text != word:
+                out.append((text, float(score)))
         return out[:n]
 
     def _bilm(self) -> Any:
+        from ..pipeline.loading import elmo_pipe
+
         nlp = self.nlp  # loads the index's pipeline (and finds its elmo component) where none is set
-        return nlp.get_pipe(self._elmo).bilm
+        return elmo_pipe(nlp, self._elmo).bilm
 
 
 def _memmap(path: Path, shape: Tuple[int, int]) -> numpy.ndarray:

@@ -125,7 +125,7 @@ def nearest_usage_predictions(instances: Sequence[Instance], vectors: numpy.ndar
     """RETURNS: for each probed instance, the gold keys of its nearest other usage of the same
     lemma and POS by cosine (ties: the first in file order)."""
     unit = _unit(vectors)
-    out = {}
+    out: Dict[int, Tuple[str, ...]] = {}
     for members in groups(instances).values():
         if len(members) < 2:
             continue
@@ -140,7 +140,7 @@ def nearest_centroid_predictions(instances: Sequence[Instance], vectors: numpy.n
     """RETURNS: for each probed instance, the sense key whose centroid over the OTHER usages of
     the same lemma and POS (a usage with several keys counts for each) is nearest by cosine."""
     unit = _unit(vectors)
-    out = {}
+    out: Dict[int, Tuple[str, ...]] = {}
     for members in groups(instances).values():
         if len(members) < 2:
             continue
