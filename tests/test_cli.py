@@ -278,3 +278,27 @@ def test_init_config_sets_the_pipelines_language(tmp_path, monkeypatch):
     result = runner.invoke(app, ["init-config", "xx.cfg", "--baseline", "--lang", "klingon"])
     assert result.exit_code != 0 and "not a language spaCy knows" in result.output and not (tmp_path / "xx.cfg").exists()
     assert _pipeline_lang(None, "efml-de") == "de" and _pipeline_lang(None, "small") == "en" and _pipeline_lang("fr", "efml-de") == "fr"
+
+
+@pytest.mark.parametrize("task", ["ner", "textcat", "tagger", "parser"])
+def test_init_config_notes_speak_of_the_users_data_not_ours(task, tmp_path):
+    """The configs' comments name no data set this repository was developed on."""
+    for flags in (["--baseline"], []):
+        result = CliRunner().invoke(app, ["init-config", str(tmp_path / f"{task}.cfg"), "--pipeline", task, "--overwrite", *flags])
+        assert result.exit_code == 0, result.output
+        text = (tmp_path / f"{task}.cfg").read_text(encoding="utf8")
+        for name in ("CoNLL", "SST", "EWT", "here: the released"):
+            assert name not in text, (task, flags, name)
+
+
+def test_a_misspelt_name_or_a_run_folder_says_what_was_meant(tmp_path, monkeypatch):
+    """`--bilm smal` suggests `small`; `--bilm RUN` (a pretraining run) names RUN/model-best."""
+    monkeypatch.chdir(tmp_path)
+    save_original(tiny_bilm(), tmp_path / "run" / "model-best" / "options.json", tmp_path / "run" / "model-best" / "weights.hdf5")
+    runner = CliRunner()
+    result = runner.invoke(app, ["init-config", "a.cfg", "--bilm", "smal"])
+    assert result.exit_code != 0 and "did you mean 'small'" in result.output
+    result = runner.invoke(app, ["init-config", "b.cfg", "--bilm", "run"])
+    assert result.exit_code != 0 and "a pretraining run: its biLM is" in result.output and "model-best" in result.output
+    assert runner.invoke(app, ["init-config", "c.cfg", "--bilm", "run/model-best"]).exit_code == 0
+    assert not (tmp_path / "a.cfg").exists() and not (tmp_path / "b.cfg").exists()

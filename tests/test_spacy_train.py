@@ -81,8 +81,10 @@ def _train(config: str, data, elmo_files, out: Path, **extra) -> Path:
 
 
 @pytest.mark.parametrize("frozen", [True, False])
-def test_ner_with_elmo_trains_end_to_end(conll, elmo_files, tmp_path, frozen):
+def test_ner_with_elmo_trains_end_to_end(conll, elmo_files, tmp_path, frozen, capsys):
     model_dir = _train("ner_elmo.cfg", conll, elmo_files, tmp_path, **{"components.elmo.frozen": frozen})
+    header = next(line for line in capsys.readouterr().out.splitlines() if "LOSS NER" in line)
+    assert ("LOSS ELMO" in header) == (not frozen)  # a frozen biLM has no loss to show
     nlp = spacy.load(model_dir)
     assert nlp.pipe_names == ["elmo", "ner"]
     elmo = nlp.get_pipe("elmo")

@@ -104,4 +104,7 @@ def bilm_folder(path: PathLike) -> BilmFolder:
     if (path / "config.json").is_file() and not (path / "config.cfg").is_file():
         missing = [n for n in elmoformanylangs.MARKER_FILES if not (path / n).is_file()]
         raise not_a_bilm_folder(path, f"config.json without {', '.join(missing)}")
+    models = [name for name in ("model-best", "model-last") if find_bilm_folder(path / name) is not None]
+    if models:
+        raise not_a_bilm_folder(path, f"a pretraining run: its biLM is {path / models[0]}")
     raise not_a_bilm_folder(path)

@@ -262,6 +262,13 @@ class Elmo(TrainablePipe):
             self.listeners[-1].receive(batch_id, outputs, backprop_all)
         return losses
 
+    @property
+    def is_trainable(self) -> bool:
+        """False while the biLM is frozen: spaCy then shows no loss column for it (there is no loss)
+        and skips its `finish_update` (nothing to update). Its `update` still runs, since spaCy
+        calls every component's, and feeds the listeners."""
+        return not self.frozen
+
     def finish_update(self, sgd: Optimizer) -> None:
         """Update the biLM, unless it is frozen; its steps are `lr_scale` times the optimizer's."""
         if not self.frozen:

@@ -3,6 +3,7 @@ was taken from (`source`). Sizes marked "~" are estimates (parameters x 4 bytes 
 figures from a page; "?" where no public page states one.
 """
 
+import difflib
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
@@ -170,7 +171,9 @@ CATALOGUE: Dict[str, ReleasedModel] = {
 def released_model(name: str) -> ReleasedModel:
     """RETURNS (ReleasedModel): the catalogue's entry `name`; an InputError listing the names if none."""
     if name not in CATALOGUE:
+        close = difflib.get_close_matches(name, list(CATALOGUE), n=1)
+        guess = f"Did you mean {close[0]!r}? " if close else ""
         raise InputError(
-            f"No released model is called {name!r}: `spacy-elmo models` lists the names ({', '.join(list(CATALOGUE)[:6])}, ...)."
+            f"No released model is called {name!r}. {guess}`spacy-elmo models` lists the names ({', '.join(list(CATALOGUE)[:6])}, ...)."
         )
     return CATALOGUE[name]

@@ -18,6 +18,7 @@ download that fails its check is removed, so the next run fetches it again. Noth
 through a link, and nothing is removed that the record does not name as a plain file of the folder.
 """
 
+import difflib
 import hashlib
 import os
 import re
@@ -166,7 +167,9 @@ def resolve_bilm(
         return bilm_folder(path)
     name = str(source)
     if name not in CATALOGUE:
-        raise not_a_bilm_folder(path, "no such folder, and no released model has that name")
+        close = difflib.get_close_matches(name, list(CATALOGUE), n=1)
+        why = "no such folder, and no released model has that name" + (f" (did you mean {close[0]!r}?)" if close else "")
+        raise not_a_bilm_folder(path, why)
     cached = cached_folder(name, cache)
     if cached is not None:
         return cached
