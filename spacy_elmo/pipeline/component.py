@@ -18,6 +18,7 @@ from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
 from ..bilm import BiLM, ElmoFormatError, ElmoOptions
+from ..errors import InputError
 from ..bilm.folders import BilmFolder
 from ..layers.bilm_model import bilm_config, get_bilm, load_folder_into, load_weights_into
 from ..layers.replace_listener import set_replace_listener_hooks
@@ -46,7 +47,7 @@ def _one_thread_in_forked_children() -> None:
         os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
 
 
-@Language.factory("elmo", assigns=["doc._.elmo"], default_config={"model": DEFAULT_MODEL, **ElmoSettings().to_config()})
+@Language.factory("elmo", assigns=["doc._.elmo"], default_config={"model": DEFAULT_MODEL, **ElmoSettings().to_config(), "bilm": None})
 def make_elmo(
     nlp: Language,
     name: str,
@@ -60,12 +61,21 @@ def make_elmo(
     cache_dtype: str,
     vectors: Optional[Union[str, List[float]]],
     precision: str,
+    bilm: Optional[str] = None,
 ) -> "Elmo":
     """Create an `elmo` component: runs the biLM and sets `doc._.elmo`.
 
     model (Model[List[Doc], List[Floats3d]]): a `spacy-elmo.BiLM.v2` model.
+    bilm (Optional[str]): not a setting (always null): the spacy-transformers habit of naming the
+        model here gets an error that says where a biLM is named instead.
     The other settings: see `ElmoSettings`.
     """
+    if bilm is not None:
+        raise InputError(
+            f"[{name}] bilm = {bilm!r}: the elmo component takes its biLM from add_elmo(nlp, {bilm!r}) in Python, or from "
+            f"[initialize.components.{name}] bilm = {bilm!r} in a config (spacy-elmo init-config --bilm {bilm} writes it), "
+            "so that a saved pipeline carries the weights and needs no download to load"
+        )
     settings = ElmoSettings(
         dtype=dtype,
         frozen=frozen,

@@ -398,3 +398,18 @@ def test_forked_children_get_one_thread_only_once_an_elmo_component_exists():
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["2", "1"]
+
+
+def test_naming_a_biLM_at_add_pipe_says_where_it_is_named():
+    """The spacy-transformers habit, add_pipe("elmo", config={"bilm": "small"}), gets one clear
+    error naming add_elmo and [initialize], not a ConfigValidationError."""
+    import spacy
+
+    from spacy_elmo.errors import InputError
+
+    nlp = spacy.blank("en")
+    with pytest.raises(InputError, match=r"add_elmo\(nlp, 'small'\).*\[initialize.components.elmo\] bilm = 'small'"):
+        nlp.add_pipe("elmo", config={"bilm": "small"})
+    assert nlp.pipe_names == []
+    nlp.add_pipe("elmo")  # no bilm: the component as before
+    assert nlp.config["components"]["elmo"]["bilm"] is None
