@@ -302,3 +302,16 @@ def test_a_misspelt_name_or_a_run_folder_says_what_was_meant(tmp_path, monkeypat
     assert result.exit_code != 0 and "a pretraining run: its biLM is" in result.output and "model-best" in result.output
     assert runner.invoke(app, ["init-config", "c.cfg", "--bilm", "run/model-best"]).exit_code == 0
     assert not (tmp_path / "a.cfg").exists() and not (tmp_path / "b.cfg").exists()
+
+
+def test_a_task_config_without_a_biLM_refuses_to_train_on_random_weights(tmp_path):
+    """init-config without --bilm: spacy train stops at initialize, saying how to give the weights,
+    instead of training to the end on a biLM that carries no information."""
+    from spacy.training.initialize import init_nlp
+
+    from spacy_elmo.errors import InputError
+
+    assert CliRunner().invoke(app, ["init-config", str(tmp_path / "ner.cfg"), "--pipeline", "ner"]).exit_code == 0
+    config = spacy.util.load_config(tmp_path / "ner.cfg", overrides={"paths.train": "x.spacy", "paths.dev": "x.spacy"})
+    with pytest.raises(InputError, match="No biLM weights were given.*--paths.elmo_options"):
+        init_nlp(config)

@@ -295,6 +295,7 @@ class Elmo(TrainablePipe):
         options_file: Optional[Union[str, Path]] = None,
         weights_file: Optional[Union[str, Path]] = None,
         bilm: Optional[Union[str, Path]] = None,
+        allow_random: bool = True,
     ) -> None:
         """Load biLM weights, if given; otherwise keep the current weights.
 
@@ -302,6 +303,9 @@ class Elmo(TrainablePipe):
         weights_file (Optional[Union[str, Path]]): weights.hdf5 in the original format.
         bilm (Optional[Union[str, Path]]): instead of the two files: a biLM folder (AllenNLP or
             ELMoForManyLangs format) or a released model's name, downloaded on first use.
+        allow_random (bool): without weights to load, go on with random ones (with a warning);
+            False (what init-config's task configs set) makes that an error, so that `spacy train`
+            does not train to the end on a biLM that carries no information.
         """
         if bilm is not None:
             if options_file is not None or weights_file is not None:
@@ -317,6 +321,11 @@ class Elmo(TrainablePipe):
                 "[elmo] initialize got an options_file but no weights_file. Add 'weights_file' to [initialize.components.elmo]."
             )
         elif not self.has_weights:
+            if not allow_random:
+                raise InputError(
+                    _random_weights_message(self.name).replace("The biLM has random weights", "No biLM weights were given")
+                    + " With spacy train: --paths.elmo_options options.json --paths.elmo_weights weights.hdf5."
+                )
             self._warned_random = True
             warnings.warn(_random_weights_message(self.name), UserWarning, stacklevel=2)
 
