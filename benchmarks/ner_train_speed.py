@@ -42,7 +42,8 @@ def run(config_name: str, train_docs, dev_docs, epochs: int, batch_words: int, t
     from spacy.util import load_config, load_model_from_config
 
     torch.set_num_threads(threads)
-    config = load_config(CONFIGS / config_name)
+    random_biLM = {"initialize.components.elmo.allow_random": True} if "elmo" in config_name else {}  # speed only: no weights needed
+    config = load_config(CONFIGS / config_name, overrides=random_biLM)
     nlp = load_model_from_config(config, auto_fill=True)
     examples = [Example(Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]), d) for d in train_docs]
     optimizer = nlp.initialize(lambda: examples)
