@@ -233,7 +233,7 @@ def main() -> None:
 
     from spacy_elmo.configs import pretrain_config
     from spacy_elmo.training.prepared import is_prepared, prepare_corpus
-    from spacy_elmo.training.devices import bf16_supported
+    from spacy_elmo.bilm.precision import bf16_supported
 
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     torch.set_num_threads(args.threads)

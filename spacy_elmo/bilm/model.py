@@ -59,8 +59,10 @@ class BiLM(nn.Module):
         return self._setting
 
     def _set_precision(self, value: str, warn: bool) -> None:
+        """Run at what `value` resolves to on the biLM's device; `warn` False warns only where that
+        changes what runs (a device move of a fall-back already warned about stays quiet)."""
         actual, message = resolve(value, self.device)
-        if message and warn:
+        if message and (warn or actual != self._precision):
             warnings.warn(message, UserWarning, stacklevel=3)
         # The packed weights and cached word vectors of the former precision stay (see
         # PackedWeights): switching back costs nothing; clear_caches() frees them.
@@ -116,8 +118,8 @@ class BiLM(nn.Module):
     def _apply(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
         self.clear_caches()
         out = super()._apply(fn, *args, **kwargs)
-        if hasattr(self, "_setting"):  # a device move: what the setting runs at there (warned once)
-            self._set_precision(self._setting, warn=self._precision != resolve(self._setting, self.device)[0])
+        if hasattr(self, "_setting"):  # a device move: what the setting runs at there
+            self._set_precision(self._setting, warn=False)
         return out
 
     def _load_from_state_dict(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]

@@ -79,16 +79,13 @@ def int8_weight_range() -> Optional[int]:
     """
     global _int8_range, _int8_reason
     if _int8_range == 0:
-        _int8_range, _int8_reason = None, "PyTorch's quantized CPU kernels are missing from this build"
         try:
-            exact = [qmax for qmax in _INT8_RANGES if _int8_exact(qmax)]
+            _int8_range = next((qmax for qmax in _INT8_RANGES if _int8_exact(qmax)), None)
         except (AttributeError, RuntimeError):
-            exact = None
-        if exact:
-            _int8_range, _int8_reason = exact[0], ""
-        elif exact is not None:
-            _int8_range = None
-            _int8_reason = "PyTorch's quantized kernels on this CPU give wrong products (saturated sums) at every weight range tried"
+            _int8_range, _int8_reason = None, "PyTorch's quantized CPU kernels are missing from this build"
+        else:
+            wrong = "PyTorch's quantized kernels on this CPU give wrong products (saturated sums) at every weight range tried"
+            _int8_reason = "" if _int8_range else wrong
     return _int8_range
 
 

@@ -88,16 +88,24 @@ def _cpuinfo() -> Tuple[FrozenSet[str], str]:
     return flags, model
 
 
+def bf16_supported(device: torch.device) -> bool:
+    """RETURNS (bool): whether `device` has bfloat16 units (CUDA: compute capability 8+; CPU:
+    oneDNN's bfloat16 kernels, i.e. AVX-512 BF16 or AMX), for inference and training alike."""
+    if device.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    return device.type == "cpu" and onednn_bf16_available()
+
+
 def unavailable_reason(precision: str, device: torch.device) -> str:
     """RETURNS (str): why `precision` does not run on `device` ("" where it does)."""
-    if precision == "bf16" and device.type == "cpu" and not onednn_bf16_available():
-        return (
-            "precision 'bf16' needs a CPU with bfloat16 matrix units (AVX-512 BF16 or AMX) and a PyTorch build with oneDNN: "
-            "this one has none"
-        )
-    if precision == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
-        return "precision 'bf16' needs a GPU with bfloat16 support: this one has none"
-    if precision == "bf16" and device.type not in ("cpu", "cuda"):
+    if precision == "bf16" and not bf16_supported(device):
+        if device.type == "cpu":
+            return (
+                "precision 'bf16' needs a CPU with bfloat16 matrix units (AVX-512 BF16 or AMX) and a PyTorch build with oneDNN: "
+                "this one has none"
+            )
+        if device.type == "cuda":
+            return "precision 'bf16' needs a GPU with bfloat16 support: this one has none"
         return f"precision 'bf16' runs on a CPU with bfloat16 units or on CUDA, and the biLM is on {device.type}"
     if precision == "int8" and device.type != "cpu":
         return f"precision 'int8' runs on the CPU only, and the biLM is on {device.type}"

@@ -6,17 +6,9 @@ from typing import Any, Callable, Optional
 
 import torch
 
-from ..bilm.packed_matmul import onednn_bf16_available
+from ..bilm.precision import bf16_supported
 
 Log = Callable[[str], None]
-
-
-def bf16_supported(device: torch.device) -> bool:
-    """RETURNS (bool): whether `device` has bfloat16 units (CUDA: compute capability 8+; CPU:
-    oneDNN's bfloat16 kernels, i.e. AVX-512 BF16 or AMX)."""
-    if device.type == "cuda":
-        return bool(torch.cuda.is_bf16_supported())
-    return onednn_bf16_available()
 
 
 def mixed_precision(device: torch.device, mode: str, log: Log) -> Callable[[], Any]:

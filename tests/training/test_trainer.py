@@ -10,7 +10,7 @@ from thinc.api import Config
 
 from spacy_elmo.bilm import ElmoFormatError, ElmoOptions
 from spacy_elmo.training.settings import fill_pretrain_config
-from spacy_elmo.training import devices as devices_module
+from spacy_elmo.bilm import precision as precision_module
 from spacy_elmo.training.pretrain import pretrain
 from spacy_elmo.training.trainer import Pretrainer, build_bilm
 
@@ -57,7 +57,7 @@ def test_mixed_precision_is_auto_by_default():
 
 @pytest.mark.parametrize("has_units", [True, False])
 def test_bf16_and_auto_follow_the_hardware(corpus_file, tmp_path, monkeypatch, has_units):  # noqa: F811
-    monkeypatch.setattr(devices_module, "onednn_bf16_available", lambda: has_units)
+    monkeypatch.setattr(precision_module, "onednn_bf16_available", lambda: has_units)
     for mode in ("bf16", "auto"):
         lines = []
         trainer = Pretrainer(_config(corpus_file, **{"training.mixed_precision": mode}), tmp_path / mode, log=lines.append)
