@@ -322,7 +322,7 @@ class Pretrainer:
             "tokens": self.tokens_seen,
             "best_dev_ppl": self.best,
             "last_eval": self.last_eval,
-            "stopped_by": self._stopped_by(),
+            "stopped_by": self._limit_reached(),
         }
         if self.warmup_eval is not None:
             result["warmup_dev_ppl"] = self.warmup_eval["average"]
@@ -376,21 +376,22 @@ class Pretrainer:
         self.scheduler.step()
         return loss.detach()
 
-    def _stopped_by(self) -> str:
-        """RETURNS (str): the limit the run reached: "max_steps", "max_minutes" or "max_epochs"."""
-        if self.training.max_steps > 0 and self.step >= self.training.max_steps:
+    def _limit_reached(self) -> str:
+        """RETURNS (str): the limit this process's run has reached ("max_steps", "max_minutes" or
+        "max_epochs"), "" while none is."""
+        settings = self.training
+        if settings.max_steps > 0 and self.step >= settings.max_steps:
             return "max_steps"
-        if self.training.max_minutes > 0 and self.elapsed >= self.training.max_minutes * 60:
+        if settings.max_minutes > 0 and self.elapsed >= settings.max_minutes * 60:
             return "max_minutes"
-        return "max_epochs"
+        if settings.max_epochs > 0 and self.step >= self.softmax_warmup:
+            if self.tokens_seen - self.warmup_tokens >= settings.max_epochs * self.epoch_tokens:
+                return "max_epochs"
+        return ""
 
     def _should_stop(self) -> bool:
-        max_steps, max_seconds = self.training.max_steps, self.training.max_minutes * 60
-        stop = (max_steps > 0 and self.step >= max_steps) or (max_seconds > 0 and self.elapsed >= max_seconds)
-        max_epochs = self.training.max_epochs
-        if max_epochs > 0 and self.step >= self.softmax_warmup:
-            stop = stop or self.tokens_seen - self.warmup_tokens >= max_epochs * self.epoch_tokens
-        if self.world > 1 and max_seconds > 0:
+        stop = bool(self._limit_reached())
+        if self.world > 1 and self.training.max_minutes > 0:
             # Clocks differ between processes: rank 0 decides, so that all stop at the same step.
             flag = torch.tensor([float(stop)], device=self.device if self.device.type == "cuda" else "cpu")
             torch.distributed.broadcast(flag, 0)
