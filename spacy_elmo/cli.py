@@ -494,15 +494,15 @@ def inspect_cli(
 
     from .bilm.precision import cpu_class
     from .layers.scalar_mix import mix_weights
+    from .pipeline.loading import elmo_names, elmo_pipe
 
     if plot is not None:
         check_output_file(plot, overwrite)
 
     nlp = spacy.load(pipeline)
-    for name, pipe in nlp.pipeline:
-        bilm = getattr(pipe, "bilm", None)
-        if bilm is not None and hasattr(bilm, "precision_setting"):
-            typer.echo(f"{name}: the biLM runs in {bilm.precision} (precision = {bilm.precision_setting!r}) on {bilm.device.type}")
+    for name in elmo_names(nlp):
+        bilm = elmo_pipe(nlp, name).bilm
+        typer.echo(f"{name}: the biLM runs in {bilm.precision} (precision = {bilm.precision_setting!r}) on {bilm.device.type}")
     typer.echo(f"CPU: {cpu_class().describe()}")
     rows = []
     for name, pipe in nlp.pipeline:

@@ -227,3 +227,7 @@ def test_a_relative_index_path_is_refused_with_the_absolute_one_to_give(model, c
     monkeypatch.chdir(elsewhere)
     doc = spacy.load(tmp_path / "pipe")("the bank")
     assert doc[1]._.elmo_usages(1)[0].text.lower() == "bank"
+    (tmp_path / "idx").rename(tmp_path / "idx-moved")  # gone from where the saved pipeline names it
+    monkeypatch.setattr("spacy_elmo.usages.component._OPEN", {})  # as in a new process (indexes are read once per process)
+    with pytest.raises(InputError, match="usage index .*idx is not there.*index-usages.*'index'"):
+        spacy.load(tmp_path / "pipe")("the bank")

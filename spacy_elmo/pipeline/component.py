@@ -323,7 +323,7 @@ class Elmo(TrainablePipe):
         elif not self.has_weights:
             if not allow_random:
                 raise InputError(
-                    _random_weights_message(self.name).replace("The biLM has random weights", "No biLM weights were given")
+                    _random_weights_message(self.name, "No biLM weights were given")
                     + " With spacy train: --paths.elmo_options options.json --paths.elmo_weights weights.hdf5."
                 )
             self._warned_random = True
@@ -386,9 +386,9 @@ class Elmo(TrainablePipe):
         return self
 
 
-def _random_weights_message(name: str) -> str:
+def _random_weights_message(name: str, what: str = "The biLM has random weights") -> str:
     return (
-        f"[{name}] The biLM has random weights: its layers carry no information. Load a biLM with "
+        f"[{name}] {what}: its layers carry no information. Load a biLM with "
         f"spacy_elmo.add_elmo(nlp, FOLDER_OR_NAME), or in a training config set [initialize.components.{name}] bilm "
         f"(or options_file and weights_file; spacy-elmo init-config --bilm FOLDER_OR_NAME does)."
     )

@@ -168,11 +168,17 @@ CATALOGUE: Dict[str, ReleasedModel] = {
 }
 
 
+def nearest_name(name: str) -> Optional[str]:
+    """RETURNS (Optional[str]): the released model's name closest to a misspelt `name`, if one is close."""
+    close = difflib.get_close_matches(name, list(CATALOGUE), n=1)
+    return close[0] if close else None
+
+
 def released_model(name: str) -> ReleasedModel:
     """RETURNS (ReleasedModel): the catalogue's entry `name`; an InputError listing the names if none."""
     if name not in CATALOGUE:
-        close = difflib.get_close_matches(name, list(CATALOGUE), n=1)
-        guess = f"Did you mean {close[0]!r}? " if close else ""
+        close = nearest_name(name)
+        guess = f"Did you mean {close!r}? " if close else ""
         raise InputError(
             f"No released model is called {name!r}. {guess}`spacy-elmo models` lists the names ({', '.join(list(CATALOGUE)[:6])}, ...)."
         )

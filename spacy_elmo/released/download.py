@@ -18,7 +18,6 @@ download that fails its check is removed, so the next run fetches it again. Noth
 through a link, and nothing is removed that the record does not name as a plain file of the folder.
 """
 
-import difflib
 import hashlib
 import os
 import re
@@ -34,7 +33,7 @@ from ..bilm.weights import WEIGHTS_NAMES
 from ..errors import InputError
 from ..output_folders import FolderLock, is_plain_file, is_plain_folder, open_no_follow, write_atomically
 from ..types import PathLike
-from .catalogue import CATALOGUE, ReleasedModel, released_model
+from .catalogue import CATALOGUE, ReleasedModel, nearest_name, released_model
 from .transfer import PartialFile, TransferError, fetch
 from .unpack import model_files, remove_scratch, unpack_model
 
@@ -167,8 +166,8 @@ def resolve_bilm(
         return bilm_folder(path)
     name = str(source)
     if name not in CATALOGUE:
-        close = difflib.get_close_matches(name, list(CATALOGUE), n=1)
-        why = "no such folder, and no released model has that name" + (f" (did you mean {close[0]!r}?)" if close else "")
+        close = nearest_name(name)
+        why = "no such folder, and no released model has that name" + (f" (did you mean {close!r}?)" if close else "")
         raise not_a_bilm_folder(path, why)
     cached = cached_folder(name, cache)
     if cached is not None:

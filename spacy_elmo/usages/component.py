@@ -24,9 +24,8 @@ def open_index(path: str, given: Optional[str] = None) -> UsageIndex:
     given (Optional[str]): the path as the pipeline's config gives it, for the error where it is gone.
     """
     if path not in _OPEN and given is not None and not Path(path).is_dir():
-        relative = "" if Path(given).is_absolute() else f" (the config's {given!r}, relative to the folder the pipeline runs from)"
         raise InputError(
-            f"the usage index {path}{relative} is not there: give its absolute path in the config, e.g. "
+            f"the usage index {given} is not there: build it again (spacy-elmo index-usages) or give where it is now, e.g. "
             "spacy.load(PIPELINE, config={'components': {'elmo_usages': {'index': '/abs/path/index'}}})"
         )
     if path not in _OPEN:
