@@ -293,7 +293,7 @@ class FolderLock:
     def acquire(self) -> "FolderLock":
         if fcntl is None or self._file is not None:
             return self
-        handle = os.fdopen(open_no_follow(self.path, os.O_RDWR | os.O_CREAT, 0o600), "r+", encoding="utf8")
+        handle = os.fdopen(open_no_follow(self.path, os.O_RDWR | os.O_CREAT), "r+", encoding="utf8")  # the mode open() gives
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -231,3 +231,18 @@ def test_a_relative_index_path_is_refused_with_the_absolute_one_to_give(model, c
     monkeypatch.setattr("spacy_elmo.usages.component._OPEN", {})  # as in a new process (indexes are read once per process)
     with pytest.raises(InputError, match="usage index .*idx is not there.*index-usages.*'index'"):
         spacy.load(tmp_path / "pipe")("the bank")
+
+
+def test_a_lock_file_gets_the_mode_a_plain_open_gives(tmp_path):
+    """Not 0o600: a lock file holds a process id, nothing private, and another user sharing the
+    folder (a team's download cache) must be able to take the lock where the umask lets them."""
+    import os
+
+    from spacy_elmo.output_folders import FolderLock, default_file_mode
+
+    old = os.umask(0o002)
+    try:
+        with FolderLock(tmp_path, "a test"):
+            assert (tmp_path / ".lock").stat().st_mode & 0o777 == default_file_mode() == 0o664
+    finally:
+        os.umask(old)
