@@ -209,6 +209,8 @@ def test_a_ready_biLM_replaces_the_pretraining(tmp_path):
     assert run.returncode == 0 and marker.exists() and not (tmp_path / "bilm" / "ready.json").exists()
     run = subprocess.run([sys.executable, str(script), str(tmp_path / "bilm"), str(tmp_path), *pretrain], capture_output=True, text=True)
     assert run.returncode != 0 and "options.json + weights.hdf5" in run.stderr
+    run = subprocess.run([sys.executable, str(script), str(tmp_path / "bilm"), "smal", *pretrain], capture_output=True, text=True)
+    assert run.returncode != 0 and "did you mean 'small'" in run.stderr and "var bilm = smal" in run.stderr
 
 
 SCRIPTS = REPO / "projects" / "scripts"

@@ -40,3 +40,44 @@ def test_readme_is_a_front_page_and_examples_need_no_shared_folder():
             assert "../shared" not in block, f"{page.name}: a user example names ../shared"
     for link in re.findall(r"\]\((docs/[^)#]+)", text):
         assert (ROOT / link).is_file(), link
+
+
+def _slug(heading: str) -> str:
+    """The anchor GitHub gives a heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _anchors(page: Path) -> set:
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf8"), flags=re.S)
+    return {_slug(line.lstrip("#")) for line in text.splitlines() if re.match(r"#{1,6} ", line)}
+
+
+def test_links_between_pages_reach_their_file_and_heading():
+    pages = [README, *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "projects").glob("*/README.md"))]
+    broken = []
+    for page in pages:
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf8"), flags=re.S)
+        for target, anchor in re.findall(r"\]\(([^)\s#]*)(?:#([^)\s]+))?\)", text):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path = (page.parent / target).resolve() if target else page
+            if not path.exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+            elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
+                broken.append(f"{page.relative_to(ROOT)}: {target}#{anchor}")
+    assert not broken, "links to a missing file or heading:\n" + "\n".join(broken)
+
+
+def test_docs_record_results_not_how_the_work_went():
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        text = page.read_text(encoding="utf8")
+        for pattern in (r"\bsession\b", r"\bthis machine\b", r"\bissue \d+", r"\bthis (?:commit|change)\b"):
+            assert not re.search(pattern, text, flags=re.I), f"{page.relative_to(ROOT)}: {pattern}"
+
+
+def test_speed_guide_lists_every_benchmark():
+    guide = (ROOT / "docs" / "speed.md").read_text(encoding="utf8")
+    for script in sorted((ROOT / "benchmarks").iterdir()):
+        if script.suffix in (".py", ".sh"):
+            assert f"`benchmarks/{script.name}`" in guide, f"docs/speed.md does not list {script.name}"

@@ -3,8 +3,9 @@
     ready_bilm.py FOLDER BILM CMD [ARGS...]
 
 BILM empty: run CMD (the pretraining, which writes FOLDER/model-best). BILM a folder with
-options.json + weights.hdf5 (original ELMo format): link its files as FOLDER/model-best, write
-FOLDER/ready.json naming it (the results table says so), and skip CMD.
+options.json + weights.hdf5 (original ELMo format) or a released model's name (`spacy-elmo models`;
+downloaded on first use): link its files as FOLDER/model-best, write FOLDER/ready.json naming it (the
+results table says so), and skip CMD.
 """
 
 import json
@@ -13,7 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from spacy_elmo.bilm import find_weights_file
+from spacy_elmo.errors import InputError
+from spacy_elmo.released.download import resolve_bilm
 
 
 def main() -> None:
@@ -24,10 +26,14 @@ def main() -> None:
     if not bilm:
         ready.unlink(missing_ok=True)
         sys.exit(subprocess.call(cmd))
-    source = Path(bilm).resolve()
-    weights = find_weights_file(source)
-    if weights is None or not (source / "options.json").is_file():
-        sys.exit(f"var bilm = {bilm}: not a folder with options.json + weights.hdf5")
+    try:
+        found = resolve_bilm(bilm)
+    except InputError as error:
+        sys.exit(f"var bilm = {bilm}: {error}")
+    weights = found.weights_file
+    if found.format != "allennlp" or weights is None:
+        sys.exit(f"var bilm = {bilm}: a {found.format} folder; the project needs options.json + weights.hdf5")
+    source = found.path.resolve()
     best = folder / "model-best"
     if best.is_symlink() or best.is_file():
         best.unlink()
