@@ -8,15 +8,70 @@ it, then use it. Bad input ends a command with one line on stderr naming the fil
 
 import errno
 import functools
+import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 import typer
+import typer.core
+
+try:
+    from typer import _click  # typer >= 0.24 carries its own click
+except ImportError:  # pragma: no cover
+    import click as _click  # type: ignore[no-redef]
 
 from .errors import InputError
 
+
+class _HelpStyle:
+    """How every command's help reads: arguments named in capitals, as the docs write them (`embed MODEL
+    INPUT OUTPUT`), and on/off options, --help included, without a value type (typer writes "<bool>")."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:  # type: ignore[attr-defined]
+            if isinstance(param, typer.core.TyperArgument) and param.metavar is None and param.name:
+                param.metavar = param.name.upper().removesuffix("_PATH")
+            elif isinstance(param, typer.core.TyperOption) and (param.is_flag or getattr(param, "is_bool_flag", False)):
+                param.metavar = ""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.metavar = ""
+        return option
+
+
+class _Command(_HelpStyle, typer.core.TyperCommand):
+    pass
+
+
+class _Group(_HelpStyle, typer.core.TyperGroup):
+    def main(  # type: ignore[override]
+        self, args: Any = None, prog_name: Any = None, complete_var: Any = None, standalone_mode: bool = True, **extra: Any
+    ) -> Any:
+        """Errors in the command line itself (a missing argument, an unknown option) end in one line on stderr,
+        as every other error does, not in a panel."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            status = super().main(args, prog_name, complete_var, False, **extra)
+        except _click.exceptions.ClickException as err:
+            message = err.format_message().strip()
+            context = getattr(err, "ctx", None)
+            if message:  # empty: no arguments at all, and the help was shown
+                hint = f" ('{context.command_path} --help' lists what it takes)" if context is not None else ""
+                typer.echo(f"Error: {message}{hint}", err=True)
+            sys.exit(err.exit_code)
+        except typer.Abort:
+            typer.echo("Aborted.", err=True)
+            sys.exit(1)
+        sys.exit(status if isinstance(status, int) else 0)
+
+
 app = typer.Typer(
     name="spacy-elmo",
+    cls=_Group,
     help=(
         "ELMo biLMs for spaCy. Pretrain a biLM (prepare-corpus, pretrain, perplexity), write a "
         "training config that uses it (init-config, fill-config; then spacy train), and use it "
@@ -28,8 +83,6 @@ app = typer.Typer(
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
-# A flag shows no value type in the help (typer writes "<bool>" for it otherwise).
-FLAG: Dict[str, Any] = {"metavar": ""}
 MODELS_WIDTH = 100  # `spacy-elmo models` fits a 100-column terminal
 
 
@@ -49,7 +102,7 @@ def command(name: str, **settings: Any) -> Callable[[F], F]:
                     _fail(err)
                 raise
 
-        app.command(name, **settings)(run)
+        app.command(name, cls=_Command, **settings)(run)
         return run  # type: ignore[return-value]
 
     return decorate
@@ -61,6 +114,15 @@ def _fail(err: BaseException) -> None:
         message = f"{err.filename}: {err.strerror or message}"
     typer.echo(f"Error: {message}", err=True)
     raise typer.Exit(1)
+
+
+def quiet_option() -> Any:
+    """--quiet: the progress bar (shown on a terminal only) and progress lines off; errors and warnings stay."""
+    return typer.Option(False, "--quiet", "-q", help="No progress bar or progress lines: errors and warnings only")
+
+
+def _say(quiet: bool) -> Callable[[str], None]:
+    return (lambda line: None) if quiet else typer.echo
 
 
 def check_output_file(path: Path, overwrite: bool) -> None:
@@ -78,6 +140,7 @@ def prepare_corpus_cli(
     lang: str = typer.Option("en", help="spaCy language of the tokenizer (as [corpus] lang)"),
     max_length: int = typer.Option(100, help="Longest sentence, in tokens (as [corpus] max_length)"),
     n_process: int = typer.Option(0, "--n-process", "-n", help="Tokenizing processes (0: one per CPU core)"),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Tokenize raw text once, in parallel, into memory-mapped arrays that `pretrain` reads
     (--paths.train OUTPUT). Nothing is redone if OUTPUT already holds this text prepared with
@@ -85,7 +148,7 @@ def prepare_corpus_cli(
     is touched."""
     from .training.prepared import prepare_corpus
 
-    prepare_corpus(text, output, lang, max_length, n_process, log=typer.echo)
+    prepare_corpus(text, output, lang, max_length, n_process, progress=not quiet, log=_say(quiet))
 
 
 @command("pretrain", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -93,9 +156,9 @@ def pretrain_cli(
     ctx: typer.Context,
     config: str = typer.Argument(..., help="A preset (cpu, small, original) or a config file"),
     output: Path = typer.Option(..., "--output", "-o", help="Folder for checkpoints, models and logs (new, empty, or a run to resume)"),
-    resume: bool = typer.Option(False, "--resume", help="Go on from the checkpoint in --output", **FLAG),
+    resume: bool = typer.Option(False, "--resume", help="Go on from the checkpoint in --output"),
     overwrite: bool = typer.Option(
-        False, "--overwrite", help="Start over where --output holds a run (removes its checkpoint, models and log)", **FLAG
+        False, "--overwrite", help="Start over where --output holds a run (removes its checkpoint, models and log)"
     ),
     gpu_id: int = typer.Option(None, "--gpu-id", "-g", help="-1: CPU; N: CUDA device N (default: [system] gpu_id, else CUDA if present)"),
 ) -> None:
@@ -142,7 +205,7 @@ def perplexity_cli(
     lang: str = typer.Option("en", help="spaCy language of the tokenizer"),
     max_length: int = typer.Option(100, help="Longest sentence, in tokens"),
     batch_tokens: int = typer.Option(4096, help="Tokens per batch"),
-    unigram: bool = typer.Option(False, "--unigram", help="Also print a unigram model's perplexity (same vocabulary)", **FLAG),
+    unigram: bool = typer.Option(False, "--unigram", help="Also print a unigram model's perplexity (same vocabulary)"),
 ) -> None:
     """Print the forward, backward and average perplexity of a text, its token count and OOV
     rate (exact: the softmax is always normalised over the whole vocabulary)."""
@@ -179,13 +242,12 @@ def init_config_cli(
         "-b",
         help="The biLM: a folder (options.json + weights.hdf5, or ELMoForManyLangs) or a released model's name (spacy-elmo models)",
     ),
-    baseline: bool = typer.Option(False, "--baseline", help="The matching config without ELMo (same features and schedule)", **FLAG),
+    baseline: bool = typer.Option(False, "--baseline", help="The matching config without ELMo (same features and schedule)"),
     spacy_pretrain: bool = typer.Option(
         False,
         "--spacy-pretrain",
         help="The baseline with a tok2vec that `spacy pretrain` trains on raw text "
         "(its [pretraining] block included; then --paths.init_tok2vec); ner and textcat",
-        **FLAG,
     ),
     elmo_at: str = typer.Option(
         "input", "--elmo-at", help="Where ELMo joins the task's encoder: input ([x_k; ELMo_k]), output ([h_k; ELMo_k]) or both"
@@ -200,7 +262,7 @@ def init_config_cli(
     lang: str = typer.Option(
         None, "--lang", "-l", help="The pipeline's language, e.g. de (default: a released biLM's own language, else en)"
     ),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
 ) -> None:
     """Write a complete, commented training config for a task with ELMo (frozen biLM, learned
     scalar mix beside the task's tok2vec), or its matching baseline, ready for `spacy train
@@ -273,7 +335,7 @@ def fill_config_cli(
         ..., help="The biLM: a folder (options.json + weights.hdf5, or ELMoForManyLangs) or a released model's name"
     ),
     output: Path = typer.Argument(..., help="Where to write the filled config"),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
 ) -> None:
     """Write CONFIG set to the biLM in MODEL, its order and comments kept. A training config: the
     elmo component's model block gets the hyperparameters of options.json (the listeners follow
@@ -301,11 +363,11 @@ def embed_cli(
     model: str = typer.Argument(..., help="Pipeline folder, biLM folder, or a released model's name"),
     input_path: Path = typer.Argument(..., help=".txt/.txt.gz (one document per line), .jsonl or .spacy", exists=True),
     output: Path = typer.Argument(..., help=".spacy (DocBin with doc._.elmo) or .hdf5 (one dataset per document)"),
-    all_layers: bool = typer.Option(False, "--all", help="HDF5: every layer, (L + 1, n_tokens, 2P) (the default)", **FLAG),
-    top: bool = typer.Option(False, "--top", help="HDF5: the top layer only, (n_tokens, 2P)", **FLAG),
-    average: bool = typer.Option(False, "--average", help="HDF5: the average of the layers, (n_tokens, 2P)", **FLAG),
+    all_layers: bool = typer.Option(False, "--all", help="HDF5: every layer, (L + 1, n_tokens, 2P) (the default)"),
+    top: bool = typer.Option(False, "--top", help="HDF5: the top layer only, (n_tokens, 2P)"),
+    average: bool = typer.Option(False, "--average", help="HDF5: the average of the layers, (n_tokens, 2P)"),
     pretokenized: bool = typer.Option(
-        False, "--pretokenized", help="Text input is one sentence a line, tokens split by whitespace (as allennlp elmo reads it)", **FLAG
+        False, "--pretokenized", help="Text input is one sentence a line, tokens split by whitespace (as allennlp elmo reads it)"
     ),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     sentences: bool = typer.Option(True, help="Split documents into sentences (original files only)"),
@@ -319,7 +381,8 @@ def embed_cli(
         64, "--docs-per-batch", help="Documents per nlp.pipe batch (the elmo component's batch_size counts biLM sequences)"
     ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="-1: CPU; N: run on CUDA device N (needs cupy, as spaCy's --gpu-id)"),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists", **FLAG),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Write the ELMo layers of every document: a DocBin (`.spacy`, tokens + `doc._.elmo`) or an
     HDF5 file laid out as `allennlp elmo` writes it (dataset "i" for line i, blank lines
@@ -346,9 +409,9 @@ def embed_cli(
     from .pipeline.loading import load_elmo_pipeline
 
     nlp = load_elmo_pipeline(model, lang, sentences and not pretokenized, dtype, precision)
-    docs = tqdm(embedded_docs(nlp, input_path, pretokenized, docs_per_batch), unit=" docs", disable=None, leave=False)
+    docs = tqdm(embedded_docs(nlp, input_path, pretokenized, docs_per_batch), unit=" docs", disable=True if quiet else None, leave=False)
     n_docs, n_tokens = write_layers(docs, output, layers)
-    typer.echo(f"Wrote the ELMo layers of {n_docs} documents ({n_tokens} tokens) to {output}")
+    _say(quiet)(f"Wrote the ELMo layers of {n_docs} documents ({n_tokens} tokens) to {output}")
 
 
 def _bilm_source(value: str) -> str:
@@ -398,7 +461,7 @@ def download_cli(
     mirror: str = typer.Option(
         None, "--mirror", help="A server holding NAME/FILE for each model, instead of the original URLs (default: $SPACY_ELMO_MIRROR)"
     ),
-    force: bool = typer.Option(False, "--force", help="Download again what spacy-elmo downloaded before", **FLAG),
+    force: bool = typer.Option(False, "--force", help="Download again what spacy-elmo downloaded before"),
 ) -> None:
     """Download a released model into the cache (resuming an interrupted download), check it, and
     say where it is. Later uses (`--bilm NAME`, `add_elmo(nlp, NAME)`) read it from there offline."""
@@ -427,12 +490,13 @@ def index_usages_cli(
     words: str = typer.Option(
         "", "--words", "-w", help="Index only these words, comma-separated (matched on token.lower_); default: every token"
     ),
-    lemmas: bool = typer.Option(False, "--lemmas", help="Match --words on lemmas (the pipeline needs a lemmatizer)", **FLAG),
+    lemmas: bool = typer.Option(False, "--lemmas", help="Match --words on lemmas (the pipeline needs a lemmatizer)"),
     layer: str = typer.Option(
         "top", "--layer", "-l", help="The vectors: top, average, a layer number (0 = token layer) or one weight per layer (0.2,0.3,0.5)"
     ),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     docs_per_batch: int = typer.Option(64, "--docs-per-batch", help="Documents per nlp.pipe batch"),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Index the usages of words in a corpus, each with its ELMo vector, for `spacy-elmo
     neighbours`. With --words, only the sentences that hold one go through the biLM. OUTPUT
@@ -445,7 +509,16 @@ def index_usages_cli(
     if words and not chosen:
         raise typer.BadParameter("name one or more words, comma-separated", param_hint="--words")
     build_usage_index(
-        nlp, corpus, output, model=model, words=chosen, lemmas=lemmas, layer=layer, docs_per_batch=docs_per_batch, log=typer.echo
+        nlp,
+        corpus,
+        output,
+        model=model,
+        words=chosen,
+        lemmas=lemmas,
+        layer=layer,
+        docs_per_batch=docs_per_batch,
+        progress=not quiet,
+        log=_say(quiet),
     )
 
 
@@ -460,7 +533,7 @@ def neighbours_cli(
         "--model",
         help="Embed the sentence with this pipeline (default: the one the index was built with); it must hold the same biLM",
     ),
-    any_word: bool = typer.Option(False, "--any-word", help="Search the usages of every word, not only of WORD", **FLAG),
+    any_word: bool = typer.Option(False, "--any-word", help="Search the usages of every word, not only of WORD"),
     min_count: int = typer.Option(
         1, "--min-count", help="Context-free neighbours: only word types seen this often in the indexed sentences", min=1
     ),
@@ -485,7 +558,7 @@ def neighbours_cli(
 def inspect_cli(
     pipeline: Path = typer.Argument(..., help="A trained spaCy pipeline folder", exists=True),
     plot: Path = typer.Option(None, "--plot", help="Also draw the layer weights as a bar chart (PNG)"),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --plot file if it exists", **FLAG),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --plot file if it exists"),
 ) -> None:
     """Print the precision each elmo component's biLM runs at on this machine, and, for each
     component that listens to ELMo, its learned layer weights softmax(w) and scale gamma (the

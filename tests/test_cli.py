@@ -246,6 +246,30 @@ def test_help_lists_commands_in_workflow_order_and_flags_without_a_type():
         assert "<bool>" not in line, line
     result = CliRunner().invoke(app, ["init-config", "--help"], env={"COLUMNS": "200"})
     assert "spacy train CONFIG" in result.output and "spacy train OUTPUT" not in result.output
+    embed_help = CliRunner().invoke(app, ["embed", "--help"], env={"COLUMNS": "200"}).output
+    usage = next(line for line in embed_help.splitlines() if "Usage:" in line)
+    assert "{MODEL} {INPUT} {OUTPUT}" in usage, usage  # as README and docs write it
+    help_line = next(line for line in result.output.splitlines() if " --help " in line)
+    assert "<bool>" not in help_line, help_line
+
+
+def test_every_error_is_one_line_on_stderr(tmp_path):
+    """A command-line mistake (missing argument, unknown option or command) reads like a bad file: one line
+    starting 'Error:', exit status non-zero, nothing boxed."""
+    import subprocess
+    import sys
+
+    runs = {
+        "missing argument": ["embed"],
+        "unknown option": ["embed", "a", "b", "c", "--bogus"],
+        "unknown command": ["bogus"],
+        "bad file": ["embed", str(tmp_path / "nosuch"), str(tmp_path), str(tmp_path / "out.hdf5")],
+    }
+    for what, args in runs.items():
+        run = subprocess.run([sys.executable, "-m", "spacy_elmo", *args], capture_output=True, text=True)
+        lines = run.stderr.strip().splitlines()
+        assert run.returncode != 0 and len(lines) == 1 and lines[0].startswith("Error: "), (what, run.stderr)
+        assert "╭" not in run.stderr + run.stdout, what
 
 
 def test_embed_takes_precision_auto_and_names_the_choices(tmp_path):
@@ -315,3 +339,27 @@ def test_a_task_config_without_a_biLM_refuses_to_train_on_random_weights(tmp_pat
     config = spacy.util.load_config(tmp_path / "ner.cfg", overrides={"paths.train": "x.spacy", "paths.dev": "x.spacy"})
     with pytest.raises(InputError, match="No biLM weights were given.*--paths.elmo_options"):
         init_nlp(config)
+
+
+def test_long_commands_report_progress_unless_quiet_and_draw_no_bar_into_a_pipe(tmp_path):
+    """prepare-corpus, embed and index-usages: without --quiet a summary line on stdout; with it nothing on
+    stdout; a bar (tqdm's frames, carriage returns) never when the output is not a terminal."""
+    import subprocess
+    import sys
+
+    save_original(tiny_bilm(seed=5), tmp_path / "options.json", tmp_path / "weights.hdf5")
+    (tmp_path / "text.txt").write_text("The bank is closed .\n\nA suit and a bank .\n", encoding="utf8")
+    commands = {
+        "prepare-corpus": lambda out: ["prepare-corpus", str(tmp_path / "text.txt"), "--output", str(out), "--n-process", "1"],
+        "embed": lambda out: ["embed", str(tmp_path), str(tmp_path / "text.txt"), str(out) + ".hdf5"],
+        "index-usages": lambda out: ["index-usages", str(tmp_path), str(tmp_path / "text.txt"), str(out), "--words", "bank"],
+    }
+    for name, args in commands.items():
+        loud = subprocess.run([sys.executable, "-m", "spacy_elmo", *args(tmp_path / f"{name}-loud")], capture_output=True, text=True)
+        quiet = subprocess.run(
+            [sys.executable, "-m", "spacy_elmo", *args(tmp_path / f"{name}-quiet"), "--quiet"], capture_output=True, text=True
+        )
+        assert loud.returncode == 0 and quiet.returncode == 0, (name, loud.stderr, quiet.stderr)
+        assert loud.stdout.strip(), name
+        assert quiet.stdout == "", (name, quiet.stdout)
+        assert "\r" not in loud.stderr + quiet.stderr, name

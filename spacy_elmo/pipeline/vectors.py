@@ -48,17 +48,27 @@ def layer_weights(setting: VectorSetting, n_output_layers: int) -> Optional[nump
 def keep_hooks_across_processes(nlp: Language) -> None:
     """Set the vector hooks again on the Docs that `nlp.pipe(..., n_process=N)` brings back from
     its worker processes: they are rebuilt from bytes, which carry `doc._.elmo` (with its
-    vector weights) but not a Doc's user hooks, and spaCy offers no hook of its own there."""
+    vector weights) but not a Doc's user hooks, and spaCy offers no hook of its own there. The
+    workers drop these hooks before sending a Doc, so spaCy does not warn (W109) that they are lost."""
     if "_multiprocessing_pipe" in vars(nlp) or not hasattr(nlp, "_multiprocessing_pipe"):
         return
     nlp._multiprocessing_pipe = functools.partial(_with_vector_hooks, nlp._multiprocessing_pipe)  # type: ignore[method-assign]
 
 
-def _with_vector_hooks(pipe: Any, *args: Any, **kwargs: Any) -> Iterator[Doc]:
-    for doc in pipe(*args, **kwargs):
+def _with_vector_hooks(pipe: Any, texts: Any, pipes: Any, *args: Any, **kwargs: Any) -> Iterator[Doc]:
+    for doc in pipe(texts, [*pipes, _without_vector_hooks], *args, **kwargs):
         data = doc._.elmo if Doc.has_extension("elmo") else None
         if data is not None and data.vector_weights is not None and "vector" not in doc.user_hooks:
             set_vector_hooks(doc, data.vector_weights)
+        yield doc
+
+
+def _without_vector_hooks(docs: Iterator[Doc]) -> Iterator[Doc]:
+    """In a worker process: remove the hooks this module set (a user's own stay, and spaCy warns about those)."""
+    for doc in docs:
+        for hooks in (doc.user_hooks, doc.user_span_hooks, doc.user_token_hooks):
+            for key in [key for key, hook in hooks.items() if getattr(hook, "__module__", None) == __name__]:
+                del hooks[key]
         yield doc
 
 

@@ -113,3 +113,31 @@ def test_vectors_come_back_from_worker_processes(tiny_files):
 def test_layer_weights_that_overflow_are_refused(weights):
     with pytest.raises(ValueError, match="finite"):
         layer_weights(weights, 3)
+
+
+def test_worker_processes_do_not_warn_that_the_vector_hooks_are_lost(tiny_files):
+    """spaCy warns (W109) when a worker serializes a Doc with user hooks; ours come back on the main side,
+    so the workers drop them first. A user's own hook is still warned about. (A process of its own: under
+    pytest a forked worker's warnings land in pytest's record, not on stderr.)"""
+    import subprocess
+    import sys
+
+    script = """
+import sys, spacy
+from spacy_elmo import add_elmo
+nlp = spacy.blank("en")
+add_elmo(nlp, sys.argv[1], sys.argv[2], config={"vectors": "top"})
+if sys.argv[3] == "own hook":
+    @spacy.Language.component("own_hook")
+    def own_hook(doc):
+        doc.user_hooks["mine"] = len
+        return doc
+    nlp.add_pipe("own_hook")
+docs = list(nlp.pipe(["He wore a suit .", "Suit yourself ."], n_process=2, batch_size=1))
+print(docs[0].vector.shape[0], docs[1][0].has_vector)
+"""
+    for case, warned in (("ours only", False), ("own hook", True)):
+        run = subprocess.run([sys.executable, "-c", script, *map(str, tiny_files), case], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.split() == ["16", "True"]
+        assert ("W109" in run.stderr) == warned, (case, run.stderr)

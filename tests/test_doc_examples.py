@@ -1,0 +1,136 @@
+"""Every bash and python block of README.md and docs/*.md runs as printed.
+
+Each page runs in its own folder holding the files a user brings (a corpus, held-out text, DocBins, a biLM
+folder, an ELMoForManyLangs folder), with released names served by a local mirror into a fresh cache. Only
+the budgets are cut (steps instead of minutes); lines that need what a test cannot have are skipped, each
+with the place that covers it.
+"""
+
+import gzip
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import List, Tuple
+
+import pytest
+import spacy
+from spacy.tokens import DocBin, Span
+
+from spacy_elmo.bilm import save_original
+
+from .helpers import tiny_bilm
+from .released.mirror_server import MirrorServer
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+EFML = ROOT / "tests" / "fixtures" / "elmoformanylangs" / "model"
+
+SKIPPED = {
+    "pip install": "the set-up itself: .ci/run installs as README says",
+    "python3 -m venv": "the set-up itself: .ci/run runs it",
+    "--gpu-id 0": "needs CUDA: tests/gpu",
+    "torchrun ": "several processes: tests/training/test_distributed.py",
+    "spacy project run": "whole workflows: tests/test_projects.py runs each project's smoke workflow",
+}
+# (printed, run): budgets in minutes or hundreds of steps become a few steps
+SHORTER = [
+    ("--training.max_minutes 60", "--training.max_minutes 0 --training.max_steps 4 --training.eval_every 2"),
+    ("--resume", "--resume --training.max_minutes 0 --training.max_steps 6 --training.eval_every 2"),
+    ("--system.threads 1", "--system.threads 1 --training.max_minutes 0 --training.max_steps 2"),
+    ("--training.softmax_warmup_steps 400", "--training.softmax_warmup_steps 2"),
+    ("--n-process 8", "--n-process 2"),
+]
+SPACY_TRAIN = " --training.max_steps 4 --training.eval_frequency 2"
+
+WORDS = ["suit", "bank", "play", "court", "river", "game"]
+SENTENCES = [
+    "The company filed a {} against its former chief executive .",
+    "He wore a dark {} to the wedding .",
+    "They walked along the {} of the river in the morning .",
+    "The central {} raised interest rates again .",
+    "She wrote a {} about the war .",
+]
+
+
+def _blocks(page: Path) -> List[Tuple[str, str]]:
+    return re.findall(r"```(bash|python)\n(.*?)```", page.read_text(encoding="utf8"), flags=re.S)
+
+
+def _commands(block: str) -> List[str]:
+    joined = re.sub(r"\\\n\s*", " ", block)
+    lines = [line.split("  #")[0].split(" # ")[0].strip() for line in joined.splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def _user_files(folder: Path) -> None:
+    """What the examples take as the user's own files."""
+    text = [template.format(word) for word in WORDS for template in SENTENCES] * 10
+    (folder / "corpus").mkdir(parents=True)
+    (folder / "corpus" / "text.txt").write_text("\n\n".join(text) + "\n", encoding="utf8")
+    with gzip.open(folder / "corpus.txt.gz", "wt", encoding="utf8") as f:
+        f.write("\n\n".join(text) + "\n")
+    (folder / "held_out.txt").write_text("\n".join(text[:20]) + "\n", encoding="utf8")
+    (folder / "sentences.txt").write_text("The bank is closed .\nA suit .\n", encoding="utf8")
+    save_original(tiny_bilm(seed=5), folder / "options.json", folder / "weights.hdf5")
+    shutil.copytree(EFML, folder / "de.model")
+    nlp = spacy.blank("en")
+    for name, size in (("train.spacy", 40), ("dev.spacy", 10)):
+        docs = DocBin()
+        for i in range(size):
+            doc = nlp(f"Alice Smith went to Paris on day {i} .")
+            doc.ents = [Span(doc, 0, 2, label="PERSON"), Span(doc, 4, 5, label="GPE")]
+            docs.add(doc)
+        docs.to_disk(folder / name)
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mirror")
+    (root / "small").mkdir()
+    save_original(tiny_bilm(seed=3), root / "small" / "options.json", root / "small" / "weights.hdf5")
+    (root / "efml-de").mkdir()
+    with zipfile.ZipFile(root / "efml-de" / "model.zip", "w") as archive:
+        for path in EFML.iterdir():
+            archive.write(path, f"de.model/{path.name}")
+    server = MirrorServer(root)
+    yield server
+    server.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_every_example_runs_as_printed(page, mirror, tmp_path):
+    blocks = _blocks(page)
+    if not blocks:
+        pytest.skip(f"{page.name} has no bash or python block")
+    folder = tmp_path / "user"
+    _user_files(folder)
+    env = dict(os.environ)
+    env.update(
+        SPACY_ELMO_CACHE=str(tmp_path / "cache"),
+        SPACY_ELMO_MIRROR=mirror.url,
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+        OMP_NUM_THREADS="1",
+    )
+    ran = 0
+    for language, block in blocks:
+        if language == "python":
+            run = subprocess.run([sys.executable, "-c", block], cwd=folder, env=env, capture_output=True, text=True)
+            assert run.returncode == 0, f"{page.name}, python block:\n{block}\n{run.stderr[-3000:]}"
+            ran += 1
+            continue
+        for command in _commands(block):
+            if any(marker in command for marker in SKIPPED):
+                continue
+            for printed, shorter in SHORTER:
+                command = command.replace(printed, shorter)
+            if command.startswith("spacy train"):
+                command += SPACY_TRAIN
+            run = subprocess.run(["bash", "-c", command], cwd=folder, env=env, capture_output=True, text=True)
+            assert run.returncode == 0, f"{page.name}: {command}\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
+            ran += 1
+    assert ran
