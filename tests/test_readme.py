@@ -81,3 +81,15 @@ def test_speed_guide_lists_every_benchmark():
     for script in sorted((ROOT / "benchmarks").iterdir()):
         if script.suffix in (".py", ".sh"):
             assert f"`benchmarks/{script.name}`" in guide, f"docs/speed.md does not list {script.name}"
+
+
+def test_component_settings_table_is_the_settings_class():
+    from dataclasses import fields
+
+    from spacy_elmo.pipeline.component_settings import ElmoSettings
+
+    page = (ROOT / "docs" / "component.md").read_text(encoding="utf8")
+    rows = dict(re.findall(r"^\| `(\w+)` \| `([^`]*)` \|", page.split("## Settings", 1)[1].split("\n## ", 1)[0], flags=re.M))
+    defaults = Config({"s": {f.name: f.default for f in fields(ElmoSettings)}}).to_str().split("\n", 1)[1]
+    expected = dict(line.split(" = ", 1) for line in defaults.strip().splitlines())
+    assert rows == expected
