@@ -358,6 +358,27 @@ def fill_config_cli(
     typer.echo(f"Wrote {output} for the biLM in {model}")
 
 
+@command("convert")
+def convert_cli(
+    model: str = typer.Argument(..., help="A biLM folder (TensorFlow checkpoint, ELMoForManyLangs, AllenNLP) or a released model's name"),
+    output: Path = typer.Argument(..., help="The folder to write options.json + weights.hdf5 into"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace options.json and weights.hdf5 if OUTPUT holds them"),
+) -> None:
+    """Write a biLM in the AllenNLP format (options.json + weights.hdf5, as bilm-tf's dump_weights writes
+    them), for tools that read only that: a TF Hub module or a bilm-tf training checkpoint, for instance.
+    `load_original` on the result gives the same layers."""
+    from .bilm import save_original
+    from .output_folders import check_not_inside
+    from .released.download import resolve_bilm
+
+    found = resolve_bilm(model)
+    check_not_inside(output, found.path, "the biLM folder")
+    for name in ("options.json", "weights.hdf5"):
+        check_output_file(output / name, overwrite)
+    save_original(found.load(cache_size=0), output / "options.json", output / "weights.hdf5")
+    typer.echo(f"Wrote {found.path} ({found.format}) as {output / 'options.json'} + {output / 'weights.hdf5'}")
+
+
 @command("embed")
 def embed_cli(
     model: str = typer.Argument(..., help="Pipeline folder, biLM folder, or a released model's name"),

@@ -2,6 +2,8 @@
 
 - "allennlp": options.json + weights.hdf5 (or lm_weights.hdf5, model.hdf5): AllenNLP / bilm-tf, NLPL's ELMo
   models, and what `spacy-elmo pretrain` writes.
+- "tensorflow": options.json + a TensorFlow checkpoint (a TF Hub module's variables/, or a bilm-tf training
+  run's model.ckpt-N), read without TensorFlow (`tf_bundle.py`, `tf_checkpoint.py`).
 - "elmoformanylangs": config.json + char.dic (+ word.dic) + token_embedder.pkl + encoder.pkl.
 """
 
@@ -14,6 +16,7 @@ from ..types import PathLike
 from . import elmoformanylangs
 from .model import BiLM
 from .options import ElmoOptions
+from .tf_bundle import checkpoint_prefix
 from .weights import find_weights_file, load_original, read_weights
 
 
@@ -28,15 +31,17 @@ def not_a_bilm_folder(path: PathLike, why: str = "") -> InputError:
 
 @dataclass(frozen=True)
 class BilmFolder:
-    """A folder holding a biLM, and its format ("allennlp" or "elmoformanylangs")."""
+    """A folder holding a biLM, and its format: "allennlp" (options.json + weights.hdf5), "tensorflow"
+    (options.json + a TensorFlow checkpoint: a TF Hub module's variables or a bilm-tf training run) or
+    "elmoformanylangs"."""
 
     path: Path
     format: str
 
     @property
     def options_file(self) -> Optional[Path]:
-        """RETURNS (Optional[Path]): options.json of an AllenNLP-format folder, else None."""
-        return self.path / "options.json" if self.format == "allennlp" else None
+        """RETURNS (Optional[Path]): options.json of an AllenNLP-format or TensorFlow folder, else None."""
+        return self.path / "options.json" if self.format in ("allennlp", "tensorflow") else None
 
     @property
     def weights_file(self) -> Optional[Path]:
@@ -45,19 +50,25 @@ class BilmFolder:
 
     def options(self) -> ElmoOptions:
         """RETURNS (ElmoOptions): the biLM's hyperparameters (the weights are not read)."""
-        if self.format == "allennlp":
-            return ElmoOptions.from_file(self.path / "options.json")
+        if self.options_file is not None:
+            return ElmoOptions.from_file(self.options_file)
         return elmoformanylangs.read_folder(self.path)[0]
+
+    @property
+    def weights(self) -> Optional[Path]:
+        """RETURNS (Optional[Path]): what `load_original` takes as weights: the weights.hdf5, or the
+        TensorFlow checkpoint's prefix; None for ELMoForManyLangs."""
+        return self.weights_file if self.format == "allennlp" else checkpoint_prefix(self.path) if self.format == "tensorflow" else None
 
     def load(self, cache_size: Optional[int] = None) -> BiLM:
         """RETURNS (BiLM): the biLM with its weights, in eval mode, on the CPU."""
-        if self.format == "allennlp":
-            weights = self.weights_file
+        if self.options_file is not None:
+            weights = self.weights
             assert weights is not None
             return (
-                load_original(self.path / "options.json", weights)
+                load_original(self.options_file, weights)
                 if cache_size is None
-                else load_original(self.path / "options.json", weights, cache_size=cache_size)
+                else load_original(self.options_file, weights, cache_size=cache_size)
             )
         return elmoformanylangs.load_elmoformanylangs(self.path, cache_size)
 
@@ -72,7 +83,7 @@ class BilmFolder:
             "Build the config from that folder (spacy-elmo init-config --bilm FOLDER, spacy-elmo fill-config, or "
             "spacy_elmo.add_elmo(nlp, FOLDER)).",
         )
-        weights = self.weights_file
+        weights = self.weights
         assert weights is not None
         read_weights(bilm, weights)
 
@@ -84,6 +95,8 @@ def find_bilm_folder(path: PathLike) -> Optional[BilmFolder]:
         return None
     if (path / "options.json").is_file() and find_weights_file(path) is not None:
         return BilmFolder(path, "allennlp")
+    if (path / "options.json").is_file() and checkpoint_prefix(path) is not None:
+        return BilmFolder(path, "tensorflow")
     if elmoformanylangs.is_elmoformanylangs_folder(path):
         return BilmFolder(path, "elmoformanylangs")
     return None
@@ -100,7 +113,13 @@ def bilm_folder(path: PathLike) -> BilmFolder:
     if not path.is_dir():
         raise not_a_bilm_folder(path, "it is a file")
     if (path / "options.json").is_file():
-        raise not_a_bilm_folder(path, "options.json without weights.hdf5")
+        raise not_a_bilm_folder(path, "options.json without weights.hdf5 or a TensorFlow checkpoint")
+    if checkpoint_prefix(path) is not None:
+        raise not_a_bilm_folder(
+            path,
+            "a TensorFlow checkpoint without options.json: a released model's comes with `spacy-elmo download NAME`; "
+            "otherwise write the biLM's options.json beside it",
+        )
     if (path / "config.json").is_file() and not (path / "config.cfg").is_file():
         missing = [n for n in elmoformanylangs.MARKER_FILES if not (path / n).is_file()]
         raise not_a_bilm_folder(path, f"config.json without {', '.join(missing)}")

@@ -1,12 +1,14 @@
-"""Reading and writing the original ELMo files (options.json + weights.hdf5, TF layout).
+"""Reading and writing the original ELMo files (options.json + weights.hdf5, TF layout), and reading
+the same arrays from a TensorFlow checkpoint (`tf_checkpoint.py`).
 
 Every dataset of the file is described once, in `_datasets`, with how it maps onto the torch
 parameters in both directions, so the loader and the writer cannot drift apart.
 """
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 import h5py
 import numpy
@@ -18,6 +20,7 @@ from ..types import PathLike
 from .char_encoder import DEFAULT_CACHE_SIZE, conv_bias
 from .model import BiLM
 from .options import ElmoOptions
+from .tf_checkpoint import CheckpointWeights, is_checkpoint_prefix
 
 # Internal gate order [i, f, o, j]: block k holds the original block _TO_INTERNAL[k] ([i, j, f, o]).
 _TO_INTERNAL = [0, 2, 3, 1]
@@ -192,31 +195,60 @@ def check_weights_fit(options: ElmoOptions, weights_file: PathLike) -> None:
         pass
 
 
+class _Hdf5Weights:
+    """The datasets of an open weights.hdf5, in the shape `_file_datasets` reads every source."""
+
+    def __init__(self, f: h5py.File) -> None:
+        self.f = f
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.f and isinstance(self.f[name], h5py.Dataset)
+
+    def label(self, name: str) -> str:
+        return name
+
+    def shape(self, name: str) -> Tuple[int, ...]:
+        return tuple(self.f[name].shape)
+
+    def read(self, name: str) -> numpy.ndarray:
+        return numpy.asarray(self.f[name][()], dtype=numpy.float32)
+
+
+@contextmanager
+def _open_weights(path: Path) -> Iterator[Tuple[Any, str]]:
+    """The arrays at `path`, a weights.hdf5 or a TensorFlow checkpoint's prefix, and what to call them."""
+    if is_checkpoint_prefix(path):
+        yield CheckpointWeights(path), f"TensorFlow checkpoint {path}"
+        return
+    if not path.is_file():
+        raise ElmoFormatError(f"ELMo weights file not found: {path}")
+    with h5py.File(path, "r") as f:
+        yield _Hdf5Weights(f), f"ELMo weights file {path}"
+
+
 def _file_datasets(bilm: BiLM, weights_file: PathLike, read: bool) -> Iterator[Tuple[_Dataset, Optional[numpy.ndarray]]]:
     """Every dataset the biLM's options call for, checked for presence and shape, with its
     float32 values if `read` (checked to be finite); a missing, unreadable or mismatched file is
-    an ElmoFormatError naming it."""
+    an ElmoFormatError naming it. `weights_file` is a weights.hdf5 or a TensorFlow checkpoint's prefix."""
     path = Path(weights_file)
-    if not path.is_file():
-        raise ElmoFormatError(f"ELMo weights file not found: {path}")
     try:
-        with h5py.File(path, "r") as f:
-            alias = bilm.options.n_layers == 1 and "RNN_0/RNN/LSTMCell" in f
+        with _open_weights(path) as (source, what):
+            alias = bilm.options.n_layers == 1 and "RNN_0/RNN/LSTMCell/W_0" in source
             for ds in _datasets(bilm, single_layer_alias=alias):
-                if ds.path not in f or not isinstance(f[ds.path], h5py.Dataset):
+                if ds.path not in source:
                     raise ElmoFormatError(
-                        f"ELMo weights file {path} has no dataset '{ds.path}'. Check that the "
+                        f"{what} has no dataset '{source.label(ds.path)}'. Check that the "
                         "options file belongs to these weights (n_layers, filters, n_highway, "
                         "projection_dim)."
                     )
-                if f[ds.path].shape != ds.shape:
+                if source.shape(ds.path) != ds.shape:
                     raise ElmoFormatError(
-                        f"ELMo weights file {path}: dataset '{ds.path}' has shape {f[ds.path].shape}, but "
+                        f"{what}: dataset '{source.label(ds.path)}' has shape {source.shape(ds.path)}, but "
                         f"the options ask for {ds.shape}. The options file does not match these weights."
                     )
-                array = numpy.asarray(f[ds.path][()], dtype=numpy.float32) if read else None
+                array = source.read(ds.path) if read else None
                 if array is not None and not numpy.isfinite(array).all():
-                    raise ElmoFormatError(f"ELMo weights file {path}: dataset '{ds.path}' holds NaN or infinite values.")
+                    raise ElmoFormatError(f"{what}: dataset '{source.label(ds.path)}' holds NaN or infinite values.")
                 yield ds, array
     except ElmoFormatError:
         raise
