@@ -453,10 +453,12 @@ def models_cli(
     for model in CATALOGUE.values():
         name = model.name + ("*" if model.sha256 else "")
         size = model.parameters.split(" ")[0] + ("+words" if "word embedding" in model.parameters else "")
-        licence = "MIT" if model.licence.startswith("MIT") else "not stated" if model.licence.startswith("not stated") else model.licence
-        fmt = "efml" if model.format == "elmoformanylangs" else model.format
+        licence = "not stated" if model.licence.startswith("not stated") else model.licence.split(" (")[0]
+        fmt = {"elmoformanylangs": "efml", "tensorflow": "tf"}.get(model.format, model.format)
         state = cache_state(model.name, cache) or "no"
-        rows.append((name, model.language, fmt, size, model.download, state, licence, model.trained_on))
+        rows.append(
+            (name, model.language, fmt, size, model.download, state, licence, ("lemmas: " if model.lemmas else "") + model.trained_on)
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     room = MODELS_WIDTH - sum(w + 2 for w in widths)
     for row in rows:
@@ -469,7 +471,8 @@ def models_cli(
         f"Cache: {cache_dir(cache)}. cached: yes (complete and checked), partial (a download to resume), damaged "
         "(download it again with --force). Every use checks the files against the sha256 recorded at download; the "
         "download is checked against the sha256 its source publishes for the names marked *, else only by loading it, "
-        "so the server or mirror is trusted for its content. efml: ELMoForManyLangs; +words: with its word embedding. "
+        "so the server or mirror is trusted for its content. efml: ELMoForManyLangs; +words: with its word embedding; tf: a "
+        "TensorFlow checkpoint (read without TensorFlow); lemmas: trained on lemmas, so the pipeline feeds lemmas. "
         "Each entry's full training text, licence and sources: spacy_elmo/released/catalogue.py."
     )
     typer.echo(textwrap.fill(footer, MODELS_WIDTH, break_on_hyphens=False, break_long_words=False))

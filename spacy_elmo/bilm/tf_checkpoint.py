@@ -10,11 +10,13 @@ optimizer's slots, the softmax and `global_step` (not read). The renaming follow
 """
 
 from pathlib import Path
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy
 
+from ..errors import ElmoFormatError
 from ..types import PathLike
+from .options import ElmoOptions
 from .tf_bundle import TensorBundle
 
 LAYOUT_PREFIXES = {"bilm/": "TF Hub module", "module/bilm/": "TF Hub module", "lm/": "bilm-tf training checkpoint"}
@@ -79,3 +81,52 @@ class CheckpointWeights:
 def is_checkpoint_prefix(path: PathLike) -> bool:
     """RETURNS (bool): whether `path` names a checkpoint (its `.index` exists) rather than a file."""
     return Path(f"{path}.index").is_file() and not Path(path).is_file()
+
+
+def options_from_shapes(prefix: PathLike, settings: Optional[Dict[str, object]] = None) -> ElmoOptions:
+    """The options of the biLM in a checkpoint that comes without an options.json (a TF Hub module):
+    every size read off the tensors' shapes, the rest (clipping, skip connections, characters per token,
+    activation) from `settings`, by default the values of every released ELMo.
+
+    RETURNS (ElmoOptions): the options, with n_characters 262 (inference).
+    """
+    weights = CheckpointWeights(prefix)
+
+    def shape(name: str) -> Tuple[int, ...]:
+        if name not in weights:
+            raise ElmoFormatError(f"The checkpoint {prefix} ({weights.layout}) has no '{name}': its options cannot be read off it")
+        return weights.shape(name)
+
+    filters: List[Tuple[int, int]] = []
+    while f"CNN/W_cnn_{len(filters)}" in weights:
+        _, width, _, n = shape(f"CNN/W_cnn_{len(filters)}")
+        filters.append((width, n))
+    n_highway = 0
+    while f"CNN_high_{n_highway}/W_carry" in weights:
+        n_highway += 1
+    n_layers = 0
+    while f"RNN_0/RNN/MultiRNNCell/Cell{n_layers}/LSTMCell/W_P_0" in weights:
+        n_layers += 1
+    cell = "RNN_0/RNN/MultiRNNCell/Cell0/LSTMCell" if n_layers else "RNN_0/RNN/LSTMCell"
+    cell_dim, projection_dim = shape(f"{cell}/W_P_0")
+    fixed: Dict[str, object] = {**RELEASED_SETTINGS, **(settings or {})}
+    return ElmoOptions(
+        cell_dim=cell_dim,
+        projection_dim=projection_dim,
+        n_layers=max(n_layers, 1),
+        char_embed_dim=shape("char_embed")[1],
+        filters=tuple(filters),
+        n_highway=n_highway,
+        n_characters=262,
+        **fixed,  # type: ignore[arg-type]
+    )
+
+
+# what no tensor shows, as every released ELMo (AllenNLP's, bilm-tf's defaults) sets it
+RELEASED_SETTINGS: Dict[str, object] = {
+    "cell_clip": 3.0,
+    "proj_clip": 3.0,
+    "use_skip_connections": True,
+    "activation": "relu",
+    "max_characters_per_token": 50,
+}

@@ -167,8 +167,13 @@ WEIGHTS_NAMES = ("weights.hdf5", "lm_weights.hdf5", "model.hdf5")
 
 def find_weights_file(folder: PathLike) -> Optional[Path]:
     """RETURNS (Optional[Path]): the weights file of a model folder (weights.hdf5, or the
-    lm_weights.hdf5 of AllenNLP's fixtures, or the model.hdf5 of NLPL's archives), or None."""
-    return next((Path(folder) / n for n in WEIGHTS_NAMES if (Path(folder) / n).is_file()), None)
+    lm_weights.hdf5 of AllenNLP's fixtures, or the model.hdf5 of NLPL's archives, else the folder's
+    only .hdf5 file, as EMBEDDIA's slovenian-elmo-weights.hdf5), or None."""
+    named = next((Path(folder) / n for n in WEIGHTS_NAMES if (Path(folder) / n).is_file()), None)
+    if named is not None:
+        return named
+    others = [p for p in Path(folder).glob("*.hdf5") if p.is_file()] if Path(folder).is_dir() else []
+    return others[0] if len(others) == 1 else None
 
 
 def load_original(options_file: PathLike, weights_file: PathLike, cache_size: int = DEFAULT_CACHE_SIZE) -> BiLM:

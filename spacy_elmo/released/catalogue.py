@@ -31,6 +31,9 @@ class ReleasedModel:
     licence (str): the licence its page states ("not stated" where none).
     files (Tuple[Tuple[str, str], ...]): (file name in the model folder, URL) of each file; or
     archive (Optional[str]): the URL of a zip holding the model folder.
+    lemmas (bool): trained on lemmatized text: the pipeline must feed lemmas (`input = "lemma"`).
+    options_from_shapes (bool): the archive holds no options.json (a TF Hub module): the sizes are
+        read off the checkpoint's tensors, the rest set as every released ELMo sets it.
     digests (Tuple[Tuple[str, str], ...]): (download name, sha256) where a public page states one
         (named in `source`); a download that differs is refused. Without one, the first download's
         digest is what later uses are checked against, and the server (or mirror) is trusted for
@@ -49,6 +52,8 @@ class ReleasedModel:
     files: Tuple[Tuple[str, str], ...] = ()
     archive: Optional[str] = None
     digests: Tuple[Tuple[str, str], ...] = ()
+    lemmas: bool = False
+    options_from_shapes: bool = False
 
     @property
     def sha256(self) -> Dict[str, str]:
@@ -57,8 +62,10 @@ class ReleasedModel:
 
     @property
     def urls(self) -> Dict[str, str]:
-        """RETURNS (Dict[str, str]): download name -> URL (an archive downloads as `model.zip`)."""
-        return {"model.zip": self.archive} if self.archive else dict(self.files)
+        """RETURNS (Dict[str, str]): download name -> URL (an archive downloads as `model.zip` or `model.tar.gz`)."""
+        if not self.archive:
+            return dict(self.files)
+        return {"model.tar.gz" if self.archive.endswith((".tar.gz", ".tgz")) else "model.zip": self.archive}
 
 
 def _allennlp(name: str, stem: str, folder: str, parameters: str, download: str, trained_on: str, weights: str = "") -> ReleasedModel:
@@ -126,6 +133,140 @@ _EFML_LANGUAGES: List[Tuple[str, str, int]] = [
     ("zh", "Chinese", 179),
 ]
 
+_NLPL = "http://vectors.nlpl.eu/repository/20"
+_NORELMO = "wiki.nlpl.eu/Vectors/norlm/norelmo (IDs 210, 211, 217, 218; NLPL repository, CC BY 4.0)"
+_RUSVECTORES = "rusvectores.org/en/models (RusVectōrēs ELMo list, linking NLPL repository IDs 195, 196, 199)"
+_SEMEVAL = "github.com/akutuzov/semeval2020 README.md ('Download pre-trained embeddings', ELMo: IDs 201-203)"
+
+
+def _nlpl(name: str, nlpl_id: int, language: str, trained_on: str, source: str, lemmas: bool = False, version: str = "20") -> ReleasedModel:
+    return ReleasedModel(
+        name=name,
+        language=language,
+        format="allennlp",
+        parameters="?",
+        download="?",
+        trained_on=trained_on,
+        licence="CC BY 4.0 (NLPL repository)" if "norelmo" in source.lower() else "not stated on the page",
+        source=source,
+        archive=f"http://vectors.nlpl.eu/repository/{version}/{nlpl_id}.zip",
+        lemmas=lemmas,
+    )
+
+
+_DEEPPAVLOV = (
+    "deepmipt/DeepPavlov docs/features/pretrained_vectors.rst and deeppavlov/configs/elmo_embedder/elmo_ru_*.json "
+    "(tag 0.14.0; licence Apache-2.0); TF Hub module format"
+)
+_TFHUB = "tfhub.dev/google/elmo (versions 1-3: the 1 Billion Word Benchmark model, original size); TF Hub module format"
+_CONTRIB_PT = (
+    "allennlp.org/elmo, 'Contributed ELMo Models' (Portuguese); the URLs as public code uses them (flair's ELMoEmbeddings "
+    "for contributed/pt/elmo_pt_*)"
+)
+
+
+def _tf_hub(name: str, language: str, url: str, trained_on: str, licence: str, source: str, parameters: str = "?") -> ReleasedModel:
+    return ReleasedModel(
+        name=name,
+        language=language,
+        format="tensorflow",
+        parameters=parameters,
+        download="?",
+        trained_on=trained_on,
+        licence=licence,
+        source=source,
+        archive=url,
+        options_from_shapes=True,
+    )
+
+
+def _contributed_pt(name: str, folder: str, options: str, weights: str, trained_on: str) -> ReleasedModel:
+    base = f"{_ALLENNLP}/contributed/pt/{folder}".rstrip("/")
+    return ReleasedModel(
+        name=name,
+        language="pt",
+        format="allennlp",
+        parameters="?",
+        download="?",
+        trained_on=trained_on,
+        licence="not stated on the page",
+        source=_CONTRIB_PT,
+        files=(("options.json", f"{base}/{options}"), ("weights.hdf5", f"{base}/{weights}")),
+    )
+
+
+_OTHER_FAMILIES: List[ReleasedModel] = [
+    _nlpl("nlpl-195", 195, "ru", "Russian National Corpus + Wikipedia, December 2018 (tokens)", _RUSVECTORES, version="11"),
+    _nlpl("nlpl-196", 196, "ru", "Russian National Corpus + Wikipedia, December 2018 (lemmas)", _RUSVECTORES, lemmas=True, version="11"),
+    _nlpl("nlpl-199", 199, "ru", "Taiga corpus, December 2019, vocabulary 2048 (lemmas)", _RUSVECTORES, lemmas=True),
+    _nlpl(
+        "nlpl-212",
+        212,
+        "ru",
+        "Araneum Russicum, 2020 (lemmas; araneum_lemmas_elmo_2048_2020)",
+        "public code downloading vectors.nlpl.eu/repository/20/212.zip as 'araneum_lemmas_elmo_2048_2020'",
+        lemmas=True,
+    ),
+    _nlpl("nlpl-201", 201, "de", "German Wikipedia (SemEval-2020 Task 1 models)", _SEMEVAL),
+    _nlpl("nlpl-202", 202, "sv", "Swedish Wikipedia (SemEval-2020 Task 1 models)", _SEMEVAL),
+    _nlpl("nlpl-203", 203, "la", "Latin (SemEval-2020 Task 1 models)", _SEMEVAL),
+    _nlpl("nlpl-209", 209, "en", "English (NLPL repository ID 209)", "NLPL repository ID 209, as public code downloads it (20/209.zip)"),
+    _nlpl("norelmo-210", 210, "no", "Norwegian Wikipedia, September 2020, ~160M words (lemmas)", _NORELMO, lemmas=True),
+    _nlpl("norelmo-211", 211, "no", "Norwegian Wikipedia, September 2020, ~160M words (tokens)", _NORELMO),
+    _nlpl("norelmo30", 217, "no", "NorBERT corpus (Wikipedia + Norsk Aviskorpus), 30,000-word vocabulary", _NORELMO),
+    _nlpl("norelmo100", 218, "no", "NorBERT corpus (Wikipedia + Norsk Aviskorpus), 100,000-word vocabulary", _NORELMO),
+    _contributed_pt("pt-wikipedia", "wikipedia", "options.json", "elmo_pt_weights.hdf5", "Portuguese Wikipedia"),
+    _contributed_pt("pt-brwac", "brwac", "options.json", "elmo_pt_weights_dgx1.hdf5", "brWaC (Brazilian Portuguese web corpus)"),
+    _contributed_pt("pt", "", "elmo_pt_options.json", "elmo_pt_weights.hdf5", "Portuguese (the first contributed model)"),
+    ReleasedModel(
+        name="embedia-sl",
+        language="sl",
+        format="allennlp",
+        parameters="?",
+        download="?",
+        trained_on="Slovenian corpora (EMBEDDIA; the handle's page lists them)",
+        licence="see its page",
+        source="clarin.si repository, handle 11356/1277 (EMBEDDIA's ELMo for seven languages); the archive's URL as public code uses it",
+        archive="https://www.clarin.si/repository/xmlui/bitstream/handle/11356/1277/slovenian-elmo.tar.gz",
+    ),
+    _tf_hub(
+        "deeppavlov-ru-wiki",
+        "ru",
+        "http://files.deeppavlov.ai/deeppavlov_data/elmo_ru-wiki_600k_steps.tar.gz",
+        "Russian Wikipedia (600k steps)",
+        "Apache-2.0",
+        _DEEPPAVLOV,
+    ),
+    _tf_hub(
+        "deeppavlov-ru-news",
+        "ru",
+        "http://files.deeppavlov.ai/deeppavlov_data/elmo_ru-news_wmt11-16_1.5M_steps.tar.gz",
+        "Russian WMT news 2011-2016 (1.5M steps)",
+        "Apache-2.0",
+        _DEEPPAVLOV,
+    ),
+    _tf_hub(
+        "deeppavlov-ru-twitter",
+        "ru",
+        "http://files.deeppavlov.ai/deeppavlov_data/elmo_ru-twitter_2013-01_2018-04_600k_steps.tar.gz",
+        "Russian Twitter, 2013-01 to 2018-04 (600k steps)",
+        "Apache-2.0",
+        _DEEPPAVLOV,
+    ),
+    *(
+        _tf_hub(
+            f"tfhub-elmo-{version}",
+            "en",
+            f"https://storage.googleapis.com/tfhub-modules/google/elmo/{version}.tar.gz",
+            _BILLION_WORDS,
+            "Apache-2.0 (TF Hub)",
+            _TFHUB,
+            "93.6M (original size)",
+        )
+        for version in (1, 2, 3)
+    ),
+]
+
 CATALOGUE: Dict[str, ReleasedModel] = {
     m.name: m
     for m in [
@@ -165,6 +306,7 @@ CATALOGUE: Dict[str, ReleasedModel] = {
         )
         for code, language, nlpl_id in _EFML_LANGUAGES
     ]
+    + _OTHER_FAMILIES
 }
 
 

@@ -29,7 +29,6 @@ import srsly
 
 from ..bilm.elmoformanylangs import MARKER_FILES as EFML_FILES
 from ..bilm.folders import BilmFolder, bilm_folder, find_bilm_folder, not_a_bilm_folder
-from ..bilm.weights import WEIGHTS_NAMES
 from ..errors import InputError
 from ..output_folders import FolderLock, is_plain_file, is_plain_folder, open_no_follow, write_atomically
 from ..types import PathLike
@@ -46,12 +45,12 @@ REPLACED = ".replaced-"
 _CHUNK = 1 << 20
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # files a loader may read from a model folder: one of these that the record does not name is a change
-_MODEL_SUFFIXES = (".json", ".hdf5", ".dic", ".pkl", ".pt")
+_MODEL_SUFFIXES = (".json", ".hdf5", ".dic", ".pkl", ".pt", ".index")
 _MODEL_NAMES = ("vocab.txt",)
 
 
 def _loader_reads(name: str) -> bool:
-    return name.endswith(_MODEL_SUFFIXES) or name in _MODEL_NAMES
+    return name.endswith(_MODEL_SUFFIXES) or name in _MODEL_NAMES or ".data-" in name
 
 
 def cache_dir(cache: Optional[PathLike] = None) -> Path:
@@ -273,7 +272,7 @@ def _unpack(folder: Path, archive: Path, model: ReleasedModel, record: Dict[str,
     """Unpack the archive's model folder into `folder` (its files recorded), then remove the archive."""
     scratch = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=folder))
     try:
-        inner = unpack_model(archive, scratch, model.name)
+        inner = unpack_model(archive, scratch, model.name, options_from_shapes=model.options_from_shapes)
         files = []
         for path in model_files(inner):
             if path.name == RECORD or path.name in model.urls or not _plain_name(path.name):
@@ -482,9 +481,12 @@ def _check_record(record: Dict[str, Any], folder: Path, model: ReleasedModel) ->
 
 
 def _needed_files(format: str, files: Dict[str, str]) -> List[str]:
-    if format == "allennlp":
+    if format in ("allennlp", "tensorflow"):
         missing = [] if "options.json" in files else ["options.json"]
-        return missing + ([] if any(n in files for n in WEIGHTS_NAMES) else ["weights.hdf5"])
+        if format == "tensorflow":
+            found = any(n.endswith(".index") for n in files) and any(".data-" in n for n in files)
+            return missing + ([] if found else ["a checkpoint (.index + .data-*)"])
+        return missing + ([] if any(n.endswith(".hdf5") for n in files) else ["weights.hdf5"])
     return [n for n in (*EFML_FILES, "char.dic") if n not in files]
 
 

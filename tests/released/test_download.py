@@ -183,7 +183,8 @@ def test_the_catalogue_names_a_source_and_urls_for_every_entry():
     for model in CATALOGUE.values():
         assert model.source and model.trained_on and model.licence and model.parameters
         assert model.urls and all(url.startswith(("http://", "https://")) for url in model.urls.values())
-        assert set(model.urls) == ({"model.zip"} if model.archive else {"options.json", "weights.hdf5"})
+        archive = {"model.tar.gz"} if str(model.archive).endswith(".tar.gz") else {"model.zip"}
+        assert set(model.urls) == (archive if model.archive else {"options.json", "weights.hdf5"})
 
 
 def test_an_nlpl_folder_with_model_hdf5_loads(tmp_path):
