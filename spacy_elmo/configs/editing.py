@@ -29,7 +29,7 @@ def fill_config_text(text: str, source: Union[str, Path]) -> str:
     source (Union[str, Path]): a biLM folder (absolute path) or a released model's name.
     RETURNS (str): the new text.
     """
-    from ..released import resolve_bilm
+    from ..released import implied_settings, resolve_bilm
 
     folder = resolve_bilm(source)
     # loaded, so that damaged weights are refused now, not inside `spacy train`
@@ -43,6 +43,9 @@ def fill_config_text(text: str, source: Union[str, Path]) -> str:
     if names:
         for name in names:
             text = set_values(text, f"components.{name}.model", block)
+            implied = implied_settings(str(source)) if by_name else {}
+            if implied:
+                text = set_values(text, f"components.{name}", implied)
         variables = config.get("variables", {})
         widths = {"elmo_width": options.output_dim, "elmo_layers": options.n_output_layers}
         text = set_values(text, "variables", {k: v for k, v in widths.items() if k in variables})
@@ -53,10 +56,15 @@ def fill_config_text(text: str, source: Union[str, Path]) -> str:
             for name in names:
                 text = set_values(text, f"initialize.components.{name}", {"bilm": str(source) if by_name else str(folder.path)})
     elif "bilm" in config:
-        if folder.format != "allennlp":
+        if folder.format == "elmoformanylangs":
             raise ElmoFormatError(
                 f"{source} is an ELMoForManyLangs biLM: pretraining and adapting go on from options.json + weights.hdf5 "
                 "biLMs only (its inputs are UTF-8 bytes). Use it in a training config (spacy-elmo init-config --bilm)."
+            )
+        if folder.format != "allennlp":
+            raise ElmoFormatError(
+                f"{source} is a TensorFlow checkpoint: pretraining and adapting go on from options.json + weights.hdf5; "
+                f"write them with `spacy-elmo convert {source} FOLDER` and give FOLDER."
             )
         text = set_values(text, "bilm", {k: v for k, v in block.items() if not k.startswith("@")})
         text = set_values(text, "paths", {"init_bilm": str(folder.path)})

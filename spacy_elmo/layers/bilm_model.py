@@ -129,7 +129,7 @@ def _forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple[List[F
     torch_layer = model.layers[0]
     xp = model.ops.xp
     outputs = [xp.zeros((options.n_output_layers, len(doc), options.output_dim), dtype="float32") for doc in docs]
-    texts = [[token.text for token in doc] for doc in docs]
+    texts = _token_inputs(docs, model.attrs.get("input", "text"))
     segments = model.attrs["sequences"](docs)
     callbacks: List[Tuple[List[Segment], Callable, Tuple[int, ...]]] = []
     for group in batches_by_length(segments, model.attrs["batch_size"]):
@@ -148,6 +148,20 @@ def _forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple[List[F
         return []
 
     return outputs, backprop
+
+
+def _token_inputs(docs: List[Doc], attr: str) -> List[List[str]]:
+    """What the biLM reads of each token: its text, or its lemma (a biLM trained on lemmatized text)."""
+    if attr == "text":
+        return [[token.text for token in doc] for doc in docs]
+    inputs = [[token.lemma_ for token in doc] for doc in docs]
+    if any(not lemma for doc in inputs for lemma in doc):
+        raise ValueError(
+            '[elmo] input = "lemma" (the biLM was trained on lemmatized text), but a token has no lemma: put a '
+            'lemmatizer before the elmo component (nlp.add_pipe("lemmatizer", before="elmo"), or a trained pipeline '
+            'that has one), or set input = "text"'
+        )
+    return inputs
 
 
 def serialize_bilm(bilm: BiLM) -> bytes:

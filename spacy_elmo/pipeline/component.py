@@ -61,6 +61,7 @@ def make_elmo(
     cache_dtype: str,
     vectors: Optional[Union[str, List[float]]],
     precision: str,
+    input: str = "text",
     bilm: Optional[str] = None,
 ) -> "Elmo":
     """Create an `elmo` component: runs the biLM and sets `doc._.elmo`.
@@ -86,6 +87,7 @@ def make_elmo(
         cache_dtype=cache_dtype,
         vectors=vectors,
         precision=precision,
+        input=input,
     )
     elmo = Elmo(nlp.vocab, model, name, settings=settings)
     if elmo.vector_weights is not None:
@@ -143,6 +145,7 @@ class Elmo(TrainablePipe):
             self.model.attrs["batch_size"] = settings.batch_size
             self.bilm.cache_size = settings.token_cache_size
         self.bilm.precision = settings.precision
+        self.model.attrs["input"] = settings.input
 
     @property
     def frozen(self) -> bool:
@@ -453,7 +456,10 @@ def add_elmo(
     else:
         options = ElmoOptions.from_file(options_file)
     model = bilm_config(options, **(model_config or {}))
-    settings = {**(config or {}), "model": model}
+    from ..released import implied_settings
+
+    implied = implied_settings(str(options_file)) if weights_file is None and not Path(options_file).exists() else {}
+    settings = {**implied, **(config or {}), "model": model}
     elmo = cast(Elmo, nlp.add_pipe("elmo", name=name, config=settings, **add_pipe_kwargs))
     if weights_file is None:
         return elmo.load_bilm(folder)

@@ -11,6 +11,9 @@ from ..layers.bilm_model import DEFAULT_BATCH_SIZE
 from .elmo_data import DTYPES
 
 
+INPUTS = ("text", "lemma")
+
+
 @dataclass(frozen=True)
 class ElmoSettings:
     """dtype (str): "float32" or "float16", the dtype of the layers stored on the Doc.
@@ -32,6 +35,9 @@ class ElmoSettings:
         bfloat16 units (float32 sums and layers); "int8": in int8 with float32 results; "auto": the
         fastest of these that runs on this machine (see `BiLM.precision`). Training updates are
         unaffected.
+    input (str): what the biLM reads of each token: "text" (its text, as every biLM trained on
+        running text) or "lemma" (its lemma, for a biLM trained on lemmatized text: the pipeline
+        must set lemmas before the elmo component).
     """
 
     dtype: str = "float32"
@@ -43,6 +49,7 @@ class ElmoSettings:
     cache_dtype: str = "float16"
     vectors: Optional[Union[str, List[float]]] = None
     precision: str = "fp32"
+    input: str = "text"
 
     def check(self, name: str) -> None:
         """Raise a ValueError naming the component and the setting where one is out of range
@@ -53,6 +60,8 @@ class ElmoSettings:
             raise ValueError(f"[{name}] cache_dtype must be one of {DTYPES}, got {self.cache_dtype!r}")
         if self.batch_size < 1:
             raise ValueError(f"[{name}] batch_size must be >= 1, got {self.batch_size}")
+        if self.input not in INPUTS:
+            raise ValueError(f"[{name}] input must be one of {INPUTS}, got {self.input!r}")
         if self.lr_scale <= 0:
             raise ValueError(f"[{name}] lr_scale must be positive, got {self.lr_scale}; frozen = true keeps the biLM fixed")
 

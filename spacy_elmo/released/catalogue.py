@@ -211,10 +211,10 @@ _OTHER_FAMILIES: List[ReleasedModel] = [
     _nlpl("nlpl-202", 202, "sv", "Swedish Wikipedia (SemEval-2020 Task 1 models)", _SEMEVAL),
     _nlpl("nlpl-203", 203, "la", "Latin (SemEval-2020 Task 1 models)", _SEMEVAL),
     _nlpl("nlpl-209", 209, "en", "English (NLPL repository ID 209)", "NLPL repository ID 209, as public code downloads it (20/209.zip)"),
-    _nlpl("norelmo-210", 210, "no", "Norwegian Wikipedia, September 2020, ~160M words (lemmas)", _NORELMO, lemmas=True),
-    _nlpl("norelmo-211", 211, "no", "Norwegian Wikipedia, September 2020, ~160M words (tokens)", _NORELMO),
-    _nlpl("norelmo30", 217, "no", "NorBERT corpus (Wikipedia + Norsk Aviskorpus), 30,000-word vocabulary", _NORELMO),
-    _nlpl("norelmo100", 218, "no", "NorBERT corpus (Wikipedia + Norsk Aviskorpus), 100,000-word vocabulary", _NORELMO),
+    _nlpl("norelmo-210", 210, "nb", "Norwegian Wikipedia, September 2020, ~160M words (lemmas)", _NORELMO, lemmas=True),
+    _nlpl("norelmo-211", 211, "nb", "Norwegian Wikipedia, September 2020, ~160M words (tokens)", _NORELMO),
+    _nlpl("norelmo30", 217, "nb", "NorBERT corpus (Wikipedia + Norsk Aviskorpus), 30,000-word vocabulary", _NORELMO),
+    _nlpl("norelmo100", 218, "nb", "NorBERT corpus (Wikipedia + Norsk Aviskorpus), 100,000-word vocabulary", _NORELMO),
     _contributed_pt("pt-wikipedia", "wikipedia", "options.json", "elmo_pt_weights.hdf5", "Portuguese Wikipedia"),
     _contributed_pt("pt-brwac", "brwac", "options.json", "elmo_pt_weights_dgx1.hdf5", "brWaC (Brazilian Portuguese web corpus)"),
     _contributed_pt("pt", "", "elmo_pt_options.json", "elmo_pt_weights.hdf5", "Portuguese (the first contributed model)"),
@@ -308,6 +308,13 @@ CATALOGUE: Dict[str, ReleasedModel] = {
     ]
     + _OTHER_FAMILIES
 }
+
+
+def implied_settings(name: str) -> Dict[str, str]:
+    """RETURNS (Dict[str, str]): the elmo component settings a released model implies: input = "lemma"
+    for one trained on lemmatized text; none for any other name (or a folder's path)."""
+    model = CATALOGUE.get(name)
+    return {"input": "lemma"} if model is not None and model.lemmas else {}
 
 
 def nearest_name(name: str) -> Optional[str]:

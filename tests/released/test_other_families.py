@@ -34,8 +34,11 @@ def test_every_family_is_there_with_its_source():
     assert len(FAMILIES["nlpl"]) >= 10 and len(FAMILIES["contributed"]) >= 5
     assert len(FAMILIES["deeppavlov"]) == 3 and len(FAMILIES["tfhub"]) == 3
     assert {m.name for m in CATALOGUE.values() if m.lemmas} >= {"nlpl-196", "nlpl-199", "nlpl-212", "norelmo-210"}
+    from spacy.util import get_lang_class
+
     for model in NEW:
         assert model.source and model.licence and model.trained_on
+        get_lang_class(model.language)  # init-config --bilm NAME gives the pipeline this language
 
 
 def _tiny_allennlp(folder: Path, weights_name: str) -> None:
@@ -130,3 +133,33 @@ def test_a_tar_member_outside_the_folder_or_a_link_is_refused(tmp_path, monkeypa
         finally:
             server.close()
         assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_a_lemmatized_release_sets_its_pipeline_to_read_lemmas(tmp_path, monkeypatch):
+    import spacy
+    from thinc.api import Config
+    from typer.testing import CliRunner
+
+    from spacy_elmo import add_elmo
+    from spacy_elmo.cli import app
+
+    model = CATALOGUE["norelmo-210"]
+    monkeypatch.setenv("SPACY_ELMO_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "scratch").mkdir()
+    _serve(model, tmp_path / "mirror", tmp_path / "scratch")
+    server = MirrorServer(tmp_path / "mirror")
+    monkeypatch.setenv("SPACY_ELMO_MIRROR", server.url)
+    try:
+        elmo = add_elmo(spacy.blank("nb"), model.name)
+        result = CliRunner().invoke(app, ["init-config", str(tmp_path / "ner.cfg"), "--pipeline", "ner", "--bilm", model.name])
+    finally:
+        server.close()
+    assert elmo.settings.input == "lemma"
+    assert result.exit_code == 0, result.output
+    config = Config().from_disk(tmp_path / "ner.cfg", interpolate=False)
+    assert config["components"]["elmo"]["input"] == "lemma" and config["nlp"]["lang"] == "nb"
+    assert add_elmo(spacy.blank("nb"), str(found_path(tmp_path))).settings.input == "text"  # a folder says nothing
+
+
+def found_path(tmp_path):
+    return next(p for p in (tmp_path / "cache").iterdir() if p.name == "norelmo-210")
