@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 from typing import List, Tuple
@@ -28,6 +29,7 @@ from .released.mirror_server import MirrorServer
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 EFML = ROOT / "tests" / "fixtures" / "elmoformanylangs" / "model"
+TF_HUB = ROOT / "tests" / "fixtures" / "tf" / "tfhub"
 
 SKIPPED = {
     "pip install": "the set-up itself: .ci/run installs as README says",
@@ -96,6 +98,9 @@ def mirror(tmp_path_factory):
     with zipfile.ZipFile(root / "efml-de" / "model.zip", "w") as archive:
         for path in EFML.iterdir():
             archive.write(path, f"de.model/{path.name}")
+    (root / "tfhub-elmo-3").mkdir()
+    with tarfile.open(root / "tfhub-elmo-3" / "model.tar.gz", "w:gz") as archive:
+        archive.add(TF_HUB / "variables", "variables")
     server = MirrorServer(root)
     yield server
     server.close()
