@@ -4,7 +4,7 @@ figures from a page; "?" where no public page states one.
 """
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Tuple
 
 from ..errors import InputError
@@ -216,7 +216,10 @@ _OTHER_FAMILIES: List[ReleasedModel] = [
     _nlpl("norelmo30", 217, "nb", "NorBERT corpus (Wikipedia + Norsk Aviskorpus), 30,000-word vocabulary", _NORELMO),
     _nlpl("norelmo100", 218, "nb", "NorBERT corpus (Wikipedia + Norsk Aviskorpus), 100,000-word vocabulary", _NORELMO),
     _contributed_pt("pt-wikipedia", "wikipedia", "options.json", "elmo_pt_weights.hdf5", "Portuguese Wikipedia"),
-    _contributed_pt("pt-brwac", "brwac", "options.json", "elmo_pt_weights_dgx1.hdf5", "brWaC (Brazilian Portuguese web corpus)"),
+    replace(
+        _contributed_pt("pt-brwac", "brwac", "options.json", "elmo_pt_weights_dgx1.hdf5", "brWaC (Brazilian Portuguese web corpus)"),
+        source=_CONTRIB_PT + "; the weights file's name as public notebooks that downloaded it name it (elmo_pt_weights_dgx1.hdf5)",
+    ),
     _contributed_pt("pt", "", "elmo_pt_options.json", "elmo_pt_weights.hdf5", "Portuguese (the first contributed model)"),
     ReleasedModel(
         name="embedia-sl",
