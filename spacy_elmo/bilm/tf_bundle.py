@@ -21,9 +21,7 @@ from ..types import PathLike
 _MAGIC = 0xDB4775248B80FB57
 _FOOTER = 48
 _MASK_DELTA = 0xA282EAD8
-_FLOAT32 = 1
-# bytes per element of the fixed-size dtypes a checkpoint may hold beside the weights (global_step, ...)
-_ITEM_SIZE = {1: 4, 2: 8, 3: 4, 4: 1, 5: 2, 6: 1, 9: 8, 10: 1, 14: 2, 17: 2, 19: 2, 22: 4, 23: 8}
+FLOAT32 = 1  # TensorFlow's DT_FLOAT
 
 
 def _crc32c(data: bytes) -> int:
@@ -157,18 +155,12 @@ class TensorBundle:
         entry = self.entries[name]
         if entry.sliced:
             raise ElmoFormatError(f"Tensor '{name}' in {self.prefix} is partitioned into slices, which are not read")
-        if entry.dtype != _FLOAT32:
+        if entry.dtype != FLOAT32:
             raise ElmoFormatError(f"Tensor '{name}' in {self.prefix} has TensorFlow dtype {entry.dtype}, not float32 (1)")
         expected = 4 * int(numpy.prod(entry.shape, dtype=numpy.int64))
         if entry.size != expected:
             raise ElmoFormatError(f"Tensor '{name}' in {self.prefix}: {entry.size} bytes for shape {entry.shape}")
         return numpy.frombuffer(self.raw(name), dtype="<f4").reshape(entry.shape).copy()
-
-    def verify(self) -> None:
-        """Check the CRC32C of every tensor of a fixed-size dtype (strings are not read, so not checked)."""
-        for name, entry in self.entries.items():
-            if entry.dtype in _ITEM_SIZE and not entry.sliced:
-                self.raw(name)
 
 
 def _table_records(table: bytes) -> Iterator[Tuple[bytes, bytes]]:

@@ -17,7 +17,7 @@ import numpy
 from ..errors import ElmoFormatError
 from ..types import PathLike
 from .options import ElmoOptions
-from .tf_bundle import TensorBundle
+from .tf_bundle import FLOAT32, TensorBundle
 
 LAYOUT_PREFIXES = {"bilm/": "TF Hub module", "module/bilm/": "TF Hub module", "lm/": "bilm-tf training checkpoint"}
 _TRAINING_RENAMES = (("/rnn/", "/RNN/"), ("/multi_rnn_cell/", "/MultiRNNCell/"), ("/cell_", "/Cell"), ("/lstm_cell/", "/LSTMCell/"))
@@ -33,12 +33,7 @@ def hdf5_name(tf_name: str) -> Optional[str]:
     if not name.startswith("RNN_"):
         return name
     if prefix == "lm/":  # as bilm-tf's dump_weights renames a training checkpoint's names
-        for tf_part, part in (
-            ("/rnn/", "/RNN/"),
-            ("/multi_rnn_cell/", "/MultiRNNCell/"),
-            ("/cell_", "/Cell"),
-            ("/lstm_cell/", "/LSTMCell/"),
-        ):
+        for tf_part, part in _TRAINING_RENAMES:
             name = name.replace(tf_part, part)
     else:  # a TF Hub module: the inference graph's RNN_d/RNN/MultiRNNCell/CellL scopes, then TF's own cell scope
         name = name.replace("/rnn/lstm_cell/", "/LSTMCell/")
@@ -57,7 +52,7 @@ class CheckpointWeights:
         self.tf_names: Dict[str, str] = {}
         for tf_name in self.bundle.names():
             name = hdf5_name(tf_name)
-            if name is not None and self.bundle.entries[tf_name].dtype == 1:
+            if name is not None and self.bundle.entries[tf_name].dtype == FLOAT32:
                 self.tf_names.setdefault(name, tf_name)
         layouts = {LAYOUT_PREFIXES[p] for p in LAYOUT_PREFIXES for n in self.tf_names.values() if n.startswith(p)}
         self.layout = " + ".join(sorted(layouts)) or "no known layout"
@@ -83,10 +78,20 @@ def is_checkpoint_prefix(path: PathLike) -> bool:
     return Path(f"{path}.index").is_file() and not Path(path).is_file()
 
 
-def options_from_shapes(prefix: PathLike, settings: Optional[Dict[str, object]] = None) -> ElmoOptions:
+# what no tensor shows, as every released ELMo (AllenNLP's, bilm-tf's defaults) sets it
+RELEASED_SETTINGS: Dict[str, object] = {
+    "cell_clip": 3.0,
+    "proj_clip": 3.0,
+    "use_skip_connections": True,
+    "activation": "relu",
+    "max_characters_per_token": 50,
+}
+
+
+def options_from_shapes(prefix: PathLike) -> ElmoOptions:
     """The options of the biLM in a checkpoint that comes without an options.json (a TF Hub module):
     every size read off the tensors' shapes, the rest (clipping, skip connections, characters per token,
-    activation) from `settings`, by default the values of every released ELMo.
+    activation) as every released ELMo sets them (`RELEASED_SETTINGS`).
 
     RETURNS (ElmoOptions): the options, with n_characters 262 (inference).
     """
@@ -109,7 +114,6 @@ def options_from_shapes(prefix: PathLike, settings: Optional[Dict[str, object]] 
         n_layers += 1
     cell = "RNN_0/RNN/MultiRNNCell/Cell0/LSTMCell" if n_layers else "RNN_0/RNN/LSTMCell"
     cell_dim, projection_dim = shape(f"{cell}/W_P_0")
-    fixed: Dict[str, object] = {**RELEASED_SETTINGS, **(settings or {})}
     return ElmoOptions(
         cell_dim=cell_dim,
         projection_dim=projection_dim,
@@ -118,15 +122,5 @@ def options_from_shapes(prefix: PathLike, settings: Optional[Dict[str, object]] 
         filters=tuple(filters),
         n_highway=n_highway,
         n_characters=262,
-        **fixed,  # type: ignore[arg-type]
+        **RELEASED_SETTINGS,  # type: ignore[arg-type]
     )
-
-
-# what no tensor shows, as every released ELMo (AllenNLP's, bilm-tf's defaults) sets it
-RELEASED_SETTINGS: Dict[str, object] = {
-    "cell_clip": 3.0,
-    "proj_clip": 3.0,
-    "use_skip_connections": True,
-    "activation": "relu",
-    "max_characters_per_token": 50,
-}

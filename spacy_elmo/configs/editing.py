@@ -41,9 +41,9 @@ def fill_config_text(text: str, source: Union[str, Path]) -> str:
         block = {"@architectures": "spacy-elmo.BiLM.v3", **block}  # v1 and v2 read UTF-8 bytes only
     names = [name for name, block in config.get("components", {}).items() if block.get("factory") == "elmo"]
     if names:
+        implied = implied_settings(source)
         for name in names:
             text = set_values(text, f"components.{name}.model", block)
-            implied = implied_settings(str(source)) if by_name else {}
             if implied:
                 text = set_values(text, f"components.{name}", implied)
         variables = config.get("variables", {})

@@ -458,7 +458,7 @@ def add_elmo(
     model = bilm_config(options, **(model_config or {}))
     from ..released import implied_settings
 
-    implied = implied_settings(str(options_file)) if weights_file is None and not Path(options_file).exists() else {}
+    implied = implied_settings(options_file) if weights_file is None else {}
     settings = {**implied, **(config or {}), "model": model}
     elmo = cast(Elmo, nlp.add_pipe("elmo", name=name, config=settings, **add_pipe_kwargs))
     if weights_file is None:

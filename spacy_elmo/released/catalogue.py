@@ -5,7 +5,8 @@ figures from a page; "?" where no public page states one.
 
 import difflib
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Tuple
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple, Union
 
 from ..errors import InputError
 
@@ -313,10 +314,11 @@ CATALOGUE: Dict[str, ReleasedModel] = {
 }
 
 
-def implied_settings(name: str) -> Dict[str, str]:
-    """RETURNS (Dict[str, str]): the elmo component settings a released model implies: input = "lemma"
-    for one trained on lemmatized text; none for any other name (or a folder's path)."""
-    model = CATALOGUE.get(name)
+def implied_settings(source: Union[str, Path]) -> Dict[str, str]:
+    """RETURNS (Dict[str, str]): the elmo component settings what a user names as a biLM implies: input =
+    "lemma" for a released model trained on lemmatized text; none for any other name or for a path that
+    exists (a folder does not say)."""
+    model = None if Path(source).exists() else CATALOGUE.get(str(source))
     return {"input": "lemma"} if model is not None and model.lemmas else {}
 
 

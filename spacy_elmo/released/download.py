@@ -481,13 +481,13 @@ def _check_record(record: Dict[str, Any], folder: Path, model: ReleasedModel) ->
 
 
 def _needed_files(format: str, files: Dict[str, str]) -> List[str]:
-    if format in ("allennlp", "tensorflow"):
-        missing = [] if "options.json" in files else ["options.json"]
-        if format == "tensorflow":
-            found = any(n.endswith(".index") for n in files) and any(".data-" in n for n in files)
-            return missing + ([] if found else ["a checkpoint (.index + .data-*)"])
-        return missing + ([] if any(n.endswith(".hdf5") for n in files) else ["weights.hdf5"])
-    return [n for n in (*EFML_FILES, "char.dic") if n not in files]
+    if format == "elmoformanylangs":
+        return [n for n in (*EFML_FILES, "char.dic") if n not in files]
+    missing = [] if "options.json" in files else ["options.json"]
+    if format == "tensorflow":
+        found = any(n.endswith(".index") for n in files) and any(".data-" in n for n in files)
+        return missing + ([] if found else ["a checkpoint (.index + .data-*)"])
+    return missing + ([] if any(n.endswith(".hdf5") for n in files) else ["weights.hdf5"])
 
 
 def _names(value: object) -> List[str]:

@@ -36,20 +36,20 @@ def unpack_model(archive: Path, scratch: Path, name: str, options_from_shapes: b
         one (a TF Hub module), its sizes read off the tensors.
     RETURNS (Path): the model folder inside `scratch`.
     """
-    limit = min(MAX_UNPACKED_BYTES, max(RATIO * archive.stat().st_size, _FLOOR))
-    budget = [limit]
+    budget = _Budget(min(MAX_UNPACKED_BYTES, max(RATIO * archive.stat().st_size, _FLOOR)), name)
     if archive.name.endswith((".tar.gz", ".tgz")):
         _extract_tar(archive, scratch, name, budget)
     else:
         _extract_zip(archive, scratch, name, budget)
+    unpacked = [scratch, *sorted(p for p in scratch.rglob("*") if p.is_dir())]
     if options_from_shapes:
-        for folder in [scratch, *sorted(p for p in scratch.rglob("*") if p.is_dir())]:
+        for folder in unpacked:
             prefix = checkpoint_prefix(folder)
             if prefix is not None:  # the shallowest (a module's root, not its variables/)
                 if not (folder / "options.json").exists():
                     options_from_checkpoint(prefix).to_file(folder / "options.json")
                 break
-    folders = [p for p in [scratch, *sorted(p for p in scratch.rglob("*") if p.is_dir())] if find_bilm_folder(p) is not None]
+    folders = [p for p in unpacked if find_bilm_folder(p) is not None]
     if not folders:
         raise InputError(f"The archive of {name} holds no biLM folder: the catalogue entry or the server is wrong")
     if len(folders) > 1:
@@ -58,7 +58,23 @@ def unpack_model(archive: Path, scratch: Path, name: str, options_from_shapes: b
     return folders[0]
 
 
-def _extract_zip(archive: Path, scratch: Path, name: str, budget: List[int]) -> None:
+class _Budget:
+    """What an archive may still unpack to, counted as the bytes come out."""
+
+    def __init__(self, limit: int, name: str) -> None:
+        self.limit = self.left = limit
+        self.name = name
+
+    def take(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise InputError(
+                f"The archive of {self.name} unpacks to more than {self.limit:,} bytes ({RATIO}x its size, at most "
+                f"{MAX_UNPACKED_BYTES:,}): refused"
+            )
+
+
+def _extract_zip(archive: Path, scratch: Path, name: str, budget: _Budget) -> None:
     try:
         zf = zipfile.ZipFile(archive)
     except (zipfile.BadZipFile, OSError, ValueError) as err:
@@ -81,7 +97,7 @@ def _extract_zip(archive: Path, scratch: Path, name: str, budget: List[int]) -> 
                 raise InputError(f"The download of {name} is damaged ({member.filename}: {err})") from None
 
 
-def _extract_tar(archive: Path, scratch: Path, name: str, budget: List[int]) -> None:
+def _extract_tar(archive: Path, scratch: Path, name: str, budget: _Budget) -> None:
     try:
         tf = tarfile.open(archive, "r:*")
     except (tarfile.TarError, OSError, EOFError, zlib.error) as err:
@@ -111,7 +127,7 @@ def _check_count(count: int, name: str) -> None:
         raise InputError(f"The archive of {name} holds more than {MAX_MEMBERS} members: refused")
 
 
-def _write_member(src: IO[bytes], target: Path, member: str, name: str, budget: List[int]) -> None:
+def _write_member(src: IO[bytes], target: Path, member: str, name: str, budget: _Budget) -> None:
     """Copy one member, counting its bytes against what is left of the archive's budget."""
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -120,11 +136,7 @@ def _write_member(src: IO[bytes], target: Path, member: str, name: str, budget: 
                 block = src.read(_CHUNK)
                 if not block:
                     break
-                budget[0] -= len(block)
-                if budget[0] < 0:
-                    raise InputError(
-                        f"The archive of {name} unpacks to more than {RATIO}x its size (at most {MAX_UNPACKED_BYTES:,} bytes): refused"
-                    )
+                budget.take(len(block))
                 out.write(block)
     except FileExistsError:
         raise InputError(f"The archive of {name} holds {member} twice: refused") from None
