@@ -35,7 +35,7 @@ class Highway(nn.Module):
         self.packs = packs
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        mixed = self.packs.matmul(x, self.weight, ("highway", id(self))) + self.bias
+        mixed = self.packs.matmul(x, self.weight, ("highway", id(self)), bias=self.bias, many_rows=True)
         carry, transform = mixed.split(self.width, dim=-1)
         gate = torch.sigmoid(carry)
         return gate * torch.relu(transform) + (1.0 - gate) * x
@@ -156,7 +156,7 @@ class CharEncoder(nn.Module):
                 raise ValueError("this biLM has a word embedding: its batches need word ids (CharBatch.type_words)")
             h = torch.cat([nn.functional.embedding(type_words, self.word_embed), h], dim=-1)
         if self.projection is not None:
-            h = self.packs.matmul(h, self.projection.weight.t(), "projection") + self.projection.bias
+            h = self.packs.matmul(h, self.projection.weight.t(), "projection", bias=self.projection.bias)
         return h
 
     def _pool(self, type_chars: torch.Tensor) -> torch.Tensor:

@@ -106,13 +106,24 @@ class BiLstmLayer(nn.Module):
         return weights
 
     def _matmul(
-        self, dirs: slice, x: torch.Tensor, name: str, weights: Dict[str, torch.Tensor], add: Optional[torch.Tensor] = None
+        self,
+        dirs: slice,
+        x: torch.Tensor,
+        name: str,
+        weights: Dict[str, torch.Tensor],
+        add: Optional[torch.Tensor] = None,
+        bias: Optional[torch.Tensor] = None,
+        many_rows: bool = False,
     ) -> torch.Tensor:
-        """`add + x @ weight` for the directions `dirs`; x (D, M, K)."""
+        """`add + x @ weight + bias` for the directions `dirs`; x (D, M, K), add (D, M, N), bias (D, 1, N);
+        `many_rows` as in `PackedWeights.matmul`."""
         weight = weights[name]
         if x.shape[0] == 1 and self.packs.usable(x, weight[0]):
-            out = self.packs.matmul(x[0], weight[0], (name, dirs.start)).unsqueeze(0)
+            key = (name, dirs.start)
+            out = self.packs.matmul(x[0], weight[0], key, bias=None if bias is None else bias[0, 0], many_rows=many_rows).unsqueeze(0)
             return out if add is None else out.add_(add)
+        if bias is not None:
+            add = bias if add is None else add + bias
         return torch.bmm(x, weight) if add is None else torch.baddbmm(add, x, weight)
 
     def _run(self, dirs: slice, x: torch.Tensor, batch_sizes: List[int], state: LstmState) -> Tuple[torch.Tensor, LstmState]:
@@ -172,7 +183,7 @@ class BiLstmLayer(nn.Module):
         """
         n_dirs, n_steps, batch = x.shape[0], x.shape[1], x.shape[2]
         if torch.is_grad_enabled():
-            xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", weights, add=bias)
+            xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", weights, bias=bias)
             yield from xw.view(n_dirs, n_steps, batch, -1).unbind(1)
             return
         t = 0
@@ -182,7 +193,8 @@ class BiLstmLayer(nn.Module):
                 rows += batch_sizes[end]
                 end += 1
             block = torch.cat([x[:, u, : batch_sizes[u]] for u in range(t, end)], dim=1)
-            yield from self._matmul(dirs, block, "input_weight", weights, add=bias).split(batch_sizes[t:end], dim=1)
+            gates = self._matmul(dirs, block, "input_weight", weights, bias=bias, many_rows=True)
+            yield from gates.split(batch_sizes[t:end], dim=1)
             t = end
 
 

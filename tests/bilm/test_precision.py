@@ -65,6 +65,50 @@ def test_int8_product_matches_the_quantized_arithmetic():
     assert float((out - x @ w).abs().max()) < 0.05 * float((x @ w).abs().max())
 
 
+@needs_int8
+@pytest.mark.parametrize("many_rows", [False, True])
+def test_int8_products_with_a_bias_on_either_kernel(many_rows):
+    """FBGEMM's kernel (the LSTM steps' few rows) and oneDNN's (`many_rows`: blocks of hundreds, where it
+    is faster) quantize alike: both within the int8 rounding of x @ w + b, and within a hair of each other."""
+    from spacy_elmo.bilm.packed_matmul import PackedWeights, onednn_int8_available
+
+    torch.manual_seed(2)
+    x, w, b = torch.randn(256, 512), torch.randn(512, 1024) * 0.1, torch.randn(1024)
+    packs = PackedWeights()
+    packs.set_dtype(torch.qint8)
+    with torch.no_grad():
+        out = packs.matmul(x, w, "w", bias=b, many_rows=many_rows)
+        other = PackedWeights()
+        other.set_dtype(torch.qint8)
+        fbgemm = other.matmul(x, w, "w", bias=b)
+    exact = x @ w + b
+    assert float((out - exact).abs().max()) < 0.02 * float(exact.abs().max())
+    assert float((out - fbgemm).abs().max()) < 2e-3 * float(exact.abs().max())
+    kernels = {kernel for _, kernel, _ in packs._packs}
+    assert kernels == ({"onednn"} if many_rows and onednn_int8_available() else {"fbgemm"})  # one packed copy
+
+
+def test_a_bias_is_added_on_every_path():
+    """fp32 (fused into oneDNN's product), bf16 (added in float32 after it) and autograd's path (a plain product)."""
+    from spacy_elmo.bilm.packed_matmul import PackedWeights
+
+    torch.manual_seed(3)
+    x, w, b = torch.randn(64, 512), torch.randn(512, 1024) * 0.1, torch.randn(1024)
+    exact = x @ w + b
+    for dtype, tolerance in [(torch.float32, 1e-5), (torch.bfloat16, 2e-2)]:
+        if dtype == torch.bfloat16 and not onednn_bf16_available():
+            continue
+        packs = PackedWeights()
+        packs.set_dtype(dtype)
+        with torch.no_grad():
+            out = packs.matmul(x, w, "w", bias=b, many_rows=True)
+        assert float((out - exact).abs().max()) < tolerance * float(exact.abs().max())
+    w_grad, b_grad = w.clone().requires_grad_(), b.clone().requires_grad_()
+    out = PackedWeights().matmul(x, w_grad, "w", bias=b_grad)
+    out.sum().backward()
+    assert torch.allclose(out, exact, atol=1e-4) and torch.equal(b_grad.grad, torch.full_like(b, 64.0))
+
+
 def test_precision_is_validated():
     bilm = tiny_bilm()
     with pytest.raises(ValueError, match="fp32, bf16, int8, auto"):
@@ -110,6 +154,7 @@ def fresh_int8_test(monkeypatch):
     import spacy_elmo.bilm.precision as precision_module
 
     monkeypatch.setattr(packed_matmul, "_int8_range", 0)
+    monkeypatch.setattr(packed_matmul, "_onednn_int8", None)
     monkeypatch.setattr(precision_module, "_auto", {})
     precision_module.cpu_class.cache_clear()
     yield packed_matmul
@@ -135,6 +180,25 @@ def test_the_int8_self_test_picks_the_range_the_kernel_computes_exactly(pair_bit
     exact = x @ w
     # 8-bit weights: a few 1e-3 of the largest value; 7-bit: about twice that
     assert float((out - exact).abs().max()) < 0.02 * float(exact.abs().max())
+
+
+@needs_int8
+def test_onednns_int8_kernel_is_used_only_where_the_self_test_finds_it_exact(fresh_int8_test, monkeypatch):
+    """oneDNN's kernel passes the same saturation test at the range FBGEMM's got; one that fails it
+    (here: sums clipped as a 16-bit pair sum would clip them) leaves every product to FBGEMM."""
+    packed_matmul = fresh_int8_test
+    real = packed_matmul._onednn_int8_product
+
+    def clipped(rows, packed, bias=None):
+        return real(rows, packed, bias).clamp(-100.0, 100.0)  # the test's columns sum to +-256
+
+    monkeypatch.setattr(packed_matmul, "_onednn_int8_product", clipped)
+    assert packed_matmul.int8_available() and not packed_matmul.onednn_int8_available()
+    packs = packed_matmul.PackedWeights()
+    packs.set_dtype(torch.qint8)
+    with torch.no_grad():
+        out = packs.matmul(torch.ones(300, 512), torch.ones(512, 600), "w", many_rows=True)
+    assert torch.equal(out, torch.full((300, 600), 512.0)) and {k for _, k, _ in packs._packs} == {"fbgemm"}
 
 
 def test_a_kernel_wrong_at_every_range_falls_back_to_fp32_saying_why(fresh_int8_test, monkeypatch):
@@ -196,9 +260,9 @@ def test_the_cpu_class_says_what_the_kernels_do():
 
 @pytest.mark.skipif(torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"), reason="needs an x86 CPU with AVX2")
 def test_pytorchs_own_int8_kernel_without_vnni_gets_seven_bit_weights():
-    """PyTorch's int8 kernel restricted to AVX2 (FBGEMM_ENABLE_INSTRUCTIONS, as on a CPU without
-    VNNI): the self-test finds the full range wrong and [-63, 63] exact, and the biLM's int8
-    products stay close to float32."""
+    """PyTorch's int8 kernels restricted to AVX2 (FBGEMM_ENABLE_INSTRUCTIONS, ONEDNN_MAX_CPU_ISA, as on a
+    CPU without VNNI): the self-test finds the full range wrong and [-63, 63] exact, and the biLM's int8
+    products, on either kernel, stay close to float32."""
     import subprocess
     import sys
 
@@ -208,13 +272,16 @@ def test_pytorchs_own_int8_kernel_without_vnni_gets_seven_bit_weights():
         "packs = p.PackedWeights(); packs.set_dtype(torch.qint8)\n"
         "with torch.no_grad(): out = packs.matmul(x, w, 'w')\n"
         "print(p._int8_exact(127), p.int8_weight_range(), float((out - x @ w).abs().max() / (x @ w).abs().max()))\n"
+        "x = torch.randn(256, 512)\n"
+        "with torch.no_grad(): out = packs.matmul(x, w, 'w2', many_rows=True)\n"
+        "print(p.onednn_int8_available(), float((out - x @ w).abs().max() / (x @ w).abs().max()))\n"
     )
-    env = {**__import__("os").environ, "FBGEMM_ENABLE_INSTRUCTIONS": "AVX2"}
+    env = {**__import__("os").environ, "FBGEMM_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
-    full_range_exact, weight_range, error = done.stdout.split()
+    full_range_exact, weight_range, error, _, many_rows_error = done.stdout.split()
     if full_range_exact == "True":
         pytest.skip("this PyTorch's FBGEMM ignores FBGEMM_ENABLE_INSTRUCTIONS (or has no 16-bit path)")
-    assert weight_range == "63" and float(error) < 0.02
+    assert weight_range == "63" and float(error) < 0.02 and float(many_rows_error) < 0.03  # 256 rows: a larger largest error
 
 
 @needs_bf16
