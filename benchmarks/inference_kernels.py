@@ -8,8 +8,9 @@
 - the LSTM's input product for a whole padded batch at once against blocks of 256 rows;
 - the cell step as one pass of C over the rows (compiled here with `cc` where there is one), against the
   PyTorch ops above on one thread: what a compiled kernel would gain;
-- int8 products through PyTorch's FBGEMM kernels (what `precision = "int8"` runs) against oneDNN's int8
-  linear, at 8, 32 and 256 rows (medians of interleaved calls);
+- int8 products through PyTorch's FBGEMM kernel (what `precision = "int8"` runs for an LSTM step's few rows)
+  against oneDNN's (what it runs for blocks of many rows, `many_rows`), at 8, 32 and 256 rows (medians of
+  interleaved calls);
 - one LSTM layer's two directions one after the other on all threads (what runs) against side by side,
   one thread each.
 
@@ -180,42 +181,35 @@ def compare_cells(C: int, threads: int) -> None:
 
 
 def compare_int8_backends() -> None:
-    """x @ W in int8 through FBGEMM (`quantized::linear_dynamic`, what runs) and oneDNN (`onednn::qlinear_pointwise`),
-    weights quantized alike (per output column, `int8_weight_range`), inputs per call; the error against float32."""
-    import warnings
+    """x @ W in int8 through FBGEMM (`quantized::linear_dynamic`) and oneDNN (`onednn::qlinear_pointwise`), each as
+    `PackedWeights` runs it (weights per output column at `int8_weight_range`, inputs per call); the error against
+    float32 relative to the largest output."""
+    from spacy_elmo.bilm.packed_matmul import (
+        _int8_pack,
+        _int8_product,
+        _onednn_int8_pack,
+        _onednn_int8_product,
+        int8_available,
+        onednn_int8_available,
+    )
 
-    from spacy_elmo.bilm.packed_matmul import _int8_pack, _int8_product, int8_weight_range
-
-    qmax = int8_weight_range()
-    if qmax is None or not hasattr(torch.ops.onednn, "qlinear_pointwise"):
-        print("int8 backends: skipped (no exact int8 here, or no oneDNN int8 linear in this build)")
+    if not (int8_available() and onednn_int8_available()):
+        print("int8 kernels: skipped (int8 products, or oneDNN's, are not exact here)")
         return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for K, N in [(512, 16384), (4096, 512)]:
-            weight = torch.randn(K, N) * 0.05
-            fbgemm = _int8_pack(weight, qmax)
-            wt = weight.t().contiguous()
-            scales = wt.abs().amax(dim=1) / qmax
-            onednn = torch.ops.onednn.qlinear_prepack(torch.round(wt / scales[:, None]).to(torch.int8), None)
-            zeros = torch.zeros(N, dtype=torch.long)
-            for rows in (8, 32, 256):
-                x = torch.randn(rows, K).clamp(-3, 3)
-
-                def one_dnn(x: torch.Tensor = x) -> torch.Tensor:
-                    q = torch.quantize_per_tensor_dynamic(x, torch.quint8, False)
-                    return torch.ops.onednn.qlinear_pointwise(
-                        q.int_repr(), q.q_scale(), q.q_zero_point(), onednn, scales, zeros, None, 1.0, 0, torch.float32, "none", [], ""
-                    )
-
-                fns = {"FBGEMM": lambda x=x: _int8_product(x, fbgemm), "oneDNN": one_dnn}
-                exact = x @ weight
-                errors = {name: float((fn() - exact).abs().max() / exact.abs().max()) for name, fn in fns.items()}
-                us = interleaved(fns, 100 if rows < 256 else 30)
-                print(
-                    f"int8 {rows:>3} x {K} x {N:<5}  FBGEMM {us['FBGEMM']:>7.0f} (rel. err {errors['FBGEMM']:.1e})"
-                    f"  oneDNN {us['oneDNN']:>7.0f} (rel. err {errors['oneDNN']:.1e})"
-                )
+    # the LSTM gates of the small, medium and original sizes, the highway layers, the original's projection
+    for K, N in [(128, 4096), (256, 8192), (512, 16384), (2048, 4096), (4096, 512)]:
+        weight = torch.randn(K, N) * 0.05
+        fbgemm, onednn = _int8_pack(weight), _onednn_int8_pack(weight)
+        for rows in (8, 32, 256):
+            x = torch.randn(rows, K).clamp(-3, 3)
+            fns = {"FBGEMM": lambda x=x: _int8_product(x, fbgemm), "oneDNN": lambda x=x: _onednn_int8_product(x, onednn)}
+            exact = x @ weight
+            errors = {name: float((fn() - exact).abs().max() / exact.abs().max()) for name, fn in fns.items()}
+            us = interleaved(fns, 100 if rows < 256 else 30)
+            print(
+                f"int8 {rows:>3} x {K:>4} x {N:<5}  FBGEMM {us['FBGEMM']:>7.0f} (rel. err {errors['FBGEMM']:.1e})"
+                f"  oneDNN {us['oneDNN']:>7.0f} (rel. err {errors['oneDNN']:.1e})"
+            )
 
 
 def compare_directions(layer: torch.nn.Module, threads: int) -> None:
