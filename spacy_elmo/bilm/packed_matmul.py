@@ -25,7 +25,7 @@ the full [-127, 127]; on AVX2 without VNNI the kernels first add pairs of produc
 saturation, where 2 x 255 x 127 overflows, so weights use [-63, 63] (2 x 255 x 63 = 32,130 fits).
 Products over blocks of many rows (`many_rows`: the LSTM's input half over hundreds of positions, the
 highway layers over a batch's words) run through oneDNN's int8 kernel instead where it is exact at the
-same range: on wide weights it is 1.2-1.5x FBGEMM's there with VNNI, while FBGEMM is faster on the few
+same range: on wide weights it is 1.1-1.7x FBGEMM's there with VNNI, while FBGEMM is faster on the few
 rows of an LSTM step (`benchmarks/inference_kernels.py`).
 """
 
