@@ -17,7 +17,15 @@ from typing import Dict, List
 
 from bilm_speed import DEFAULT_DATA, SIZES, random_bilm, read_sentences
 
-PRODUCTS = ("mkldnn::_linear_pointwise", "quantized::linear_dynamic", "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
+PRODUCTS = (
+    "mkldnn::_linear_pointwise",
+    "quantized::linear_dynamic",
+    "onednn::qlinear_pointwise",
+    "aten::mm",
+    "aten::addmm",
+    "aten::bmm",
+    "aten::baddbmm",
+)
 ELEMENTWISE = (
     "aten::sigmoid",
     "aten::sigmoid_",
