@@ -138,9 +138,9 @@ def _int8_exact(
     return bool((y - x @ w).abs().max() <= 1e-3 * depth)
 
 
-def _int8_pack(weight: torch.Tensor, qmax: Optional[int] = None) -> Any:
+def _int8_columns(weight: torch.Tensor, qmax: Optional[int] = None) -> torch.Tensor:
     """A (K, N) weight as int8 in [-qmax, qmax] (by default `int8_weight_range`), one scale per
-    output column, packed for the quantized kernels."""
+    output column: the (N, K) quantized tensor that either kernel packs."""
     if qmax is None:
         qmax = int8_weight_range()
         if qmax is None:
@@ -149,8 +149,12 @@ def _int8_pack(weight: torch.Tensor, qmax: Optional[int] = None) -> Any:
     scales = (w.abs().amax(dim=1).clamp(min=1e-12) / qmax).double()
     with warnings.catch_warnings():  # torch.ao's quantized tensors carry a deprecation notice
         warnings.simplefilter("ignore")
-        quantized = torch.quantize_per_channel(w, scales, torch.zeros(len(scales), dtype=torch.long), 0, torch.qint8)
-        return torch.ops.quantized.linear_prepack(quantized, None)
+        return torch.quantize_per_channel(w, scales, torch.zeros(len(scales), dtype=torch.long), 0, torch.qint8)
+
+
+def _int8_pack(weight: torch.Tensor, qmax: Optional[int] = None) -> Any:
+    """`_int8_columns` packed for FBGEMM's kernel."""
+    return torch.ops.quantized.linear_prepack(_int8_columns(weight, qmax), None)
 
 
 def _int8_product(rows: torch.Tensor, packed: Any) -> torch.Tensor:
@@ -158,15 +162,10 @@ def _int8_product(rows: torch.Tensor, packed: Any) -> torch.Tensor:
 
 
 def _onednn_int8_pack(weight: torch.Tensor, qmax: Optional[int] = None) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """A (K, N) weight as int8 in [-qmax, qmax] (by default `int8_weight_range`), one scale per output
-    column, packed for oneDNN: (packed weight, scales, zero points)."""
-    qmax = qmax or int8_weight_range()
-    if qmax is None:
-        raise RuntimeError(f"int8 products are not available: {int8_unavailable_reason()}")
-    w = weight.t().contiguous().float()
-    scales = w.abs().amax(dim=1).clamp(min=1e-12) / qmax
-    quantized = torch.round(w / scales[:, None]).clamp(-qmax, qmax).to(torch.int8)
-    return torch.ops.onednn.qlinear_prepack(quantized, None), scales, torch.zeros(len(scales), dtype=torch.long)
+    """`_int8_columns` packed for oneDNN's kernel: (packed weight, scales, zero points)."""
+    quantized = _int8_columns(weight, qmax)
+    scales = quantized.q_per_channel_scales().float()
+    return torch.ops.onednn.qlinear_prepack(quantized.int_repr(), None), scales, torch.zeros(len(scales), dtype=torch.long)
 
 
 def _onednn_int8_product(rows: torch.Tensor, packed: Tuple[torch.Tensor, ...], bias: Optional[torch.Tensor] = None) -> torch.Tensor:
