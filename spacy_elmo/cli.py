@@ -10,7 +10,7 @@ import errno
 import functools
 import sys
 from pathlib import Path
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, List, Optional, TypeVar
 
 import typer
 import typer.core
@@ -119,6 +119,36 @@ def _fail(err: BaseException) -> None:
 def quiet_option() -> Any:
     """--quiet: the progress bar (shown on a terminal only) and progress lines off; errors and warnings stay."""
     return typer.Option(False, "--quiet", "-q", help="No progress bar or progress lines: errors and warnings only")
+
+
+def shard_option() -> Any:
+    return typer.Option(
+        None, "--shard", help="I/N: only shard I of N (0-based) of the corpus's documents, a part that `spacy-elmo merge` joins"
+    )
+
+
+def ray_option() -> Any:
+    return typer.Option(
+        None,
+        "--ray",
+        help="auto or a cluster's address: run the shards on Ray and merge them (auto: $RAY_ADDRESS, else a local cluster); "
+        "needs pip install 'spacy-elmo[ray]'",
+    )
+
+
+def workers_option() -> Any:
+    return typer.Option(0, "--workers", help="With --ray: Ray actors, each loading the pipeline once (0: one per CPU of the cluster)")
+
+
+def _shard(text: Optional[str], ray: Optional[str]) -> Any:
+    from .shards import Shard
+
+    if text and ray is not None:
+        raise typer.BadParameter("--ray runs every shard and merges them: give --shard or --ray, not both", param_hint="--shard")
+    try:
+        return Shard.parse(text)
+    except InputError as error:
+        raise typer.BadParameter(str(error), param_hint="--shard")
 
 
 def _say(quiet: bool) -> Callable[[str], None]:
@@ -402,17 +432,22 @@ def embed_cli(
         64, "--docs-per-batch", help="Documents per nlp.pipe batch (the elmo component's batch_size counts biLM sequences)"
     ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="-1: CPU; N: run on CUDA device N (needs cupy, as spaCy's --gpu-id)"),
+    shard: str = shard_option(),
+    ray: str = ray_option(),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
     quiet: bool = quiet_option(),
 ) -> None:
     """Write the ELMo layers of every document: a DocBin (`.spacy`, tokens + `doc._.elmo`) or an
     HDF5 file laid out as `allennlp elmo` writes it (dataset "i" for line i, blank lines
     included: --all (L + 1, n_tokens, 2P), --top or --average (n_tokens, 2P); "sentence_to_index"
-    a JSON string mapping each line to its dataset). OUTPUT appears only once complete."""
+    a JSON string mapping each line to its dataset). OUTPUT appears only once complete.
+    --shard I/N writes one part of N (`spacy-elmo merge` joins them); --ray runs every part on a
+    Ray cluster and merges them (docs/scale.md)."""
     from tqdm import tqdm
 
     from .bilm.precision import SETTINGS as PRECISIONS
-    from .pipeline.export import check_output, embedded_docs, write_layers
+    from .pipeline.export import ShardFilter, check_output, embedded_docs, write_layers
+    from .shards import shard_record
 
     if all_layers + top + average > 1:
         raise typer.BadParameter("give one of --all, --top, --average", param_hint="--all/--top/--average")
@@ -426,13 +461,40 @@ def embed_cli(
     if precision not in PRECISIONS:
         raise typer.BadParameter(f"{precision!r}: use one of {', '.join(PRECISIONS)}", param_hint="--precision")
     check_output_file(output, overwrite)
+    part = _shard(shard, ray)
     _require_gpu(gpu_id)
-    from .pipeline.loading import load_elmo_pipeline
+    settings = {
+        "model": _bilm_source(model),
+        "input": str(input_path.resolve()),
+        "layers": layers,
+        "pretokenized": pretokenized,
+        "lang": lang,
+        "sentences": sentences,
+        "dtype": dtype,
+        "precision": precision,
+        "docs_per_batch": docs_per_batch,
+    }
+    if ray is not None:
+        from .distributed import run_embed
+
+        run_embed(ray, settings, output, quiet=quiet)
+        return
+    from .pipeline.loading import elmo_names, elmo_pipe, load_elmo_pipeline
+    from .usages.index import bilm_fingerprint
 
     nlp = load_elmo_pipeline(model, lang, sentences and not pretokenized, dtype, precision)
-    docs = tqdm(embedded_docs(nlp, input_path, pretokenized, docs_per_batch), unit=" docs", disable=True if quiet else None, leave=False)
-    n_docs, n_tokens = write_layers(docs, output, layers)
-    _say(quiet)(f"Wrote the ELMo layers of {n_docs} documents ({n_tokens} tokens) to {output}")
+    keep = ShardFilter(part, docs_per_batch)
+    docs = tqdm(
+        embedded_docs(nlp, input_path, pretokenized, docs_per_batch, keep), unit=" docs", disable=True if quiet else None, leave=False
+    )
+    if part.whole:
+        n_docs, n_tokens = write_layers(docs, output, layers)
+    else:
+        settings["fingerprints"] = [bilm_fingerprint(elmo_pipe(nlp, name).bilm) for name in elmo_names(nlp)]
+        record = lambda: shard_record(part, docs_per_batch, keep.n_docs, settings)  # noqa: E731  (n_docs known at the end)
+        n_docs, n_tokens = write_layers(docs, output, layers, numbers=keep.numbers, shard=record)
+    what = f"shard {part} ({n_docs} of the input's {keep.n_docs} documents)" if not part.whole else f"{n_docs} documents"
+    _say(quiet)(f"Wrote the ELMo layers of {what} ({n_tokens} tokens) to {output}")
 
 
 def _bilm_source(value: str) -> str:
@@ -520,18 +582,29 @@ def index_usages_cli(
     ),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     docs_per_batch: int = typer.Option(64, "--docs-per-batch", help="Documents per nlp.pipe batch"),
+    shard: str = shard_option(),
+    ray: str = ray_option(),
+    workers: int = workers_option(),
     quiet: bool = quiet_option(),
 ) -> None:
     """Index the usages of words in a corpus, each with its ELMo vector, for `spacy-elmo
     neighbours`. With --words, only the sentences that hold one go through the biLM. OUTPUT
-    appears complete or not at all; files you put in it stay."""
+    appears complete or not at all; files you put in it stay. --shard I/N writes one part of N
+    (`spacy-elmo merge` joins them); --ray runs every part on a Ray cluster and merges them."""
     from .pipeline.loading import load_elmo_pipeline
     from .usages.builder import build_usage_index
 
-    nlp = load_elmo_pipeline(model, lang)
+    part = _shard(shard, ray)
     chosen = [w for w in words.split(",") if w.strip()] if words else None
     if words and not chosen:
         raise typer.BadParameter("name one or more words, comma-separated", param_hint="--words")
+    if ray is not None:
+        from .distributed import run_index_usages
+
+        settings = {"model": _bilm_source(model), "corpus": str(corpus.resolve()), "words": chosen, "lemmas": lemmas, "layer": layer}
+        run_index_usages(ray, dict(settings, lang=lang, docs_per_batch=docs_per_batch), output, workers=workers, quiet=quiet)
+        return
+    nlp = load_elmo_pipeline(model, lang)
     build_usage_index(
         nlp,
         corpus,
@@ -541,9 +614,28 @@ def index_usages_cli(
         lemmas=lemmas,
         layer=layer,
         docs_per_batch=docs_per_batch,
+        shard=part,
         progress=not quiet,
         log=_say(quiet),
     )
+
+
+@command("merge")
+def merge_cli(
+    output: Path = typer.Argument(..., help="The merged output: an index folder, or a .hdf5 / .spacy file"),
+    parts: List[Path] = typer.Argument(
+        ..., help="Every part: the outputs of index-usages or embed with --shard 0/N ... N-1/N", exists=True
+    ),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it is a file that exists"),
+    quiet: bool = quiet_option(),
+) -> None:
+    """Join the N parts that `index-usages` or `embed` wrote with --shard I/N into the output one
+    run over the whole corpus writes (the same usages, sentences and vectors, bit for bit, in
+    corpus order). Parts made with different pipelines, biLMs, layers or corpora, or a shard
+    missing or given twice, are refused. Joining usage indexes loads the index's biLM once."""
+    from .distributed.merge import merge_parts
+
+    merge_parts(parts, output, overwrite=overwrite, log=_say(quiet))
 
 
 @command("neighbours")

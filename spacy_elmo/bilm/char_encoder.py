@@ -128,6 +128,10 @@ class CharEncoder(nn.Module):
         """The cache of the current precision."""
         return self._caches.setdefault(self.packs.dtype, OrderedDict())
 
+    def forget_words(self) -> None:
+        """Forget the cached word vectors (the prepacked weights stay)."""
+        self._caches.clear()
+
     def clear_cache(self) -> None:
         """Forget the cached word vectors and prepacked weights (of every precision)."""
         self._caches.clear()

@@ -104,6 +104,12 @@ class BiLM(nn.Module):
         self.char_encoder.cache_size = value
         self.char_encoder.clear_cache()
 
+    def forget_words(self) -> None:
+        """Empty the token layer's cache of word vectors (the prepacked weights stay). A vector
+        computed in one batch may differ in its last bit from the same word's in another, so
+        runs that must agree bit for bit (the shards of a corpus) start each chunk with none."""
+        self.char_encoder.forget_words()
+
     def clear_caches(self) -> None:
         """Forget everything derived from the weights: cached word vectors and prepacked
         matrices, of every precision used (each precision used keeps its own until then: a

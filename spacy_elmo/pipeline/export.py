@@ -9,15 +9,19 @@ beside OUTPUT, renamed at the end: an interrupted run leaves no half-written OUT
 import gzip
 import json
 import os
+from collections import deque
 from pathlib import Path
-from typing import Iterable, Iterator, List, Tuple, Union
+from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
 from ..errors import InputError
 from ..output_folders import temporary_path
+from ..shards import Shard
 from .component import Elmo
+
+T = TypeVar("T")
 
 LAYER_CHOICES = ("all", "top", "average")
 OUTPUT_SUFFIXES = (".spacy", ".hdf5")
@@ -35,23 +39,63 @@ def read_lines(path: Path) -> Iterator[str]:
                 raise InputError(f"{path}:{number}: not UTF-8 ({err.reason} at byte {err.start}): convert the file to UTF-8") from None
 
 
-def embedded_docs(nlp: Language, input_path: Path, pretokenized: bool = False, docs_per_batch: int = 64) -> Iterator[Doc]:
+class ShardFilter:
+    """Passes on the documents of one shard (chunks of `chunk_docs` documents, see shards.py),
+    chunk by chunk, and remembers each one's number in the input, in order, and how many the
+    input held."""
+
+    def __init__(self, shard: Shard, chunk_docs: int) -> None:
+        self.shard, self.chunk_docs = shard, chunk_docs
+        self.numbers: Deque[int] = deque()
+        self.n_docs = 0
+
+    def chunks(self, items: Iterable[T]) -> Iterator[List[T]]:
+        chunk: List[T] = []
+        for number, item in enumerate(items):
+            self.n_docs = number + 1
+            if number % self.chunk_docs == 0 and chunk:
+                yield chunk
+                chunk = []
+            if self.shard.owns(number // self.chunk_docs):
+                self.numbers.append(number)
+                chunk.append(item)
+        if chunk:
+            yield chunk
+
+
+def embedded_docs(
+    nlp: Language, input_path: Path, pretokenized: bool = False, docs_per_batch: int = 64, keep: Optional[ShardFilter] = None
+) -> Iterator[Doc]:
     """The input's Docs with `doc._.elmo` set, one per line of a text file (per record of
     .jsonl, per Doc of .spacy). Pretokenized lines become one-sentence Docs of exactly their
-    whitespace-split tokens, run through the elmo component(s) only."""
+    whitespace-split tokens, run through the elmo component(s) only. Documents go through the
+    pipeline `docs_per_batch` at a time, each batch with an empty word cache, so that a shard
+    (`keep`) gives each of its Docs exactly the layers a run over the whole input gives it."""
     from ..text_corpus import read_texts
 
+    keep = keep or ShardFilter(Shard(), docs_per_batch)
+    if keep.chunk_docs != docs_per_batch:
+        raise ValueError("a shard's chunks are nlp.pipe's batches: give the filter docs_per_batch documents per chunk")
+    elmos = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, Elmo)]
+    items: Iterable[Any]
     if pretokenized:
-        docs: Iterable[Doc] = (_pretokenized_doc(nlp, line) for line in read_lines(input_path))
-        for _, pipe in nlp.pipeline:
-            if isinstance(pipe, Elmo):
+        items = read_lines(input_path)
+    elif input_path.suffix == ".spacy":
+        items = DocBin().from_disk(input_path).get_docs(nlp.vocab)
+    elif input_path.suffix == ".jsonl" or input_path.name.endswith(".jsonl.gz"):
+        items = (text for text, _ in read_texts(input_path, nlp.vocab))
+    else:
+        items = read_lines(input_path)
+    for chunk in keep.chunks(items):
+        for pipe in elmos:
+            pipe.bilm.forget_words()
+        if pretokenized:
+            docs: Iterable[Doc] = [_pretokenized_doc(nlp, line) for line in chunk]
+            for pipe in elmos:
                 docs = pipe.pipe(docs, batch_size=docs_per_batch)
-        return iter(docs)
-    if input_path.suffix == ".spacy":
-        return nlp.pipe(DocBin().from_disk(input_path).get_docs(nlp.vocab), batch_size=docs_per_batch)
-    if input_path.suffix == ".jsonl" or input_path.name.endswith(".jsonl.gz"):
-        return nlp.pipe((text for text, _ in read_texts(input_path, nlp.vocab)), batch_size=docs_per_batch)
-    return nlp.pipe(read_lines(input_path), batch_size=docs_per_batch)
+            yield from docs
+        else:
+            yield from nlp.pipe(chunk, batch_size=docs_per_batch)
 
 
 def _pretokenized_doc(nlp: Language, line: str) -> Doc:
@@ -71,51 +115,116 @@ def check_output(output: Path, layers: str) -> None:
         raise InputError("a DocBin keeps every layer in doc._.elmo: --top and --average (layers 'top', 'average') are for .hdf5 output")
 
 
-def write_layers(docs: Iterable[Doc], output: Union[str, Path], layers: str = "all") -> Tuple[int, int]:
+def write_layers(
+    docs: Iterable[Doc],
+    output: Union[str, Path],
+    layers: str = "all",
+    *,
+    numbers: Optional[Deque[int]] = None,
+    shard: Optional[Callable[[], Dict[str, Any]]] = None,
+) -> Tuple[int, int]:
     """Write the Docs' layers to `output`: a DocBin (`.spacy`, tokens + `doc._.elmo`) or HDF5 as
     `allennlp elmo` writes it (dataset "i" per Doc: "all" (L + 1, n_tokens, 2P), "top" or
     "average" (n_tokens, 2P); "sentence_to_index" a JSON string mapping each text to its dataset).
     An existing `output` is replaced only once the new file is complete.
 
+    numbers (Optional[Deque[int]]): each Doc's number in the input, filled as the Docs come (a
+        `ShardFilter`'s); None: 0, 1, 2, ...
+    shard (Optional[Callable[[], Dict[str, Any]]]): gives a shard's record (`shards.shard_record`)
+        once every Doc is written: the output is a part for `merge`. HDF5 keeps it, with every
+        Doc's text, in a dataset "shard"; a DocBin beside it in OUTPUT.shard.json.
     RETURNS (Tuple[int, int]): documents and tokens written.
     """
     output = Path(output)
     check_output(output, layers)
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_path(output)
+    numbered = _numbered(docs, numbers)
     try:
-        counts = _write_docbin(docs, tmp) if output.suffix == ".spacy" else _write_hdf5(docs, tmp, layers)
+        if output.suffix == ".spacy":
+            counts = _write_docbin(numbered, tmp)
+            if shard is not None:
+                from ..output_folders import write_atomically
+
+                write_atomically(shard_sidecar(output), json.dumps(shard()))
+        else:
+            counts = _write_hdf5(numbered, tmp, layers, shard)
         os.replace(tmp, output)
     finally:
         tmp.unlink(missing_ok=True)
     return counts
 
 
-def _write_docbin(docs: Iterable[Doc], path: Path) -> Tuple[int, int]:
+def shard_sidecar(output: Path) -> Path:
+    """RETURNS (Path): where a DocBin part's shard record goes."""
+    return output.with_name(output.name + ".shard.json")
+
+
+def _numbered(docs: Iterable[Doc], numbers: Optional[Deque[int]]) -> Iterator[Tuple[int, Doc]]:
+    for i, doc in enumerate(docs):
+        yield (numbers.popleft() if numbers is not None else i), doc
+
+
+def _write_docbin(docs: Iterable[Tuple[int, Doc]], path: Path) -> Tuple[int, int]:
     doc_bin = DocBin(store_user_data=True)
     n_docs = n_tokens = 0
-    for doc in docs:
+    for _, doc in docs:
         doc_bin.add(doc)
         n_docs, n_tokens = n_docs + 1, n_tokens + len(doc)
     path.write_bytes(doc_bin.to_bytes())
     return n_docs, n_tokens
 
 
-def _write_hdf5(docs: Iterable[Doc], path: Path, layers: str) -> Tuple[int, int]:
-    import h5py
+def layer_data(doc: Doc, layers: str) -> Any:
+    """RETURNS: the array HDF5 output holds for `doc`: every layer, the top one, or their average."""
+    data = doc._.elmo.layers
+    if layers == "top":
+        return data[-1]
+    if layers == "average":
+        return data.mean(axis=0, dtype="float32").astype(data.dtype)
+    return data
 
-    index = {}
-    n_docs = n_tokens = 0
-    with h5py.File(path, "w") as f:
-        for i, doc in enumerate(docs):
-            data = doc._.elmo.layers
-            if layers == "top":
-                data = data[-1]
-            elif layers == "average":
-                data = data.mean(axis=0, dtype="float32").astype(data.dtype)
-            f.create_dataset(str(i), data=data)
-            index[doc.text] = str(i)
-            n_docs, n_tokens = n_docs + 1, n_tokens + len(doc)
-        sentence_to_index = f.create_dataset("sentence_to_index", (1,), dtype=h5py.string_dtype())
-        sentence_to_index[0] = json.dumps(index)
-    return n_docs, n_tokens
+
+def _write_hdf5(
+    docs: Iterable[Tuple[int, Doc]], path: Path, layers: str, shard: Optional[Callable[[], Dict[str, Any]]] = None
+) -> Tuple[int, int]:
+    texts: List[Tuple[int, str]] = []
+    n_tokens = 0
+    with HDF5Writer(path) as writer:
+        for number, doc in docs:
+            writer.add(number, doc.text, layer_data(doc, layers))
+            texts.append((number, doc.text))
+            n_tokens += len(doc)
+        if shard is not None:
+            writer.add_json("shard", {**shard(), "texts": texts})
+    return len(texts), n_tokens
+
+
+class HDF5Writer:
+    """An HDF5 file as `allennlp elmo` writes it: dataset "i" per text, then "sentence_to_index"
+    (each text -> the dataset of its last occurrence), written on close."""
+
+    def __init__(self, path: Path) -> None:
+        import h5py
+
+        self._h5py = h5py
+        self.file = h5py.File(path, "w")
+        self.index: Dict[str, str] = {}
+
+    def add(self, number: int, text: str, data: Any) -> None:
+        self.file.create_dataset(str(number), data=data)
+        self.index[text] = str(number)
+
+    def add_json(self, name: str, value: Any) -> None:
+        dataset = self.file.create_dataset(name, (1,), dtype=self._h5py.string_dtype())
+        dataset[0] = json.dumps(value)
+
+    def __enter__(self) -> "HDF5Writer":
+        return self
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        try:
+            if exc_type is None:
+                self.add_json("sentence_to_index", self.index)
+        finally:
+            self.file.close()

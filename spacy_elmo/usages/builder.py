@@ -19,6 +19,7 @@ from spacy.tokens import Doc, Span, Token
 from ..errors import InputError
 from ..output_folders import check_claimable, check_not_inside
 from ..pipeline.loading import elmo_names, elmo_pipe
+from ..shards import Shard, shard_record
 from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from ..types import PathLike
 from .index import UsageIndex, bilm_fingerprint, mixed, parse_layer, usage_key
@@ -26,6 +27,8 @@ from .layout import USAGE_INDEX
 from .storage import IndexWriter
 
 _SENTENCES_PER_BATCH = 256  # sentences gathered before the biLM runs over them
+# what the parts of one index must share (`merge` refuses parts that differ in any)
+SHARD_SETTINGS = ("model", "load", "fingerprint", "elmo", "layer_weights", "match", "words", "files")
 
 
 def build_usage_index(
@@ -39,6 +42,7 @@ def build_usage_index(
     layer: Union[str, int, Sequence[float]] = "top",
     elmo: Optional[str] = None,
     docs_per_batch: int = 64,
+    shard: Shard = Shard(),
     progress: bool = True,
     log: Callable[[str], Any] = print,
 ) -> UsageIndex:
@@ -51,6 +55,10 @@ def build_usage_index(
     lemmas (bool): match `words` on lemmas (the pipeline must set them) and key usages by lemma.
     layer: "top", "average", a layer number or one weight per layer (see `parse_layer`).
     elmo (Optional[str]): the elmo component to use; None: the first.
+    docs_per_batch (int): documents per nlp.pipe batch, and per chunk: the biLM's batches never
+        span two chunks, so that the shards of a corpus add up to the single run's index.
+    shard (Shard): index only this shard's documents (see shards.py): a part for `merge`, which
+        may hold no usage.
     RETURNS (UsageIndex): the index, its queries embedded with `nlp`.
     """
     names = elmo_names(nlp)
@@ -88,8 +96,9 @@ def build_usage_index(
     prefilter = _word_pattern(chosen) if chosen and not lemmas else None
     bar = files_progress_bar(files, progress, "Indexing usages")
     types: Counter = Counter()
+    counter = _DocCounter()
     with IndexWriter(output, meta) as writer:
-        texts = _numbered_texts(files, nlp, prefilter, bar.update if bar is not None else None)
+        texts = _numbered_texts(files, nlp, prefilter, bar.update if bar is not None else None, shard, docs_per_batch, counter)
         docs = nlp.pipe(texts, as_tuples=True, disable=off, batch_size=docs_per_batch)
         for batch in _sentence_batches(docs, chosen, key):
             _index_batch(batch, pipe, weights, key, writer, types)
@@ -97,7 +106,10 @@ def build_usage_index(
                 bar.set_postfix_str(f"{writer.n_usages:,} usages", refresh=False)
         if bar is not None:
             bar.close()
-        if writer.n_usages == 0:
+        if not shard.whole:
+            settings = {k: meta[k] for k in SHARD_SETTINGS}
+            writer.meta["shard"] = {**shard_record(shard, docs_per_batch, counter.n_docs, settings), "chunks": writer.chunks}
+        elif writer.n_usages == 0:
             what = f"no usage of {', '.join(sorted(chosen))}" if chosen else "no token"
             raise InputError(
                 f"{what} in {corpus}: nothing was indexed, and {output} was left as it was. Check the words (--words) and the corpus"
@@ -146,27 +158,49 @@ def _word_pattern(words: Set[str]) -> "re.Pattern[str]":
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
 
 
+Where = Tuple[int, int, int]  # file number, document number in the file, chunk
+
+
+class _DocCounter:
+    n_docs = 0
+
+
 def _numbered_texts(
-    files: List[Path], nlp: Language, prefilter: Optional["re.Pattern[str]"], progress: Optional[Callable[[int], None]]
-) -> Iterator[Tuple[str, Tuple[int, int]]]:
-    """(text, (file number, document number)) for every text the prefilter lets through."""
+    files: List[Path],
+    nlp: Language,
+    prefilter: Optional["re.Pattern[str]"],
+    progress: Optional[Callable[[int], None]],
+    shard: Shard,
+    chunk_docs: int,
+    counter: _DocCounter,
+) -> Iterator[Tuple[str, Where]]:
+    """(text, (file number, document number, chunk)) for every text of the shard's documents
+    that the prefilter lets through; `counter` counts the corpus's documents."""
+    number = -1  # in the whole corpus
     for file_number, path in enumerate(files):
         doc_number = -1
         for text, new_doc in read_texts(path, nlp.vocab, progress):
             doc_number += new_doc
-            if prefilter is None or prefilter.search(text):
-                yield text, (file_number, doc_number)
+            number += new_doc
+            counter.n_docs = number + 1
+            chunk = number // chunk_docs
+            if shard.owns(chunk) and (prefilter is None or prefilter.search(text)):
+                yield text, (file_number, doc_number, chunk)
 
 
-Selected = Tuple[Span, List[int], Tuple[int, int]]
+Selected = Tuple[Span, List[int], Where]
 
 
 def _sentence_batches(
-    docs: Iterable[Tuple[Doc, Tuple[int, int]]], chosen: Optional[Set[str]], key: Callable[[Token], str]
+    docs: Iterable[Tuple[Doc, Where]], chosen: Optional[Set[str]], key: Callable[[Token], str]
 ) -> Iterator[List[Selected]]:
-    """Batches of (sentence, indices of its tokens to index, (file, doc)), in corpus order."""
+    """Batches of (sentence, indices of its tokens to index, where), in corpus order; a batch
+    never spans two chunks, so that a shard batches its chunks as the single run does."""
     batch: List[Selected] = []
     for doc, where in docs:
+        if batch and batch[-1][2][2] != where[2]:
+            yield batch
+            batch = []
         sentences = doc.sents if doc.has_annotation("SENT_START") else [doc[:]]
         for sent in sentences:
             tokens = [t.i - sent.start for t in sent if not t.is_space and (chosen is None or key(t) in chosen)]
@@ -183,6 +217,8 @@ def _index_batch(
     batch: List[Selected], pipe: Any, weights: numpy.ndarray, key: Callable[[Token], str], writer: IndexWriter, types: Counter
 ) -> None:
     sentence_docs = [sent.as_doc() for sent, _, _ in batch]
+    if writer.start_chunk(batch[0][2][2]):
+        pipe.bilm.forget_words()  # each chunk from an empty word cache, in a shard as in the whole run
     first = writer.add_sentences({"text": sent.text, "file": where[0], "doc": where[1]} for sent, _, where in batch)
     vectors, keys = [], []
     columns: Dict[str, List[int]] = {"usage_sentence": [], "usage_token": [], "usage_start": [], "usage_end": []}

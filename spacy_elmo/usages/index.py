@@ -462,7 +462,9 @@ def _read_jsonl(path: Path) -> List[Dict[str, Any]]:
         text = path.read_text(encoding="utf8")
     except UnicodeDecodeError:
         raise InputError(f"{path} is not UTF-8 text: {_AGAIN}") from None
-    out = []
+    out: List[Dict[str, Any]] = []
+    if not text:  # an index of no sentence: a shard's part may be one
+        return out
     # "\n" alone ends a record: a sentence may hold other line breaks (U+2028), which json writes as they are
     for number, line in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"), start=1):
         try:

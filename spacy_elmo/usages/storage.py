@@ -36,6 +36,7 @@ class IndexWriter:
         self._key_ids: Dict[str, int] = {}
         self.n_usages = self.n_sentences = 0
         self.dim: Optional[int] = None
+        self.chunks: List[List[int]] = []  # [chunk, sentences, usages] of each chunk written (see shards.py)
         self._started = time.perf_counter()
 
     def __enter__(self) -> "IndexWriter":
@@ -52,12 +53,23 @@ class IndexWriter:
                 handle.close()
         self._lock.release()
 
+    def start_chunk(self, chunk: int) -> bool:
+        """Count what follows as chunk `chunk`'s (chunks come in order, each once).
+
+        RETURNS (bool): whether `chunk` is new."""
+        if self.chunks and self.chunks[-1][0] == chunk:
+            return False
+        self.chunks.append([chunk, 0, 0])
+        return True
+
     def add_sentences(self, records: Iterable[Dict[str, Any]]) -> int:
         """Append sentences ({"text", "file", "doc"}); RETURNS (int): the number of the first."""
         first = self.n_sentences
         for record in records:
             self._sentences.write(json.dumps(record, ensure_ascii=False) + "\n")
             self.n_sentences += 1
+        if self.chunks:
+            self.chunks[-1][1] += self.n_sentences - first
         return first
 
     def add_usages(self, vectors: numpy.ndarray, columns: Dict[str, numpy.ndarray], keys: Sequence[str]) -> None:
@@ -83,12 +95,14 @@ class IndexWriter:
         ids = [self._key_ids.setdefault(k, len(self._key_ids)) for k in keys]
         self._columns["usage_key"].append(numpy.asarray(ids, dtype="int32"))
         self.n_usages += len(vectors)
+        if self.chunks:
+            self.chunks[-1][2] += len(vectors)
 
-    def finish(self, types: Sequence[Tuple[str, int]], type_vectors: numpy.ndarray) -> Path:
+    def finish(self, types: Sequence[Tuple[str, int]], type_vectors: numpy.ndarray, seconds: Optional[float] = None) -> Path:
         """Write the tables and meta.json and move the index into OUTPUT.
 
         types: every word type of the indexed sentences with its count; type_vectors (n_types, P)
-        their token-layer vectors.
+        their token-layer vectors; seconds: the time the index took (default: since the writer began).
         RETURNS (Path): the index folder.
         """
         self._vectors.close()
@@ -110,7 +124,7 @@ class IndexWriter:
             "n_sentences": self.n_sentences,
             "n_types": len(types),
             "type_dim": int(type_vectors.shape[1]) if type_vectors.ndim == 2 else 0,
-            "seconds": round(time.perf_counter() - self._started, 1),
+            "seconds": round(time.perf_counter() - self._started if seconds is None else seconds, 1),
         }
         srsly.write_json(self.tmp / META, meta)
         self._close()

@@ -1,0 +1,32 @@
+"""`spacy-elmo merge`: the parts of a sharded run, joined by what they are (usage index folders,
+HDF5 or DocBin embeddings)."""
+
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..errors import InputError
+from ..output_folders import check_not_inside
+
+
+def merge_parts(parts: Sequence[Path], output: Path, overwrite: bool = False, log: Callable[[str], Any] = print) -> None:
+    """Join `parts` into `output` as a single run would have written it (see shards.py)."""
+    parts = [Path(p) for p in parts]
+    if any(output.resolve() == p.resolve() for p in parts):
+        raise InputError(f"{output} is one of the parts: give a new OUTPUT")
+    if all(p.is_dir() for p in parts):
+        from ..usages.merge import merge_usage_indexes
+
+        for part in parts:
+            check_not_inside(output, part, "a part")
+        merge_usage_indexes(parts, output, log=log)
+        return
+    if any(p.is_dir() for p in parts):
+        raise InputError("the parts mix folders and files: give the usage index folders, or the .hdf5 / .spacy files, of one run")
+    from ..pipeline.merge_layers import merge_layer_parts
+
+    if output.is_dir():
+        raise InputError(f"{output} is a folder: give a .hdf5 or .spacy file name")
+    if output.exists() and not overwrite:
+        raise InputError(f"{output} exists: give --overwrite to replace it, or another file name")
+    n_docs, n_tokens = merge_layer_parts(parts, output)
+    log(f"Merged {len(parts)} parts: the ELMo layers of {n_docs} documents ({n_tokens} tokens) in {output}")

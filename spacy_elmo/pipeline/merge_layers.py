@@ -1,0 +1,107 @@
+"""Joining the parts that `spacy-elmo embed --shard I/N` wrote into the file one run writes.
+
+HDF5: the datasets of every part, in the order of their numbers, and "sentence_to_index" built
+over all texts in that order (each text -> its last occurrence), as one run builds it. DocBin:
+the parts' Docs in corpus order. The parts' shard records must agree (see shards.py).
+"""
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Sequence, Tuple
+
+from ..errors import InputError
+from ..output_folders import temporary_path
+from ..shards import check_parts, interleave
+from .export import HDF5Writer, shard_sidecar
+
+
+def merge_layer_parts(parts: Sequence[Path], output: Path) -> Tuple[int, int]:
+    """Write the parts' layers (all .hdf5 or all .spacy) to `output` as one run would have.
+
+    RETURNS (Tuple[int, int]): documents and tokens (DocBin) or datasets (HDF5) written.
+    """
+    suffixes = {p.suffix for p in parts}
+    if len(suffixes) != 1 or output.suffix not in suffixes or output.suffix not in (".hdf5", ".spacy"):
+        raise InputError(f"merge joins .hdf5 parts into a .hdf5 file, or .spacy parts into a .spacy file: got {', '.join(map(str, parts))}")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temporary_path(output)
+    try:
+        counts = _merge_hdf5(parts, tmp) if output.suffix == ".hdf5" else _merge_docbins(parts, tmp)
+        os.replace(tmp, output)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return counts
+
+
+def _merge_hdf5(parts: Sequence[Path], path: Path) -> Tuple[int, int]:
+    import h5py
+
+    files = []
+    try:
+        for part in parts:
+            try:
+                files.append(h5py.File(part, "r"))
+            except OSError as err:
+                raise InputError(f"{part}: not a readable HDF5 file ({err}): write that part again") from None
+        records = [_hdf5_record(f, part) for f, part in zip(files, parts)]
+        count, chunk_docs = check_parts(records, [str(p) for p in parts])
+        keyed = [[(number, (text, f)) for number, text in record["texts"]] for record, f in zip(records, files)]
+        items = interleave(keyed)
+        _check_numbers([number for number, _ in items], records[0]["n_docs"], parts)
+        n_tokens = 0
+        with HDF5Writer(path) as writer:
+            for number, (text, source) in items:
+                data = source[str(number)][()]
+                writer.add(number, text, data)
+                n_tokens += int(data.shape[-2]) if data.ndim >= 2 else 0
+        return len(items), n_tokens
+    finally:
+        for f in files:
+            f.close()
+
+
+def _hdf5_record(f: Any, part: Path) -> Dict[str, Any]:
+    if "shard" not in f:
+        raise InputError(f"{part} is not a shard's part (no 'shard' dataset): give the outputs of spacy-elmo embed --shard I/N")
+    raw = f["shard"][0]
+    return json.loads(raw.decode("utf8") if isinstance(raw, bytes) else raw)
+
+
+def _merge_docbins(parts: Sequence[Path], path: Path) -> Tuple[int, int]:
+    from spacy.tokens import DocBin
+    from spacy.vocab import Vocab
+
+    records = []
+    for part in parts:
+        sidecar = shard_sidecar(part)
+        if not sidecar.is_file():
+            raise InputError(f"{part} is not a shard's part ({sidecar.name} is missing beside it): give the outputs of embed --shard I/N")
+        records.append(json.loads(sidecar.read_text(encoding="utf8")))
+    count, chunk_docs = check_parts(records, [str(p) for p in parts])
+    vocab = Vocab()
+    keyed = []
+    for part, record in zip(parts, records):
+        docs = list(DocBin().from_disk(part).get_docs(vocab))
+        numbers = _owned_numbers(record)
+        if len(numbers) != len(docs):
+            raise InputError(f"{part} holds {len(docs)} documents, its shard record {len(numbers)}: write that part again")
+        keyed.append(list(zip(numbers, docs)))
+    items = interleave(keyed)
+    _check_numbers([number for number, _ in items], records[0]["n_docs"], parts)
+    merged = DocBin(store_user_data=True)
+    for _, doc in items:
+        merged.add(doc)
+    path.write_bytes(merged.to_bytes())
+    return len(items), sum(len(doc) for _, doc in items)
+
+
+def _owned_numbers(record: Dict[str, Any]) -> List[int]:
+    """The numbers of the documents of a shard, in order."""
+    index, count, chunk, n_docs = (int(record[k]) for k in ("index", "count", "chunk_docs", "n_docs"))
+    return [n for k in range(index, -(-n_docs // chunk), count) for n in range(k * chunk, min((k + 1) * chunk, n_docs))]
+
+
+def _check_numbers(numbers: List[int], n_docs: int, parts: Sequence[Path]) -> None:
+    if numbers != list(range(n_docs)):
+        raise InputError(f"the parts {', '.join(map(str, parts))} do not hold documents 0 to {n_docs - 1} once each: write them again")

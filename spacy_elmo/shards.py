@@ -1,0 +1,111 @@
+"""Shards of a corpus: `--shard I/N` on `embed` and `index-usages`, and what `merge` checks.
+
+A corpus's documents are numbered in the order `text_corpus` reads them (files sorted, documents in
+each file in order) and cut into chunks of `--docs-per-batch` consecutive documents; chunk k belongs
+to shard k mod N. The biLM's batches never cross a chunk (in a plain run too), so a shard computes each
+of its chunks exactly as the single run does, and the N parts, interleaved chunk by chunk, hold the
+single run's output bit for bit. Each part records a `shard` record (see `ShardRecord`), which
+`merge` checks: the same settings, the same corpus, every shard once.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard `index` of `count` (0-based): the chunks k with k % count == index."""
+
+    index: int = 0
+    count: int = 1
+
+    @classmethod
+    def parse(cls, text: Optional[str]) -> "Shard":
+        """A shard from "I/N" (0 <= I < N); None or "" is the whole corpus."""
+        if not text:
+            return cls()
+        parts = text.split("/")
+        try:
+            index, count = (int(p) for p in parts) if len(parts) == 2 else (-1, 0)
+        except ValueError:
+            index, count = -1, 0
+        if count < 1 or not 0 <= index < count:
+            raise InputError(f"--shard {text!r}: give I/N with 0 <= I < N, e.g. 0/4 for the first of four shards")
+        return cls(index, count)
+
+    @property
+    def whole(self) -> bool:
+        return self.count == 1
+
+    def owns(self, chunk: int) -> bool:
+        return chunk % self.count == self.index
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def shard_record(shard: Shard, chunk_docs: int, n_docs: int, settings: Dict[str, Any]) -> Dict[str, Any]:
+    """The record a part carries: which shard, the chunking, the corpus's document count, and the
+    settings that must match across parts (model fingerprint, layers, corpus files, ...)."""
+    return {"index": shard.index, "count": shard.count, "chunk_docs": chunk_docs, "n_docs": n_docs, "settings": settings}
+
+
+def check_parts(records: Sequence[Dict[str, Any]], names: Sequence[str]) -> Tuple[int, int]:
+    """Raise an InputError, in one line naming what differs, unless `records` (one per part,
+    named by `names`) are the N shards of one run, each once.
+
+    RETURNS (Tuple[int, int]): N and the chunk size.
+    """
+    if not records:
+        raise InputError("merge needs at least one part")
+    for record, name in zip(records, names):
+        if not isinstance(record, dict) or not {"index", "count", "chunk_docs", "n_docs", "settings"} <= set(record):
+            raise InputError(f"{name} is not a shard's part (it has no shard record): give the outputs of runs with --shard I/N")
+    first, first_name = records[0], names[0]
+    for record, name in zip(records[1:], names[1:]):
+        for field in ("count", "chunk_docs", "n_docs"):
+            if record[field] != first[field]:
+                raise InputError(f"{name} and {first_name} differ in {_field_name(field)}: {record[field]} vs {first[field]}")
+        differing = _differing(first["settings"], record["settings"])
+        if differing:
+            key = differing[0]
+            raise InputError(
+                f"{name} and {first_name} were made with different {key}: "
+                f"{_short(record['settings'].get(key))} vs {_short(first['settings'].get(key))}"
+            )
+    count = int(first["count"])
+    seen: Dict[int, str] = {}
+    for record, name in zip(records, names):
+        index = int(record["index"])
+        if index in seen:
+            raise InputError(f"{name} and {seen[index]} are both shard {index}/{count}: give each shard once")
+        seen[index] = name
+    missing = [str(i) for i in range(count) if i not in seen]
+    if missing:
+        raise InputError(f"shard{'s' * (len(missing) > 1)} {', '.join(f'{m}/{count}' for m in missing)} missing: give all {count} parts")
+    return count, int(first["chunk_docs"])
+
+
+def interleave(parts: Sequence[Iterable[Tuple[int, Any]]]) -> List[Tuple[int, Any]]:
+    """(chunk, item) pairs of every part, in chunk order (each part's items are in chunk order,
+    and a chunk is in one part only)."""
+    import heapq
+
+    return list(heapq.merge(*parts, key=lambda pair: pair[0]))
+
+
+def _differing(a: Dict[str, Any], b: Dict[str, Any]) -> List[str]:
+    return [key for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
+
+
+def _field_name(field: str) -> str:
+    return {"count": "shard count (N of I/N)", "chunk_docs": "documents per chunk (--docs-per-batch)", "n_docs": "corpus size (documents)"}[
+        field
+    ]
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 80 else text[:77] + "..."

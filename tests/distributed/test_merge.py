@@ -1,0 +1,163 @@
+"""Shards that add up to the single run: `--shard I/N` on index-usages and embed, joined by
+`spacy-elmo merge`, against one run over the whole corpus, byte for byte; and the refusals."""
+
+import json
+import random
+
+import h5py
+import numpy
+import pytest
+from spacy.tokens import DocBin
+from spacy.vocab import Vocab
+from typer.testing import CliRunner
+
+from spacy_elmo import save_original
+from spacy_elmo.cli import app
+from spacy_elmo.errors import InputError
+from spacy_elmo.shards import Shard
+
+from ..helpers import tiny_bilm
+
+WORDS = "the bank river play suit court city a of rate state wore filed sat near old new big small".split()
+
+
+def _documents(n: int, seed: int = 0) -> list:
+    rng = random.Random(seed)
+    docs = []
+    for _ in range(n):
+        sentences = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12))).capitalize() + "." for _ in range(rng.randint(1, 4))]
+        docs.append(" ".join(sentences))
+    return docs
+
+
+@pytest.fixture(scope="module")
+def bilm_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bilm")
+    save_original(tiny_bilm(seed=5), folder / "options.json", folder / "weights.hdf5")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """35 documents separated by blank lines (for index-usages), and the same one per line (for embed)."""
+    folder = tmp_path_factory.mktemp("corpus")
+    docs = _documents(35)
+    (folder / "docs.txt").write_text("\n\n".join(docs) + "\n", encoding="utf8")
+    (folder / "lines.txt").write_text("\n".join(docs[:20] + [""] + docs[:3]) + "\n", encoding="utf8")  # a blank line, repeats
+    return folder
+
+
+def _run(*args) -> str:
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _fail(*args) -> str:
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    return result.output
+
+
+def _index_shards(bilm_dir, corpus, tmp_path, n, *extra):
+    parts = []
+    for i in range(n):
+        parts.append(tmp_path / f"part{i}")
+        _run("index-usages", bilm_dir, corpus / "docs.txt", parts[-1], "--shard", f"{i}/{n}", "--docs-per-batch", 4, "-q", *extra)
+    return parts
+
+
+def test_three_index_shards_merge_into_the_single_runs_index(bilm_dir, corpus, tmp_path):
+    _run("index-usages", bilm_dir, corpus / "docs.txt", tmp_path / "single", "--docs-per-batch", 4, "-q")
+    parts = _index_shards(bilm_dir, corpus, tmp_path, 3)
+    sizes = [json.loads((p / "meta.json").read_text())["n_usages"] for p in parts]
+    assert all(sizes) and len(set(sizes)) > 1  # every shard did some of the work
+    _run("merge", tmp_path / "merged", *parts, "-q")
+    single, merged = tmp_path / "single", tmp_path / "merged"
+    names = sorted(p.name for p in single.iterdir() if p.name not in (".lock", "meta.json"))
+    assert names == sorted(p.name for p in merged.iterdir() if p.name not in (".lock", "meta.json"))
+    for name in names:
+        assert (single / name).read_bytes() == (merged / name).read_bytes(), name
+    a, b = (json.loads((f / "meta.json").read_text()) for f in (single, merged))
+    assert a.pop("seconds") >= 0 and b.pop("seconds") >= 0
+    assert a == b and "shard" not in b
+
+
+def test_an_empty_shard_is_a_part_and_merges(bilm_dir, corpus, tmp_path):
+    """With --words, a shard may hold no usage: its part is written, and the merge equals the single run."""
+    _run("index-usages", bilm_dir, corpus / "docs.txt", tmp_path / "single", "--docs-per-batch", 40, "-q", "--words", "bank")
+    parts = _index_shards(bilm_dir, corpus, tmp_path, 2, "--words", "bank", "--docs-per-batch", 40)
+    assert json.loads((parts[1] / "meta.json").read_text())["n_usages"] == 0  # 35 documents: all in chunk 0
+    _run("merge", tmp_path / "merged", *parts, "-q")
+    assert (tmp_path / "single" / "vectors.bin").read_bytes() == (tmp_path / "merged" / "vectors.bin").read_bytes()
+
+
+@pytest.mark.parametrize("layers", ["--all", "--top"])
+def test_three_hdf5_shards_merge_into_the_single_runs_file_byte_for_byte(bilm_dir, corpus, tmp_path, layers):
+    lines = corpus / "lines.txt"
+    _run("embed", bilm_dir, lines, tmp_path / "single.hdf5", layers, "--docs-per-batch", 3, "-q")
+    parts = [tmp_path / f"part{i}.hdf5" for i in range(3)]
+    for i, part in enumerate(parts):
+        _run("embed", bilm_dir, lines, part, layers, "--docs-per-batch", 3, "--shard", f"{i}/3", "-q")
+    _run("merge", tmp_path / "merged.hdf5", *parts[::-1], "-q")  # the order given does not matter
+    assert (tmp_path / "single.hdf5").read_bytes() == (tmp_path / "merged.hdf5").read_bytes()
+    with h5py.File(tmp_path / "merged.hdf5", "r") as f:
+        index = json.loads(f["sentence_to_index"][0])
+        assert len(f) == 25 and "shard" not in f  # 24 lines and sentence_to_index
+    assert index[lines.read_text().split("\n")[0]] == "21"  # a repeated line: its last occurrence
+
+
+def test_docbin_shards_merge_into_the_single_runs_docs(bilm_dir, corpus, tmp_path):
+    lines = corpus / "lines.txt"
+    _run("embed", bilm_dir, lines, tmp_path / "single.spacy", "--docs-per-batch", 4, "-q")
+    parts = [tmp_path / f"part{i}.spacy" for i in range(2)]
+    for i, part in enumerate(parts):
+        _run("embed", bilm_dir, lines, part, "--docs-per-batch", 4, "--shard", f"{i}/2", "-q")
+    _run("merge", tmp_path / "merged.spacy", *parts, "-q")
+    vocab = Vocab()
+    single = list(DocBin().from_disk(tmp_path / "single.spacy").get_docs(vocab))
+    merged = list(DocBin().from_disk(tmp_path / "merged.spacy").get_docs(vocab))
+    assert [d.text for d in single] == [d.text for d in merged] and len(single) == 24
+    for a, b in zip(single, merged):
+        numpy.testing.assert_array_equal(a._.elmo.layers, b._.elmo.layers)
+    assert (tmp_path / "single.spacy").read_bytes() == (tmp_path / "merged.spacy").read_bytes()
+
+
+def test_merge_refuses_parts_that_do_not_add_up(bilm_dir, corpus, tmp_path):
+    parts = _index_shards(bilm_dir, corpus, tmp_path, 3)
+    assert "shard 2/3 missing" in _fail("merge", tmp_path / "m1", parts[0], parts[1])
+    assert "both shard 1/3" in _fail("merge", tmp_path / "m2", parts[0], parts[1], parts[1], parts[2])
+    other_layer = tmp_path / "other"
+    _run("index-usages", bilm_dir, corpus / "docs.txt", other_layer, "--shard", "2/3", "--docs-per-batch", 4, "-q", "--layer", "1")
+    assert "different layer_weights" in _fail("merge", tmp_path / "m3", parts[0], parts[1], other_layer)
+    other_bilm = tmp_path / "bilm2"
+    other_bilm.mkdir()
+    save_original(tiny_bilm(seed=6), other_bilm / "options.json", other_bilm / "weights.hdf5")
+    foreign = tmp_path / "foreign"
+    _run("index-usages", other_bilm, corpus / "docs.txt", foreign, "--shard", "2/3", "--docs-per-batch", 4, "-q")
+    assert "different fingerprint" in _fail("merge", tmp_path / "m4", parts[0], parts[1], foreign)
+    chunked = tmp_path / "chunked"
+    _run("index-usages", bilm_dir, corpus / "docs.txt", chunked, "--shard", "2/3", "--docs-per-batch", 5, "-q")
+    assert "documents per chunk" in _fail("merge", tmp_path / "m5", parts[0], parts[1], chunked)
+    whole = tmp_path / "whole"
+    _run("index-usages", bilm_dir, corpus / "docs.txt", whole, "-q")
+    assert "not a shard's part" in _fail("merge", tmp_path / "m6", whole, parts[1])
+    assert not any((tmp_path / f"m{i}").exists() for i in range(1, 7))
+
+
+def test_merge_refuses_embeddings_of_other_settings(bilm_dir, corpus, tmp_path):
+    lines = corpus / "lines.txt"
+    _run("embed", bilm_dir, lines, tmp_path / "a.hdf5", "--shard", "0/2", "-q")
+    _run("embed", bilm_dir, lines, tmp_path / "b.hdf5", "--shard", "1/2", "--top", "-q")
+    assert "different layers: top vs all" in _fail("merge", tmp_path / "m.hdf5", tmp_path / "a.hdf5", tmp_path / "b.hdf5")
+    _run("embed", bilm_dir, lines, tmp_path / "single.hdf5", "-q")
+    assert "not a shard's part" in _fail("merge", tmp_path / "m.hdf5", tmp_path / "a.hdf5", tmp_path / "single.hdf5")
+    assert "exists" in _fail("merge", tmp_path / "single.hdf5", tmp_path / "a.hdf5")
+    assert not (tmp_path / "m.hdf5").exists()
+
+
+@pytest.mark.parametrize("text", ["3/3", "-1/2", "1", "a/b", "0/0", "1/2/3"])
+def test_a_bad_shard_is_one_line(text):
+    with pytest.raises(InputError, match="give I/N"):
+        Shard.parse(text)
+    assert Shard.parse("2/5").owns(7) and not Shard.parse("2/5").owns(8) and Shard.parse(None).whole
