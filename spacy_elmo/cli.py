@@ -585,16 +585,21 @@ def index_usages_cli(
     shard: str = shard_option(),
     ray: str = ray_option(),
     workers: int = workers_option(),
+    ann: bool = typer.Option(
+        False, "--ann", help="Also build the approximate search (FAISS; pip install 'spacy-elmo[ann]'): see index-ann"
+    ),
     quiet: bool = quiet_option(),
 ) -> None:
     """Index the usages of words in a corpus, each with its ELMo vector, for `spacy-elmo
     neighbours`. With --words, only the sentences that hold one go through the biLM. OUTPUT
     appears complete or not at all; files you put in it stay. --shard I/N writes one part of N
     (`spacy-elmo merge` joins them); --ray runs every part on a Ray cluster and merges them."""
-    from .pipeline.loading import load_elmo_pipeline
-    from .usages.builder import build_usage_index
 
     part = _shard(shard, ray)
+    if ann:
+        from .usages.ann import faiss_module
+
+        faiss_module()  # before the work: a missing extra is said now
     chosen = [w for w in words.split(",") if w.strip()] if words else None
     if words and not chosen:
         raise typer.BadParameter("name one or more words, comma-separated", param_hint="--words")
@@ -603,7 +608,18 @@ def index_usages_cli(
 
         settings = {"model": _bilm_source(model), "corpus": str(corpus.resolve()), "words": chosen, "lemmas": lemmas, "layer": layer}
         run_index_usages(ray, dict(settings, lang=lang, docs_per_batch=docs_per_batch), output, workers=workers, quiet=quiet)
-        return
+    else:
+        _index_usages(model, corpus, output, chosen, lemmas, layer, lang, docs_per_batch, part, quiet)
+    if ann:
+        from .usages.ann import build_ann
+
+        build_ann(output, log=_say(quiet))
+
+
+def _index_usages(model, corpus, output, chosen, lemmas, layer, lang, docs_per_batch, part, quiet) -> None:  # type: ignore[no-untyped-def]
+    from .pipeline.loading import load_elmo_pipeline
+    from .usages.builder import build_usage_index
+
     nlp = load_elmo_pipeline(model, lang)
     build_usage_index(
         nlp,
@@ -638,6 +654,23 @@ def merge_cli(
     merge_parts(parts, output, overwrite=overwrite, log=_say(quiet))
 
 
+@command("index-ann")
+def index_ann_cli(
+    index_path: Path = typer.Argument(..., metavar="INDEX", help="A folder written by spacy-elmo index-usages or merge", exists=True),
+    lists: int = typer.Option(0, "--lists", help="Inverted lists (0: a power of two near 4 sqrt(usages))", min=0),
+    code_bytes: int = typer.Option(0, "--code-bytes", help="Bytes per usage of the product-quantized codes (0: width / 8)", min=0),
+    train_size: int = typer.Option(0, "--train-size", help="Usages to train on (0: 64 per list, at least 100,000)", min=0),
+    quiet: bool = quiet_option(),
+) -> None:
+    """Build (or build again) the approximate search of a usage index with FAISS (pip install
+    'spacy-elmo[ann]'): an IVF-PQ index beside the vectors, which `neighbours` and
+    `UsageIndex.most_similar` then use for searches over more than 100,000 usages, scoring its
+    candidates exactly. Without one, every search is exact."""
+    from .usages.ann import build_ann
+
+    build_ann(index_path, lists=lists, code_bytes=code_bytes, train_size=train_size, log=_say(quiet))
+
+
 @command("neighbours")
 def neighbours_cli(
     index_path: Path = typer.Argument(..., metavar="INDEX", help="A folder written by spacy-elmo index-usages", exists=True),
@@ -653,6 +686,7 @@ def neighbours_cli(
     min_count: int = typer.Option(
         1, "--min-count", help="Context-free neighbours: only word types seen this often in the indexed sentences", min=1
     ),
+    exact: bool = typer.Option(False, "--exact", help="Search exactly, also where the index has an approximate search"),
 ) -> None:
     """The usages in INDEX nearest to WORD as used in SENTENCE (cosine of their ELMo vectors),
     and WORD's context-free neighbours (the biLM's token layer; static vectors where the pipeline
@@ -667,7 +701,7 @@ def neighbours_cli(
     token = next((t for t in doc if t.lower_ == word.lower()), None)
     if token is None:
         raise typer.BadParameter(f"{word!r} is not a token of the sentence ({' '.join(t.text for t in doc)})", param_hint="--word")
-    typer.echo(neighbours_table(index, token, n=n, same_word=not any_word, min_count=min_count))
+    typer.echo(neighbours_table(index, token, n=n, same_word=not any_word, min_count=min_count, exact=exact))
 
 
 @command("inspect")

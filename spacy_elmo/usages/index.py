@@ -10,7 +10,8 @@ A usage index folder (kind "usage-index", see output_folders.py) holds
 - `keys.json`: the key strings; `types.json` + `type_vectors.bin`: every word type of the indexed
   sentences, its count and its context-free token-layer vector (float16, P wide);
 - `meta.json`, written last: the pipeline it was built with, the fingerprint of its biLM, the layer
-  weights, how keys were matched, and the sizes the other files must have.
+  weights, how keys were matched, and the sizes the other files must have;
+- optionally `ann.faiss` + `ann.json`: an approximate search (ann.py), used by queries where present.
 """
 
 import hashlib
@@ -29,6 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
     from spacy.tokens import Token
 
+    from .ann import AnnSearch
+
 from ..types import PathLike
 from .layout import ARRAYS, FORMAT_VERSION, META, USAGE_INDEX
 from .storage import IndexWriter
@@ -38,6 +41,8 @@ _META_KEYS = ("kind", "format", "n_usages", "dim", "n_sentences", "n_types", "ty
 
 _AGAIN = "build the index again (spacy-elmo index-usages MODEL CORPUS OUTPUT)"
 _CHUNK_ROWS = 1 << 16  # usages scored at a time (float16 -> float32 conversion in pieces)
+# a query among fewer usages (one word's) is searched exactly, also where an approximate search is built
+ANN_MIN_ROWS = 100_000
 
 
 class Usage(NamedTuple):
@@ -134,6 +139,7 @@ class UsageIndex:
         self._nlp: Optional["Language"] = None
         self._elmo = ""  # the component of _nlp that holds the index's biLM
         self._checked: Dict[int, Any] = {}  # id -> vocab of each pipeline found to hold the index's biLM
+        self.ann: Optional["AnnSearch"] = None
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
@@ -158,7 +164,8 @@ class UsageIndex:
 
     def from_disk(self, path: PathLike, *, exclude: Sequence[str] = ()) -> "UsageIndex":
         """Read the index folder at `path` (vectors memory-mapped); every file is checked
-        against meta.json, and a damaged or missing one is an InputError naming it."""
+        against meta.json, and a damaged or missing one is an InputError naming it. `exclude`
+        ["ann"] leaves out the approximate search."""
         path = Path(path)
         if not (path / META).is_file():
             raise InputError(f"{path} is not a usage index (no {META}): {_AGAIN}")
@@ -199,6 +206,9 @@ class UsageIndex:
         if n and (int(self.arrays["usage_key"].max()) >= len(self.keys) or int(self.arrays["usage_sentence"].max()) >= n_sentences):
             raise InputError(f"{path}: usage tables point past keys.json or sentences.jsonl: {_AGAIN}")
         self._key_ids = {k: i for i, k in enumerate(self.keys)}
+        from .ann import AnnSearch
+
+        self.ann = None if "ann" in exclude else AnnSearch.load(path, n, dim)
         return self
 
     def to_disk(self, path: PathLike, *, exclude: Sequence[str] = ()) -> None:
@@ -307,12 +317,13 @@ class UsageIndex:
         order, starts = self._by_key
         return order[starts[k] : starts[k + 1]]
 
-    def most_similar(self, token: "Token", n: int = 5, same_word: bool = True) -> List[Usage]:
+    def most_similar(self, token: "Token", n: int = 5, same_word: bool = True, exact: bool = False) -> List[Usage]:
         """The `n` usages nearest to `token` in its context, by cosine.
 
         token (Token): a token of a Doc made by the index's pipeline (`index.nlp`, or one set with
             `use_pipeline`, which checks that its biLM is the index's).
         same_word (bool): only usages of the same word (same key); False searches every usage.
+        exact (bool): search every candidate exactly, also where an approximate search is built.
         RETURNS (List[Usage]): best first; empty, with a warning, where the index holds no usage
             of the token's word.
         """
@@ -335,10 +346,12 @@ class UsageIndex:
                 stacklevel=2,
             )
             return []
-        return self.nearest(self.vector_of(token), n, rows)
+        return self.nearest(self.vector_of(token), n, rows, exact=exact)
 
-    def nearest(self, vector: numpy.ndarray, n: int = 5, rows: Optional[numpy.ndarray] = None) -> List[Usage]:
-        """The `n` usages (among `rows`, or all) nearest to `vector` by cosine, exact (brute force)."""
+    def nearest(self, vector: numpy.ndarray, n: int = 5, rows: Optional[numpy.ndarray] = None, exact: bool = False) -> List[Usage]:
+        """The `n` usages (among `rows`, or all) nearest to `vector` by cosine: exact (brute
+        force), or, where the index has an approximate search and more than ANN_MIN_ROWS usages
+        are searched, among the candidates it finds, scored exactly (unless `exact`)."""
         if n <= 0:
             return []
         query = numpy.asarray(vector, dtype="float32")
@@ -346,11 +359,13 @@ class UsageIndex:
         if not numpy.isfinite(norm) or norm == 0:
             raise InputError("the query vector is not finite, or zero: it has no nearest usages (is the biLM damaged?)")
         query = query / norm
+        if rows is not None:
+            rows = numpy.sort(numpy.asarray(rows, dtype=numpy.int64))
+        if self.ann is not None and not exact and (len(self) if rows is None else len(rows)) > ANN_MIN_ROWS:
+            rows = self.ann.candidates(query, n, rows)
         query16 = torch.from_numpy(query).half()
         norms = self.arrays["norms"]
         scores_parts, row_parts = [], []
-        if rows is not None:
-            rows = numpy.sort(numpy.asarray(rows, dtype=numpy.int64))
         total = len(self) if rows is None else len(rows)
         for start in range(0, total, _CHUNK_ROWS):
             if rows is None:

@@ -5,4 +5,5 @@ from ..output_folders import USAGE_INDEX  # noqa: F401  (the folder marker's kin
 FORMAT_VERSION = 1
 META = "meta.json"  # written last: a folder without it is no finished index
 ARRAYS = ("usage_sentence.npy", "usage_token.npy", "usage_start.npy", "usage_end.npy", "usage_key.npy", "norms.npy")
-FILES = (META, "vectors.bin", "sentences.jsonl", "keys.json", "types.json", "type_vectors.bin", *ARRAYS)
+ANN_INDEX, ANN_META = "ann.faiss", "ann.json"  # the optional approximate search (ann.py), of one build
+FILES = (META, "vectors.bin", "sentences.jsonl", "keys.json", "types.json", "type_vectors.bin", *ARRAYS, ANN_INDEX, ANN_META)

@@ -30,10 +30,10 @@ def in_context(usage: Usage, width: int = _CONTEXT) -> str:
     return f"{left}[{usage.text}]{right}".replace("\n", " ")
 
 
-def neighbours_table(index: UsageIndex, token: Token, n: int = 5, same_word: bool = True, min_count: int = 1) -> str:
+def neighbours_table(index: UsageIndex, token: Token, n: int = 5, same_word: bool = True, min_count: int = 1, exact: bool = False) -> str:
     """RETURNS (str): the nearest usages of `token` in context, then its context-free neighbours
     by the token layer (over the indexed word types) and by static vectors (where the pipeline has them)."""
-    usages = index.most_similar(token, n=n, same_word=same_word)
+    usages = index.most_similar(token, n=n, same_word=same_word, exact=exact)
     key = index.key_of(token)
     n_same = len(index.rows_of(key))
     where = f"{n_same:,} usages of {key!r}" if same_word else f"{len(index):,} usages"

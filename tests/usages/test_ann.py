@@ -1,0 +1,82 @@
+"""The approximate search (FAISS, the [ann] extra): the same answers as the exact search where it
+probes every list, the candidates scored exactly, and the checks that tie it to one build."""
+
+import json
+
+import numpy
+import pytest
+from typer.testing import CliRunner
+
+from spacy_elmo import save_original
+from spacy_elmo.cli import app
+from spacy_elmo.errors import InputError
+from spacy_elmo.usages import UsageIndex, index as index_module
+from spacy_elmo.usages.ann import build_ann, default_bytes, default_lists
+
+from ..distributed.test_merge import _documents
+from ..helpers import tiny_bilm
+
+faiss = pytest.importorskip("faiss", reason="the approximate search needs the [ann] extra: pip install 'spacy-elmo[ann]'")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ann")
+    save_original(tiny_bilm(seed=8), tmp / "options.json", tmp / "weights.hdf5")
+    (tmp / "corpus.txt").write_text("\n\n".join(_documents(160, seed=3)) + "\n", encoding="utf8")
+    result = CliRunner().invoke(app, ["index-usages", str(tmp), str(tmp / "corpus.txt"), str(tmp / "index"), "-q", "--ann"])
+    assert result.exit_code == 0, result.output
+    return tmp
+
+
+def test_probing_every_list_finds_the_exact_answers(built, monkeypatch):
+    index = UsageIndex().from_disk(built / "index")
+    assert index.ann is not None and index.ann.record["lists"] == 32 and len(index) >= 64 * 32
+    monkeypatch.setattr(index_module, "ANN_MIN_ROWS", 0)
+    index.ann.nprobe = 32  # every list: only the product quantization approximates
+    rng = numpy.random.default_rng(0)
+    for row in rng.choice(len(index), size=20, replace=False):
+        query = numpy.asarray(index.vectors[row], dtype="float32") + rng.normal(0, 0.05, index.vectors.shape[1]).astype("float32")
+        assert index.nearest(query, n=5) == index.nearest(query, n=5, exact=True)
+        rows = index.rows_of(index.keys[int(index.arrays["usage_key"][row])])
+        assert index.nearest(query, n=3, rows=rows) == index.nearest(query, n=3, rows=rows, exact=True)
+
+
+def test_a_search_with_few_lists_probed_still_scores_exactly(built, monkeypatch):
+    index = UsageIndex().from_disk(built / "index")
+    monkeypatch.setattr(index_module, "ANN_MIN_ROWS", 0)
+    index.ann.nprobe, index.ann.refine = 1, 10
+    query = numpy.asarray(index.vectors[7], dtype="float32")
+    found = index.nearest(query, n=5)
+    exact = {(u.sentence, u.start): u.score for u in index.nearest(query, n=len(index), exact=True)}
+    assert found and all(exact[(u.sentence, u.start)] == u.score for u in found)  # true cosines, maybe not the best ones
+    assert found[0].score == pytest.approx(1.0, abs=2e-3)  # the row itself is in its own list
+
+
+def test_an_ann_of_another_build_is_refused_and_a_rebuild_removes_it(built, tmp_path):
+    import shutil
+
+    folder = tmp_path / "index"
+    shutil.copytree(built / "index", folder)
+    meta = json.loads((folder / "ann.json").read_text())
+    (folder / "ann.json").write_text(json.dumps({**meta, "index_meta": "0" * 64}))
+    with pytest.raises(InputError, match="another build"):
+        UsageIndex().from_disk(folder)
+    build_ann(folder, log=lambda _: None)  # built again: fine
+    (folder / "ann.faiss").write_bytes(b"\0" * meta["ann_bytes"])
+    with pytest.raises(InputError, match="damaged"):
+        UsageIndex().from_disk(folder)
+    result = CliRunner().invoke(app, ["index-usages", str(built), str(built / "corpus.txt"), str(folder), "-q", "--words", "bank"])
+    assert result.exit_code == 0, result.output
+    assert not (folder / "ann.faiss").exists() and not (folder / "ann.json").exists()
+    assert UsageIndex().from_disk(folder).ann is None
+
+
+def test_too_few_usages_for_the_lists_is_one_line(built):
+    with pytest.raises(InputError, match="too few"):
+        build_ann(built / "index", lists=4096, log=lambda _: None)
+
+
+def test_defaults():
+    assert default_lists(10_000_000) == 16384 and default_lists(1_000_000) == 4096 and default_lists(3000) == 32
+    assert default_bytes(256) == 32 and default_bytes(1024) == 128 and default_bytes(16) == 8 and default_bytes(200) == 25
