@@ -434,6 +434,7 @@ def embed_cli(
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="-1: CPU; N: run on CUDA device N (needs cupy, as spaCy's --gpu-id)"),
     shard: str = shard_option(),
     ray: str = ray_option(),
+    workers: int = workers_option(),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
     quiet: bool = quiet_option(),
 ) -> None:
@@ -443,11 +444,8 @@ def embed_cli(
     a JSON string mapping each line to its dataset). OUTPUT appears only once complete.
     --shard I/N writes one part of N (`spacy-elmo merge` joins them); --ray runs every part on a
     Ray cluster and merges them (docs/scale.md)."""
-    from tqdm import tqdm
-
     from .bilm.precision import SETTINGS as PRECISIONS
-    from .pipeline.export import ShardFilter, check_output, embedded_docs, write_layers
-    from .shards import shard_record
+    from .pipeline.export import check_output
 
     if all_layers + top + average > 1:
         raise typer.BadParameter("give one of --all, --top, --average", param_hint="--all/--top/--average")
@@ -477,22 +475,13 @@ def embed_cli(
     if ray is not None:
         from .distributed import run_embed
 
-        run_embed(ray, settings, output, quiet=quiet)
+        run_embed(ray, settings, output, workers=workers, quiet=quiet)
         return
-    from .pipeline.loading import elmo_names, elmo_pipe, load_elmo_pipeline
-    from .usages.index import bilm_fingerprint
+    from .pipeline.export import embed_to_file
+    from .pipeline.loading import load_elmo_pipeline
 
     nlp = load_elmo_pipeline(model, lang, sentences and not pretokenized, dtype, precision)
-    keep = ShardFilter(part, docs_per_batch)
-    docs = tqdm(
-        embedded_docs(nlp, input_path, pretokenized, docs_per_batch, keep), unit=" docs", disable=True if quiet else None, leave=False
-    )
-    if part.whole:
-        n_docs, n_tokens = write_layers(docs, output, layers)
-    else:
-        settings["fingerprints"] = [bilm_fingerprint(elmo_pipe(nlp, name).bilm) for name in elmo_names(nlp)]
-        record = lambda: shard_record(part, docs_per_batch, keep.n_docs, settings)  # noqa: E731  (n_docs known at the end)
-        n_docs, n_tokens = write_layers(docs, output, layers, numbers=keep.numbers, shard=record)
+    keep, n_docs, n_tokens = embed_to_file(nlp, settings, part, output, progress=not quiet)
     what = f"shard {part} ({n_docs} of the input's {keep.n_docs} documents)" if not part.whole else f"{n_docs} documents"
     _say(quiet)(f"Wrote the ELMo layers of {what} ({n_tokens} tokens) to {output}")
 

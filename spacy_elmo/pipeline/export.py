@@ -98,6 +98,33 @@ def embedded_docs(
             yield from nlp.pipe(chunk, batch_size=docs_per_batch)
 
 
+def embed_to_file(
+    nlp: Language, settings: Dict[str, Any], shard: Shard, output: Path, progress: bool = False
+) -> Tuple[ShardFilter, int, int]:
+    """`spacy-elmo embed`: write the layers of `shard` of the input to `output`, a part for `merge`
+    where the shard is not the whole input.
+
+    settings (Dict[str, Any]): the command's settings ("input", "pretokenized", "layers",
+        "docs_per_batch", and what a part records so that `merge` can compare parts).
+    RETURNS (Tuple[ShardFilter, int, int]): the filter (the input's documents), documents and tokens written.
+    """
+    from tqdm import tqdm
+
+    from ..bilm.fingerprint import bilm_fingerprint
+    from ..shards import shard_record
+
+    batch = int(settings["docs_per_batch"])
+    keep = ShardFilter(shard, batch)
+    docs: Iterable[Doc] = embedded_docs(nlp, Path(settings["input"]), settings["pretokenized"], batch, keep)
+    docs = tqdm(docs, unit=" docs", disable=None if progress else True, leave=False)
+    if shard.whole:
+        return keep, *write_layers(docs, output, settings["layers"])
+    elmos = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, Elmo)]
+    recorded = dict(settings, fingerprints=[bilm_fingerprint(pipe.bilm) for pipe in elmos])
+    record = lambda: shard_record(shard, batch, keep.n_docs, recorded)  # noqa: E731  (n_docs is known at the end)
+    return keep, *write_layers(docs, output, settings["layers"], numbers=keep.numbers, shard=record)
+
+
 def _pretokenized_doc(nlp: Language, line: str) -> Doc:
     words = line.split()
     n = len(words)

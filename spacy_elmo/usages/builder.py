@@ -22,7 +22,8 @@ from ..pipeline.loading import elmo_names, elmo_pipe
 from ..shards import Shard, shard_record
 from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from ..types import PathLike
-from .index import UsageIndex, bilm_fingerprint, mixed, parse_layer, usage_key
+from ..bilm.fingerprint import bilm_fingerprint
+from .index import UsageIndex, mixed, parse_layer, usage_key
 from .layout import USAGE_INDEX
 from .storage import IndexWriter
 

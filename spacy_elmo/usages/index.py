@@ -14,7 +14,6 @@ A usage index folder (kind "usage-index", see output_folders.py) holds
 - optionally `ann.faiss` + `ann.json`: an approximate search (ann.py), used by queries where present.
 """
 
-import hashlib
 import json
 import warnings
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequenc
 import numpy
 import torch
 
+from ..bilm.fingerprint import bilm_fingerprint  # noqa: F401  (where the index's users find it)
 from ..errors import InputError
 from ..output_folders import read_array_file, read_json_file
 
@@ -56,17 +56,6 @@ class Usage(NamedTuple):
     doc: int  # the document's number in its corpus file (0-based)
     file: str
     score: float
-
-
-def bilm_fingerprint(bilm: Any) -> str:
-    """RETURNS (str): a SHA-256 of the biLM's weights (names, shapes, values): equal for the same
-    biLM loaded from the original files or from a saved pipeline, different after fine-tuning."""
-    digest = hashlib.sha256()
-    for name, tensor in sorted(bilm.state_dict().items()):
-        array = tensor.detach().float().cpu().contiguous().numpy()
-        digest.update(f"{name}:{tuple(array.shape)};".encode("utf8"))
-        digest.update(array.tobytes())
-    return digest.hexdigest()
 
 
 def parse_layer(layer: Union[str, int, Sequence[float]], n_output_layers: int) -> numpy.ndarray:

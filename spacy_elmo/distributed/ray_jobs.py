@@ -1,0 +1,130 @@
+"""`embed --ray` and `index-usages --ray`: the shards of a corpus run as Ray actors, then merged.
+
+Each actor loads the pipeline once and runs shard after shard (an actor pool hands the next shard
+to whichever actor is free), writing its part into a scratch folder beside OUTPUT; the driver merges
+the parts into OUTPUT (`merge`), which then equals a single run's. A worker that dies mid-shard
+(killed, out of memory, a lost node) is restarted by Ray and its shard run again from the start:
+the half-written part is never published. On a cluster of several machines, OUTPUT's folder must be
+one every node can write (a shared file system), as must the corpus and the model be readable.
+"""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List
+
+from ..errors import InputError
+
+SHARDS_PER_WORKER = 4  # smaller shards balance the load, and a retried shard redoes less
+TASK_RETRIES = 3
+
+
+def connect(address: str) -> Any:
+    """Connect to Ray: "auto" joins the cluster at $RAY_ADDRESS, else starts a local one; anything
+    else is a cluster's address. RETURNS: the ray module."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError("--ray needs Ray: pip install 'spacy-elmo[ray]'") from None
+    if not ray.is_initialized():
+        kwargs: Dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": False}
+        if address == "auto":
+            ray.init(
+                **({"address": os.environ["RAY_ADDRESS"]} if os.environ.get("RAY_ADDRESS") else {"include_dashboard": False}), **kwargs
+            )
+        else:
+            ray.init(address=address, **kwargs)
+    return ray
+
+
+class _ShardWorker:
+    """A Ray actor (see `_worker_class`): the pipeline loaded once, shards run one after another."""
+
+    def __init__(self, kind: str, settings: Dict[str, Any], threads: int) -> None:
+        import torch
+
+        from ..pipeline.loading import load_elmo_pipeline
+
+        torch.set_num_threads(max(threads, 1))
+        self.kind, self.settings = kind, settings
+        if kind == "index":
+            self.nlp = load_elmo_pipeline(settings["model"], settings["lang"])
+        else:
+            sentences = settings["sentences"] and not settings["pretokenized"]
+            self.nlp = load_elmo_pipeline(settings["model"], settings["lang"], sentences, settings["dtype"], settings["precision"])
+
+    def run(self, index: int, count: int, part: str) -> str:
+        from ..shards import Shard
+
+        shard = Shard(index, count)
+        if self.kind == "index":
+            from ..usages.builder import build_usage_index
+
+            s = self.settings
+            build_usage_index(
+                self.nlp,
+                s["corpus"],
+                part,
+                model=s["model"],
+                words=s["words"],
+                lemmas=s["lemmas"],
+                layer=s["layer"],
+                docs_per_batch=s["docs_per_batch"],
+                shard=shard,
+                progress=False,
+                log=lambda _: None,
+            )
+        else:
+            from ..pipeline.export import embed_to_file
+
+            embed_to_file(self.nlp, self.settings, shard, Path(part))
+        return part
+
+
+def run_index_usages(address: str, settings: Dict[str, Any], output: Path, workers: int = 0, quiet: bool = False) -> None:
+    """`index-usages --ray`: index the corpus in shards on Ray and merge them into `output`."""
+    from ..output_folders import USAGE_INDEX, check_claimable, check_not_inside
+
+    check_not_inside(output, settings["corpus"], "the corpus")
+    check_claimable(output, USAGE_INDEX, " for the index")
+    _run("index", address, settings, output, workers, "", quiet)
+
+
+def run_embed(address: str, settings: Dict[str, Any], output: Path, workers: int = 0, quiet: bool = False) -> None:
+    """`embed --ray`: embed the input in shards on Ray and merge them into `output`."""
+    _run("embed", address, settings, output, workers, output.suffix, quiet)
+
+
+def _run(kind: str, address: str, settings: Dict[str, Any], output: Path, workers: int, suffix: str, quiet: bool) -> None:
+    from tqdm import tqdm
+
+    from .merge import merge_parts
+
+    ray = connect(address)
+    cpus = max(int(ray.cluster_resources().get("CPU", 1)), 1)
+    workers = workers or cpus
+    threads = max(cpus // workers, 1)
+    count = SHARDS_PER_WORKER * workers
+    worker_class = ray.remote(num_cpus=threads, max_restarts=-1, max_task_retries=TASK_RETRIES)(_ShardWorker)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".spacy-elmo-parts", dir=output.parent))
+    actors: List[Any] = []
+    try:
+        parts = [str(scratch / f"part-{i:05d}-of-{count:05d}{suffix}") for i in range(count)]
+        actors = [worker_class.remote(kind, settings, threads) for _ in range(workers)]
+        pool = ray.util.ActorPool(actors)
+        done = pool.map_unordered(lambda actor, i: actor.run.remote(i, count, parts[i]), range(count))
+        bar = tqdm(total=count, unit=" shards", disable=True if quiet else None, leave=False)
+        try:
+            for _ in done:
+                bar.update(1)
+        except ray.exceptions.RayError as err:
+            raise InputError(f"a shard failed on Ray after {TASK_RETRIES} retries: {str(err).splitlines()[0]}") from None
+        finally:
+            bar.close()
+        merge_parts([Path(p) for p in parts], output, overwrite=True, log=(lambda _: None) if quiet else print)
+    finally:
+        for actor in actors:
+            ray.kill(actor)
+        shutil.rmtree(scratch, ignore_errors=True)  # made here, by mkdtemp
