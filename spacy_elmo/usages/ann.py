@@ -40,9 +40,9 @@ def faiss_module() -> Any:
 
 
 def default_lists(n_usages: int) -> int:
-    """RETURNS (int): the inverted lists for `n_usages`: a power of two near 4 sqrt(n), at most
+    """RETURNS (int): the inverted lists for `n_usages`: a power of two near 2 sqrt(n), at most
     65,536 and at most n / 64 (training points a list)."""
-    lists = int(min(2 ** round(numpy.log2(4 * max(n_usages, 1) ** 0.5)), 65536))
+    lists = int(min(2 ** round(numpy.log2(2 * max(n_usages, 1) ** 0.5)), 65536))
     while lists > 1 and 64 * lists > n_usages:
         lists //= 2
     return lists

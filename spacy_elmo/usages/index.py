@@ -341,8 +341,17 @@ class UsageIndex:
         """The `n` usages (among `rows`, or all) nearest to `vector` by cosine: exact (brute
         force), or, where the index has an approximate search and more than ANN_MIN_ROWS usages
         are searched, among the candidates it finds, scored exactly (unless `exact`)."""
+        found, scores = self.nearest_rows(vector, n, rows, exact)
+        return [self.usage(int(row), float(score)) for row, score in zip(found, scores)]
+
+    def nearest_rows(
+        self, vector: numpy.ndarray, n: int = 5, rows: Optional[numpy.ndarray] = None, exact: bool = False
+    ) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """`nearest`'s answer as arrays: RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): the rows and
+        their cosines, best first (ties: the earlier row first)."""
+        empty = (numpy.zeros(0, dtype=numpy.int64), numpy.zeros(0, dtype=numpy.float32))
         if n <= 0:
-            return []
+            return empty
         query = numpy.asarray(vector, dtype="float32")
         norm = float(numpy.linalg.norm(query))
         if not numpy.isfinite(norm) or norm == 0:
@@ -377,10 +386,10 @@ class UsageIndex:
             scores_parts.append(scores[best])
             row_parts.append(chunk[best])
         if not scores_parts:
-            return []
+            return empty
         scores, found = numpy.concatenate(scores_parts), numpy.concatenate(row_parts)
         order = numpy.lexsort((found, -scores))[:n]  # ties: the earlier usage first
-        return [self.usage(int(found[i]), float(scores[i])) for i in order]
+        return found[order], scores[order]
 
     def usage(self, row: int, score: float = float("nan")) -> Usage:
         """RETURNS (Usage): usage `row` of the index."""

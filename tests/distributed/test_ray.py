@@ -53,7 +53,9 @@ def test_without_ray_the_error_names_the_extra(setup, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     result = CliRunner().invoke(app, ["embed", str(setup), str(setup / "lines.txt"), str(tmp_path / "x.hdf5"), "--ray", "auto"])
     assert result.exit_code == 1 and "pip install 'spacy-elmo[ray]'" in result.output and "Traceback" not in result.output
-    result = CliRunner().invoke(app, ["embed", str(setup), str(setup / "lines.txt"), str(tmp_path / "x.hdf5"), "--ray", "auto", "--shard", "0/2"])
+    result = CliRunner().invoke(
+        app, ["embed", str(setup), str(setup / "lines.txt"), str(tmp_path / "x.hdf5"), "--ray", "auto", "--shard", "0/2"]
+    )
     assert result.exit_code == 2 and "not both" in result.output
 
 

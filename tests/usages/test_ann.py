@@ -78,5 +78,5 @@ def test_too_few_usages_for_the_lists_is_one_line(built):
 
 
 def test_defaults():
-    assert default_lists(10_000_000) == 16384 and default_lists(1_000_000) == 4096 and default_lists(3000) == 32
+    assert default_lists(10_000_000) == 8192 and default_lists(1_000_000) == 2048 and default_lists(3000) == 32
     assert default_bytes(256) == 32 and default_bytes(1024) == 128 and default_bytes(16) == 8 and default_bytes(200) == 25
