@@ -197,7 +197,10 @@ def temporary_path(path: PathLike) -> Path:
     path = Path(path)
     handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.fchmod(handle, default_file_mode())
+        if hasattr(os, "fchmod"):
+            os.fchmod(handle, default_file_mode())
+        else:  # pragma: no cover  (Windows before Python 3.13)
+            os.chmod(name, default_file_mode())
     finally:
         os.close(handle)
     return Path(name)
@@ -205,10 +208,15 @@ def temporary_path(path: PathLike) -> Path:
 
 def open_no_follow(path: PathLike, flags: int, mode: int = 0o666) -> int:
     """Open `path` (os.open flags) refusing a symbolic link or anything but a plain file: spacy-elmo
-    never writes or reads its own files through a link, which could point outside its folder.
+    never writes or reads its own files through a link, which could point outside its folder. To
+    write, it also refuses a file with a second name (a hard link), whose other name would change
+    with it; O_TRUNC truncates only after that check.
 
     RETURNS (int): the file descriptor.
     """
+    writing = bool(flags & (os.O_WRONLY | os.O_RDWR))
+    truncate = bool(flags & os.O_TRUNC)
+    flags &= ~os.O_TRUNC
     try:
         fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0), mode)
     except OSError as err:
@@ -218,9 +226,18 @@ def open_no_follow(path: PathLike, flags: int, mode: int = 0o666) -> int:
                 "Nothing was written; remove the link and run again"
             ) from None
         raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         raise OutputFolderError(f"{path} is not a plain file: nothing was written; remove it and run again")
+    if writing and info.st_nlink > 1:
+        os.close(fd)
+        raise OutputFolderError(
+            f"{path} has another name (a hard link, {info.st_nlink} names): spacy-elmo never writes a file that is also "
+            "somewhere else. Nothing was written; remove it and run again"
+        )
+    if truncate:
+        os.ftruncate(fd, 0)
     return fd
 
 

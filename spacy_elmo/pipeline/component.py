@@ -40,9 +40,10 @@ def _one_thread_in_forked_children() -> None:
     first parallel op; this is what `nlp.pipe(n_process=...)` does on Linux. Registered once per
     process, when it builds an elmo component (not at import: importing the package must not change
     the children of programs that only read its registry); worker processes share the cores
-    anyway, so each gets one intra-op thread. spaCy gives no hook where it forks."""
+    anyway, so each gets one intra-op thread. spaCy gives no hook where it forks. Where processes
+    are spawned, not forked (Windows, macOS), nothing is inherited and there is nothing to do."""
     global _fork_hook_registered
-    if not _fork_hook_registered:
+    if not _fork_hook_registered and hasattr(os, "register_at_fork"):
         _fork_hook_registered = True
         os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
 
