@@ -8,6 +8,7 @@ it, then use it. Bad input ends a command with one line on stderr naming the fil
 
 import errno
 import functools
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, List, Optional, TypeVar
@@ -159,7 +160,7 @@ def check_output_file(path: Path, overwrite: bool) -> None:
     """Refuse to replace an existing file unless `--overwrite` was given."""
     if path.is_dir():
         raise InputError(f"{path} is a folder: give a file name")
-    if path.exists() and not overwrite:
+    if os.path.lexists(path) and not overwrite:  # a link too, dangling or not (--overwrite replaces the link itself)
         raise InputError(f"{path} exists: give --overwrite to replace it, or another file name")
 
 
@@ -388,6 +389,9 @@ def fill_config_cli(
     typer.echo(f"Wrote {output} for the biLM in {model}")
 
 
+CONVERTED = ("options.json", "weights.hdf5")
+
+
 @command("convert")
 def convert_cli(
     model: str = typer.Argument(..., help="A biLM folder (TensorFlow checkpoint, ELMoForManyLangs, AllenNLP) or a released model's name"),
@@ -403,7 +407,11 @@ def convert_cli(
 
     found = resolve_bilm(model)
     check_not_inside(output, found.path, "the biLM folder")
-    for name in ("options.json", "weights.hdf5"):
+    others = sorted(p.name for p in output.iterdir() if p.name not in CONVERTED) if output.is_dir() else []
+    if others:
+        shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
+        raise InputError(f"{output} holds other files ({shown}): convert writes into a new or empty folder, or one it wrote")
+    for name in CONVERTED:
         check_output_file(output / name, overwrite)
     save_original(found.load(cache_size=0), output / "options.json", output / "weights.hdf5")
     typer.echo(f"Wrote {found.path} ({found.format}) as {output / 'options.json'} + {output / 'weights.hdf5'}")

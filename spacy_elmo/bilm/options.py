@@ -302,7 +302,10 @@ class ElmoOptions:
             raise ElmoFormatError(f"{path}: {err}") from None
 
     def to_file(self, path: Union[str, Path]) -> None:
-        srsly.write_json(path, self.to_json())
+        """Write options.json through a temporary file and a rename (never through a link at `path`)."""
+        from ..output_folders import write_atomically
+
+        write_atomically(path, srsly.json_dumps(self.to_json(), indent=2))
 
 
 def read_json_object(path: Union[str, Path], what: str) -> Dict[str, Any]:

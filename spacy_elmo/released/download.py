@@ -457,9 +457,18 @@ def _check_files(record: Dict[str, Any], folder: Path, model: ReleasedModel, fix
             raise InputError(
                 f"{path} differs from what spacy-elmo downloaded (sha256 {expected[:12]}...): it was changed or damaged. {fix}"
             )
-    added = [p.name for p in folder.iterdir() if _loader_reads(p.name) and p.name not in (*record["files"], RECORD)]
+    # a model is read from its recorded plain files only: no other file a loader could read, and no
+    # folder or link (a planted `variables/` would be read before a flat checkpoint's own files)
+    added = [
+        p.name + ("/" if p.is_dir() else "")
+        for p in folder.iterdir()
+        if p.name not in (*record["files"], RECORD) and (_loader_reads(p.name) or p.name == "checkpoint" or not is_plain_file(p))
+    ]
     if added:
-        raise InputError(f"{folder} holds {', '.join(sorted(added))}, which spacy-elmo did not download and a loader could read. {fix}")
+        raise InputError(
+            f"{folder} holds {', '.join(sorted(added))}, which spacy-elmo did not download and a loader could read "
+            f"(or a folder or link). {fix}"
+        )
 
 
 def _check_record(record: Dict[str, Any], folder: Path, model: ReleasedModel) -> None:

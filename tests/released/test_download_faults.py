@@ -290,6 +290,23 @@ def test_an_added_file_a_loader_could_read_is_a_change(mirror, cache):
         resolve_bilm("efml-de")
 
 
+@pytest.mark.parametrize("planted", ["variables/", "checkpoint", "link"])
+def test_a_folder_link_or_checkpoint_file_planted_in_a_cached_model_is_a_change(mirror, cache, tmp_path, planted):
+    """A TensorFlow folder is read as a checkpoint_prefix finds it: `variables/variables.*` or a
+    `checkpoint` file first; the cache reads a model from its recorded plain files only."""
+    download("small", mirror=mirror.url, progress=False)
+    folder = cache / "small"
+    if planted == "variables/":
+        (folder / "variables").mkdir()
+        (folder / "variables" / "variables.index").write_bytes(b"x")
+    elif planted == "checkpoint":
+        (folder / "checkpoint").write_text('model_checkpoint_path: "other"\n')
+    else:
+        os.symlink(tmp_path, folder / "elsewhere")
+    with pytest.raises(InputError, match=r"did not download .*download small --force"):
+        resolve_bilm("small")
+
+
 def test_cache_paths_that_name_no_folder_are_refused_in_one_line(tmp_path):
     from typer.testing import CliRunner
 
