@@ -3,14 +3,18 @@
 The transfer itself is `requests` (which spaCy already installs), with urllib3's retries for
 connections that fail before an answer. What HTTP leaves to the client is done here: a resumed
 request carries `If-Range` with the validator (ETag, else Last-Modified) recorded when the partial
-file was started; a 206 is appended only when its Content-Range starts at the asked offset and
-ends at the recorded total; anything else (a 200, another validator or total, another URL) starts
-the file over. A body shorter than its length is an interruption (the partial file is kept for
-the next run), and an HTML page where a model file was asked for is refused.
+file was started; a 206 is appended only when it carries that validator and its Content-Range starts
+at the asked offset and ends at the recorded total; anything else (a 200, another validator or
+total, another URL) starts the file over. Since a server may ignore If-Range, or give a changed file
+the same validator, a few ranges before the resume point (the last 4 KiB and three at random) are
+first fetched again and compared with the partial file: where one differs, the file starts over.
+A body shorter than its length is an interruption (the partial file is kept for the next run), and
+an HTML page where a model file was asked for is refused.
 """
 
 import os
 import re
+import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional
@@ -19,6 +23,7 @@ from ..errors import InputError
 from ..output_folders import open_no_follow
 
 _CHUNK = 1 << 20
+_PROBES, _PROBE_BYTES = 3, 4096  # ranges before a resume point compared again with the partial file
 _CONTENT_RANGE = re.compile(r"^bytes (\d+)-(\d+)/(\d+)$")
 TIMEOUT_S = 60
 
@@ -95,6 +100,9 @@ def fetch(
             headers.update({"Range": f"bytes={start}-", "If-Range": known.validator})
     try:
         with _session() as session:
+            if start and known is not None and not _earlier_part_matches(session, url, partial, start, known):
+                start = 0
+                headers = {"Accept-Encoding": "identity"}
             response = session.get(url, headers=headers, stream=True, timeout=TIMEOUT_S)
             with response:
                 return _receive(response, url, partial, known if start else None, start, remember, progress, desc)
@@ -130,7 +138,13 @@ def _receive(
             raise TransferError(f"{url}: the server sent part of the file unasked", resumable=False)
         match = _CONTENT_RANGE.match(response.headers.get("Content-Range", "").strip())
         first, last, total = (int(g) for g in match.groups()) if match else (-1, -1, -1)
-        if first != start or total != known.total or last != total - 1 or (length is not None and length != total - start):
+        if (
+            first != start
+            or total != known.total
+            or last != total - 1
+            or (length is not None and length != total - start)
+            or _validator(response.headers) != known.validator  # a server that ignored If-Range
+        ):
             response.close()
             return _start_over(url, partial, remember, progress, desc)  # not the continuation asked for
         record = known
@@ -164,6 +178,27 @@ def _receive(
     if expected is not None and written < expected:
         raise _cut(url, start + written, record.total, "the connection closed early")
     return record
+
+
+def _earlier_part_matches(session: Any, url: str, partial: Path, start: int, known: PartialFile) -> bool:
+    """Whether the server's file, as served now, holds the partial file's bytes at a few places
+    before `start`: the last _PROBE_BYTES and _PROBES ranges at random offsets."""
+    offsets = {max(0, start - _PROBE_BYTES)} | {secrets.randbelow(max(start - _PROBE_BYTES, 1)) for _ in range(_PROBES)}
+    with os.fdopen(open_no_follow(partial, os.O_RDONLY), "rb") as ours:
+        for offset in sorted(offsets):
+            last = min(offset + _PROBE_BYTES, start) - 1
+            headers = {"Accept-Encoding": "identity", "Range": f"bytes={offset}-{last}", "If-Range": str(known.validator)}
+            with session.get(url, headers=headers, timeout=TIMEOUT_S) as response:
+                if (
+                    response.status_code != 206
+                    or response.headers.get("Content-Range", "").strip() != f"bytes {offset}-{last}/{known.total}"
+                    or _validator(response.headers) != known.validator
+                ):
+                    return False
+                ours.seek(offset)
+                if response.content != ours.read(last + 1 - offset):
+                    return False
+    return True
 
 
 def _start_over(url: str, partial: Path, remember: Callable[[PartialFile], None], progress: bool, desc: str) -> PartialFile:

@@ -19,6 +19,8 @@ class MirrorServer:
     html: paths answered with 200 and an HTML error page.
     status[path] = code: paths answered with that error status.
     redirect[path] = url: paths answered with a 302 to url.
+    ignore_if_range: paths whose range requests are answered with 206 whatever If-Range says.
+    etag[path] = tag: paths sent with this ETag whatever their content (a validator that lies).
     requests: (path, Range header or "") of every request.
     """
 
@@ -31,6 +33,8 @@ class MirrorServer:
         self.html: Set[str] = set()
         self.status: Dict[str, int] = {}
         self.redirect: Dict[str, str] = {}
+        self.ignore_if_range: Set[str] = set()
+        self.etag: Dict[str, str] = {}
         self.requests: List[Tuple[str, str]] = []
         server = self
 
@@ -63,13 +67,14 @@ class MirrorServer:
                     self.send_error(404)
                     return
                 data = file.read_bytes()
-                etag = '"' + hashlib.sha256(data).hexdigest()[:20] + '"'
-                start = self._range_start(path, etag)
+                etag = server.etag.get(path) or '"' + hashlib.sha256(data).hexdigest()[:20] + '"'
+                start, end = self._range(path, etag, len(data))
                 if start is not None and path in server.wrong_offset:
                     start = server.wrong_offset[path]
                 if start is not None and start < len(data):
                     self.send_response(206)
-                    self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+                    self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
+                    data = data[: end + 1]
                 else:
                     start = 0
                     self.send_response(200)
@@ -83,14 +88,15 @@ class MirrorServer:
                     body = body[: server.cut.pop(path)]
                 self.wfile.write(body)
 
-            def _range_start(self, path: str, etag: str) -> Optional[int]:
+            def _range(self, path: str, etag: str, size: int) -> Tuple[Optional[int], int]:
                 header = self.headers.get("Range")
                 if not header or path in server.ignore_range:
-                    return None
+                    return None, size - 1
                 if_range = self.headers.get("If-Range")
-                if if_range is not None and if_range != etag:
-                    return None  # another version: the whole file (RFC 9110)
-                return int(header.split("=")[1].split("-")[0])
+                if if_range is not None and if_range != etag and path not in server.ignore_if_range:
+                    return None, size - 1  # another version: the whole file (RFC 9110)
+                first, _, last = header.split("=")[1].partition("-")
+                return int(first), min(int(last), size - 1) if last else size - 1
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"

@@ -65,6 +65,28 @@ def test_a_resume_after_the_file_changed_on_the_server_fetches_the_new_file_whol
     _assert_true_file(cache, changed)
 
 
+@pytest.mark.parametrize("server", ["ignores If-Range", "lies with the old ETag"])
+def test_a_resume_after_the_file_changed_is_not_spliced_whatever_the_server_says(mirror, cache, server):
+    _cut_halfway(mirror)
+    old_etag = '"' + hashlib.sha256((mirror.root / WEIGHTS).read_bytes()).hexdigest()[:20] + '"'
+    changed = _new_version(mirror, seed=11)  # same size, other bytes
+    if server == "ignores If-Range":
+        mirror.ignore_if_range.add(WEIGHTS)  # a 206 of the new file, with the new file's ETag
+    else:
+        mirror.etag[WEIGHTS] = old_etag  # the new file under the old ETag: If-Range is satisfied
+    download("small", mirror=mirror.url, progress=False)
+    _assert_true_file(cache, changed)
+
+
+def test_a_resume_of_the_same_file_appends_after_checking_a_few_earlier_ranges(mirror, cache):
+    size = _cut_halfway(mirror)
+    mirror.requests.clear()
+    download("small", mirror=mirror.url, progress=False)
+    _assert_true_file(cache, mirror.root / "small")
+    ranges = [r for path, r in mirror.requests if path == WEIGHTS]
+    assert ranges[-1] == f"bytes={size // 2}-" and 2 <= len(ranges) - 1 <= 4  # probes, then the rest only
+
+
 def test_a_resume_from_another_mirror_starts_over(mirror, cache, tmp_path):
     _cut_halfway(mirror)
     other_root = tmp_path / "other"
