@@ -510,7 +510,7 @@ def models_cli(
 
     rows = [("name", "lang", "format", "size", "download", "cached", "licence", "trained on")]
     for model in CATALOGUE.values():
-        name = model.name + ("*" if model.sha256 else "")
+        name = model.name + ("*" if model.sha256 else "") + ("~" if model.assumed else "")
         size = model.parameters.split(" ")[0] + ("+words" if "word embedding" in model.parameters else "")
         licence = "not stated" if model.licence.startswith("not stated") else model.licence.split(" (")[0]
         fmt = {"elmoformanylangs": "efml", "tensorflow": "tf"}.get(model.format, model.format)
@@ -518,8 +518,11 @@ def models_cli(
         rows.append(
             (name, model.language, fmt, size, model.download, state, licence, ("lemmas: " if model.lemmas else "") + model.trained_on)
         )
+    import shutil
+
+    width = max(MODELS_WIDTH, shutil.get_terminal_size((MODELS_WIDTH, 24)).columns)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    room = MODELS_WIDTH - sum(w + 2 for w in widths)
+    room = width - sum(w + 2 for w in widths)
     for row in rows:
         last = row[-1] if len(row[-1]) <= room else row[-1][: max(0, room - 3)].rstrip() + "..."
         typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + last)
@@ -531,10 +534,17 @@ def models_cli(
         "(download it again with --force). Every use checks the files against the sha256 recorded at download; the "
         "download is checked against the sha256 its source publishes for the names marked *, else only by loading it, "
         "so the server or mirror is trusted for its content. efml: ELMoForManyLangs; +words: with its word embedding; tf: a "
-        "TensorFlow checkpoint (read without TensorFlow); lemmas: trained on lemmas, so the pipeline feeds lemmas. "
-        "Each entry's full training text, licence and sources: spacy_elmo/released/catalogue.py."
+        "TensorFlow checkpoint (read without TensorFlow); lemmas: trained on lemmas, so the pipeline feeds lemmas; ~: the "
+        "entry assumes what no source states (below). Each entry's full training text, licence and sources: "
+        "spacy_elmo/released/catalogue.py."
     )
-    typer.echo(textwrap.fill(footer, MODELS_WIDTH, break_on_hyphens=False, break_long_words=False))
+    typer.echo(textwrap.fill(footer, width, break_on_hyphens=False, break_long_words=False))
+    assumptions: dict = {}
+    for model in CATALOGUE.values():
+        if model.assumed:
+            assumptions.setdefault(model.assumed, []).append(model.name)
+    for text, names in assumptions.items():
+        typer.echo(textwrap.fill(f"~ {', '.join(names)}: {text}.", width, subsequent_indent="  ", break_on_hyphens=False))
 
 
 @command("download")

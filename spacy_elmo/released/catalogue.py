@@ -25,7 +25,8 @@ class ReleasedModel:
 
     name (str): what a user types (`spacy-elmo download NAME`, `add_elmo(nlp, NAME)`).
     language (str): ISO 639 code of its language.
-    format (str): "allennlp" (options.json + weights.hdf5) or "elmoformanylangs".
+    format (str): "allennlp" (options.json + weights.hdf5), "elmoformanylangs" (config.json, char.dic,
+        token_embedder.pkl, encoder.pkl) or "tensorflow" (a TF Hub module or a bilm-tf checkpoint).
     parameters (str): its size, as its page gives it ("?" where none does).
     download (str): the download size ("~": an estimate; "?": unknown).
     trained_on (str): its training text.
@@ -40,6 +41,9 @@ class ReleasedModel:
         digest is what later uses are checked against, and the server (or mirror) is trusted for
         the content.
     source (str): where these facts were taken from.
+    assumed (str): what this entry assumes because no source says it ("" where nothing is);
+        `spacy-elmo models` marks such entries and says what.
+    gone (str): what to use instead, said where the server answers 403 or 404 ("" for none).
     """
 
     name: str
@@ -55,6 +59,8 @@ class ReleasedModel:
     digests: Tuple[Tuple[str, str], ...] = ()
     lemmas: bool = False
     options_from_shapes: bool = False
+    assumed: str = ""
+    gone: str = ""
 
     @property
     def sha256(self) -> Dict[str, str]:
@@ -137,7 +143,14 @@ _EFML_LANGUAGES: List[Tuple[str, str, int]] = [
 _NLPL = "http://vectors.nlpl.eu/repository/20"
 _NORELMO = "wiki.nlpl.eu/Vectors/norlm/norelmo (IDs 210, 211, 217, 218; NLPL repository, CC BY 4.0)"
 _RUSVECTORES = "rusvectores.org/en/models (RusVectōrēs ELMo list, linking NLPL repository IDs 195, 196, 199)"
-_SEMEVAL = "github.com/akutuzov/semeval2020 README.md ('Download pre-trained embeddings', ELMo: IDs 201-203)"
+_SEMEVAL = (
+    "github.com/akutuzov/semeval2020 README.md ('Download pre-trained embeddings', ELMo: German 201, Swedish 202, Latin 203; "
+    "its English is ID 193); the UiO-UvA paper at SemEval-2020 (Kutuzov and Giulianelli 2020)"
+)
+_SEMEVAL_INPUT = (
+    "input: the SemEval-2020 Task 1 corpora were distributed lemmatized, and no source found says whether these models were "
+    'trained on lemmas or on word forms; they are fed word forms (give the component input = "lemma" to feed lemmas)'
+)
 
 
 def _nlpl(name: str, nlpl_id: int, language: str, trained_on: str, source: str, lemmas: bool = False, version: str = "20") -> ReleasedModel:
@@ -156,8 +169,12 @@ def _nlpl(name: str, nlpl_id: int, language: str, trained_on: str, source: str, 
 
 
 _DEEPPAVLOV = (
-    "deepmipt/DeepPavlov docs/features/pretrained_vectors.rst and deeppavlov/configs/elmo_embedder/elmo_ru_*.json "
+    "deepmipt/DeepPavlov docs/features/pretrained_vectors.rst and deeppavlov/configs/embedder/elmo_ru_*.json "
     "(tag 0.14.0; licence Apache-2.0); TF Hub module format"
+)
+_FROM_SHAPES = (
+    "options: the module ships no options.json; sizes are read off its tensors, and cell clip 3, projection clip 3, relu and "
+    "skip connections are assumed as every released bilm-tf model sets them (no source states them for this module)"
 )
 _TFHUB = "tfhub.dev/google/elmo (versions 1-3: the 1 Billion Word Benchmark model, original size); TF Hub module format"
 _CONTRIB_PT = (
@@ -178,6 +195,7 @@ def _tf_hub(name: str, language: str, url: str, trained_on: str, licence: str, s
         source=source,
         archive=url,
         options_from_shapes=True,
+        assumed=_FROM_SHAPES,
     )
 
 
@@ -199,7 +217,14 @@ def _contributed_pt(name: str, folder: str, options: str, weights: str, trained_
 _OTHER_FAMILIES: List[ReleasedModel] = [
     _nlpl("nlpl-195", 195, "ru", "Russian National Corpus + Wikipedia, December 2018 (tokens)", _RUSVECTORES, version="11"),
     _nlpl("nlpl-196", 196, "ru", "Russian National Corpus + Wikipedia, December 2018 (lemmas)", _RUSVECTORES, lemmas=True, version="11"),
-    _nlpl("nlpl-199", 199, "ru", "Taiga corpus, December 2019, vocabulary 2048 (lemmas)", _RUSVECTORES, lemmas=True),
+    _nlpl(
+        "nlpl-199",
+        199,
+        "ru",
+        "Taiga corpus, December 2019, 2048-dimensional (tayga_lemmas_elmo_2048_2019; lemmas)",
+        _RUSVECTORES,
+        lemmas=True,
+    ),
     _nlpl(
         "nlpl-212",
         212,
@@ -208,20 +233,29 @@ _OTHER_FAMILIES: List[ReleasedModel] = [
         "public code downloading vectors.nlpl.eu/repository/20/212.zip as 'araneum_lemmas_elmo_2048_2020'",
         lemmas=True,
     ),
-    _nlpl("nlpl-201", 201, "de", "German Wikipedia (SemEval-2020 Task 1 models)", _SEMEVAL),
-    _nlpl("nlpl-202", 202, "sv", "Swedish Wikipedia (SemEval-2020 Task 1 models)", _SEMEVAL),
-    _nlpl("nlpl-203", 203, "la", "Latin (SemEval-2020 Task 1 models)", _SEMEVAL),
-    _nlpl("nlpl-209", 209, "en", "English (NLPL repository ID 209)", "NLPL repository ID 209, as public code downloads it (20/209.zip)"),
+    replace(_nlpl("nlpl-201", 201, "de", "German Wikipedia (SemEval-2020 Task 1 models)", _SEMEVAL), assumed=_SEMEVAL_INPUT),
+    replace(_nlpl("nlpl-202", 202, "sv", "Swedish Wikipedia (SemEval-2020 Task 1 models)", _SEMEVAL), assumed=_SEMEVAL_INPUT),
+    replace(_nlpl("nlpl-203", 203, "la", "Latin (SemEval-2020 Task 1 models)", _SEMEVAL), assumed=_SEMEVAL_INPUT),
+    replace(
+        _nlpl(
+            "nlpl-209", 209, "en", "English (NLPL repository ID 209)", "NLPL repository ID 209, as public code downloads it (20/209.zip)"
+        ),
+        assumed="training text and input: no source found says what ID 209 was trained on, or whether on lemmas; fed word forms",
+    ),
     _nlpl("norelmo-210", 210, "nb", "Norwegian Wikipedia, September 2020, ~160M words (lemmas)", _NORELMO, lemmas=True),
     _nlpl("norelmo-211", 211, "nb", "Norwegian Wikipedia, September 2020, ~160M words (tokens)", _NORELMO),
-    _nlpl("norelmo30", 217, "nb", "NorBERT corpus (Wikipedia + Norsk Aviskorpus), 30,000-word vocabulary", _NORELMO),
-    _nlpl("norelmo100", 218, "nb", "NorBERT corpus (Wikipedia + Norsk Aviskorpus), 100,000-word vocabulary", _NORELMO),
+    _nlpl("norelmo30", 217, "nb", "NorBERT corpus (Wikipedia + Norsk Aviskorpus; Bokmål and Nynorsk), 30,000-word vocabulary", _NORELMO),
+    _nlpl("norelmo100", 218, "nb", "NorBERT corpus (Wikipedia + Norsk Aviskorpus; Bokmål and Nynorsk), 100,000-word vocabulary", _NORELMO),
     _contributed_pt("pt-wikipedia", "wikipedia", "options.json", "elmo_pt_weights.hdf5", "Portuguese Wikipedia"),
     replace(
         _contributed_pt("pt-brwac", "brwac", "options.json", "elmo_pt_weights_dgx1.hdf5", "brWaC (Brazilian Portuguese web corpus)"),
         source=_CONTRIB_PT + "; the weights file's name as public notebooks that downloaded it name it (elmo_pt_weights_dgx1.hdf5)",
     ),
-    _contributed_pt("pt", "", "elmo_pt_options.json", "elmo_pt_weights.hdf5", "Portuguese (the first contributed model)"),
+    replace(
+        _contributed_pt("pt", "", "elmo_pt_options.json", "elmo_pt_weights.hdf5", "Portuguese (the first contributed model; withdrawn)"),
+        source=_CONTRIB_PT + "; AllenNLP removed it from its models page in March 2020, and its files may be gone",
+        gone="AllenNLP withdrew this model in March 2020: use pt-wikipedia or pt-brwac",
+    ),
     ReleasedModel(
         name="embedia-sl",
         language="sl",
@@ -264,7 +298,12 @@ _OTHER_FAMILIES: List[ReleasedModel] = [
             f"https://storage.googleapis.com/tfhub-modules/google/elmo/{version}.tar.gz",
             _BILLION_WORDS,
             "Apache-2.0 (TF Hub)",
-            _TFHUB,
+            _TFHUB
+            + (
+                ""
+                if version == 2
+                else f"; the URL of version {version} follows the bucket's pattern for version 2 and appears in no public code found"
+            ),
             "93.6M (original size)",
         )
         for version in (1, 2, 3)

@@ -205,7 +205,10 @@ def _download_into(model: ReleasedModel, root: Path, mirror: Optional[str], prog
         except TransferError as err:
             if not err.resumable:
                 _discard_download(folder, record)
-                raise InputError(f"Cannot download {model.name} from {err}: nothing was kept{_previous_note(root, model.name)}.") from None
+                gone = f" {model.gone}." if model.gone and re.search(r"HTTP (403|404)\b", str(err)) else ""
+                raise InputError(
+                    f"Cannot download {model.name} from {err}: nothing was kept{_previous_note(root, model.name)}.{gone}"
+                ) from None
             raise InputError(
                 f"Cannot download {model.name} from {err}: run `spacy-elmo download {model.name}` again to resume; "
                 "check the connection or the mirror "

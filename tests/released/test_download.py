@@ -55,7 +55,9 @@ def test_a_download_cut_off_halfway_resumes_where_it_stopped(mirror, cache):
     assert (cache / ".small.download" / "weights.hdf5.partial").stat().st_size == size // 2
     assert cached_folder("small") is None
     download("small", mirror=mirror.url, progress=False)
-    assert [r for r in mirror.requests if r[1]] == [("small/weights.hdf5", f"bytes={size // 2}-")]
+    ranges = [r for r in mirror.requests if r[1]]
+    assert ranges[-1] == ("small/weights.hdf5", f"bytes={size // 2}-")  # after a few ranges before it, compared
+    assert all(path == "small/weights.hdf5" and int(r.split("=")[1].split("-")[1]) < size // 2 for path, r in ranges[:-1])
     assert _sha(cache / "small" / "weights.hdf5") == _sha(mirror.root / "small" / "weights.hdf5")
 
 

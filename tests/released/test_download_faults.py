@@ -529,3 +529,8 @@ def test_an_archive_holding_a_file_twice_is_refused(mirror, cache):
     with pytest.raises(InputError, match="holds de.model/config.json twice"):
         download("efml-de", mirror=mirror.url, progress=False)
     assert not (cache / ".efml-de.download").exists()
+
+
+def test_a_withdrawn_model_answered_with_404_names_what_to_use_instead(mirror, cache):
+    with pytest.raises(InputError, match="HTTP 404.*use pt-wikipedia or pt-brwac"):
+        download("pt", mirror=mirror.url, progress=False)
