@@ -18,7 +18,7 @@ from spacy.tokens import Doc, DocBin
 
 from ..errors import InputError
 from ..output_folders import temporary_path
-from ..shards import Shard
+from ..shards import Shard, chunk_docs
 from .component import Elmo
 
 T = TypeVar("T")
@@ -40,12 +40,12 @@ def read_lines(path: Path) -> Iterator[str]:
 
 
 class ShardFilter:
-    """Passes on the documents of one shard (chunks of `chunk_docs` documents, see shards.py),
+    """Passes on the documents of one shard (chunks of `chunk_size` documents, see shards.py),
     chunk by chunk, and remembers each one's number in the input, in order, and how many the
     input held."""
 
-    def __init__(self, shard: Shard, chunk_docs: int) -> None:
-        self.shard, self.chunk_docs = shard, chunk_docs
+    def __init__(self, shard: Shard, chunk_size: int) -> None:
+        self.shard, self.chunk_docs = shard, chunk_size
         self.numbers: Deque[int] = deque()
         self.n_docs = 0
 
@@ -69,13 +69,14 @@ def embedded_docs(
     """The input's Docs with `doc._.elmo` set, one per line of a text file (per record of
     .jsonl, per Doc of .spacy). Pretokenized lines become one-sentence Docs of exactly their
     whitespace-split tokens, run through the elmo component(s) only. Documents go through the
-    pipeline `docs_per_batch` at a time, each batch with an empty word cache, so that a shard
-    (`keep`) gives each of its Docs exactly the layers a run over the whole input gives it."""
+    pipeline `docs_per_batch` at a time, in chunks (see shards.py) that each start with an empty
+    word cache, so that a shard (`keep`) gives each of its Docs exactly the layers a run over the
+    whole input gives it."""
     from ..text_corpus import read_texts
 
-    keep = keep or ShardFilter(Shard(), docs_per_batch)
-    if keep.chunk_docs != docs_per_batch:
-        raise ValueError("a shard's chunks are nlp.pipe's batches: give the filter docs_per_batch documents per chunk")
+    keep = keep or ShardFilter(Shard(), chunk_docs(docs_per_batch))
+    if keep.chunk_docs % docs_per_batch:
+        raise ValueError("a shard's chunks are whole nlp.pipe batches: give the filter a multiple of docs_per_batch documents a chunk")
     elmos = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, Elmo)]
     items: Iterable[Any]
     if pretokenized:
@@ -114,14 +115,14 @@ def embed_to_file(
     from ..shards import shard_record
 
     batch = int(settings["docs_per_batch"])
-    keep = ShardFilter(shard, batch)
+    keep = ShardFilter(shard, chunk_docs(batch))
     docs: Iterable[Doc] = embedded_docs(nlp, Path(settings["input"]), settings["pretokenized"], batch, keep)
     docs = tqdm(docs, unit=" docs", disable=None if progress else True, leave=False)
     if shard.whole:
         return keep, *write_layers(docs, output, settings["layers"])
     elmos = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, Elmo)]
     recorded = dict(settings, fingerprints=[bilm_fingerprint(pipe.bilm) for pipe in elmos])
-    record = lambda: shard_record(shard, batch, keep.n_docs, recorded)  # noqa: E731  (n_docs is known at the end)
+    record = lambda: shard_record(shard, keep.chunk_docs, keep.n_docs, recorded)  # noqa: E731  (n_docs is known at the end)
     return keep, *write_layers(docs, output, settings["layers"], numbers=keep.numbers, shard=record)
 
 

@@ -24,8 +24,8 @@ from ..output_folders import USAGE_INDEX, FolderLock, is_own, temporary_path, wr
 from ..types import PathLike
 from .layout import ANN_INDEX, ANN_META, META
 
-DEFAULT_NPROBE = 48
-DEFAULT_REFINE = 200
+DEFAULT_NPROBE = 32
+DEFAULT_REFINE = 400
 ROWS_PER_ADD = 1 << 16
 _AGAIN = "build it again (spacy-elmo index-ann INDEX)"
 

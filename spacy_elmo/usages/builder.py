@@ -19,7 +19,7 @@ from spacy.tokens import Doc, Span, Token
 from ..errors import InputError
 from ..output_folders import check_claimable, check_not_inside
 from ..pipeline.loading import elmo_names, elmo_pipe
-from ..shards import Shard, shard_record
+from ..shards import Shard, chunk_docs, shard_record
 from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from ..types import PathLike
 from ..bilm.fingerprint import bilm_fingerprint
@@ -56,8 +56,9 @@ def build_usage_index(
     lemmas (bool): match `words` on lemmas (the pipeline must set them) and key usages by lemma.
     layer: "top", "average", a layer number or one weight per layer (see `parse_layer`).
     elmo (Optional[str]): the elmo component to use; None: the first.
-    docs_per_batch (int): documents per nlp.pipe batch, and per chunk: the biLM's batches never
-        span two chunks, so that the shards of a corpus add up to the single run's index.
+    docs_per_batch (int): documents per nlp.pipe batch; 16 of them make a chunk (see shards.py):
+        the biLM's batches never span two chunks, so that the shards of a corpus add up to the
+        single run's index.
     shard (Shard): index only this shard's documents (see shards.py): a part for `merge`, which
         may hold no usage.
     RETURNS (UsageIndex): the index, its queries embedded with `nlp`.
@@ -99,7 +100,7 @@ def build_usage_index(
     types: Counter = Counter()
     counter = _DocCounter()
     with IndexWriter(output, meta) as writer:
-        texts = _numbered_texts(files, nlp, prefilter, bar.update if bar is not None else None, shard, docs_per_batch, counter)
+        texts = _numbered_texts(files, nlp, prefilter, bar.update if bar is not None else None, shard, chunk_docs(docs_per_batch), counter)
         docs = nlp.pipe(texts, as_tuples=True, disable=off, batch_size=docs_per_batch)
         for batch in _sentence_batches(docs, chosen, key):
             _index_batch(batch, pipe, weights, key, writer, types)
@@ -109,7 +110,7 @@ def build_usage_index(
             bar.close()
         if not shard.whole:
             settings = {k: meta[k] for k in SHARD_SETTINGS}
-            writer.meta["shard"] = {**shard_record(shard, docs_per_batch, counter.n_docs, settings), "chunks": writer.chunks}
+            writer.meta["shard"] = {**shard_record(shard, chunk_docs(docs_per_batch), counter.n_docs, settings), "chunks": writer.chunks}
         elif writer.n_usages == 0:
             what = f"no usage of {', '.join(sorted(chosen))}" if chosen else "no token"
             raise InputError(
@@ -172,7 +173,7 @@ def _numbered_texts(
     prefilter: Optional["re.Pattern[str]"],
     progress: Optional[Callable[[int], None]],
     shard: Shard,
-    chunk_docs: int,
+    chunk_size: int,
     counter: _DocCounter,
 ) -> Iterator[Tuple[str, Where]]:
     """(text, (file number, document number, chunk)) for every text of the shard's documents
@@ -184,7 +185,7 @@ def _numbered_texts(
             doc_number += new_doc
             number += new_doc
             counter.n_docs = number + 1
-            chunk = number // chunk_docs
+            chunk = number // chunk_size
             if shard.owns(chunk) and (prefilter is None or prefilter.search(text)):
                 yield text, (file_number, doc_number, chunk)
 

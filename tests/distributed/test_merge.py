@@ -39,11 +39,12 @@ def bilm_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """35 documents separated by blank lines (for index-usages), and the same one per line (for embed)."""
+    """35 documents separated by blank lines (for index-usages), and 37 lines of them (for embed). A chunk is
+    16 nlp.pipe batches (shards.py): with --docs-per-batch 1 or 2, shards of 16 or 32 documents."""
     folder = tmp_path_factory.mktemp("corpus")
     docs = _documents(35)
     (folder / "docs.txt").write_text("\n\n".join(docs) + "\n", encoding="utf8")
-    (folder / "lines.txt").write_text("\n".join(docs[:20] + [""] + docs[:3]) + "\n", encoding="utf8")  # a blank line, repeats
+    (folder / "lines.txt").write_text("\n".join(docs[:33] + [""] + docs[:3]) + "\n", encoding="utf8")  # a blank line, repeats
     return folder
 
 
@@ -63,12 +64,12 @@ def _index_shards(bilm_dir, corpus, tmp_path, n, *extra):
     parts = []
     for i in range(n):
         parts.append(tmp_path / f"part{i}")
-        _run("index-usages", bilm_dir, corpus / "docs.txt", parts[-1], "--shard", f"{i}/{n}", "--docs-per-batch", 4, "-q", *extra)
+        _run("index-usages", bilm_dir, corpus / "docs.txt", parts[-1], "--shard", f"{i}/{n}", "--docs-per-batch", 1, "-q", *extra)
     return parts
 
 
 def test_three_index_shards_merge_into_the_single_runs_index(bilm_dir, corpus, tmp_path):
-    _run("index-usages", bilm_dir, corpus / "docs.txt", tmp_path / "single", "--docs-per-batch", 4, "-q")
+    _run("index-usages", bilm_dir, corpus / "docs.txt", tmp_path / "single", "--docs-per-batch", 1, "-q")
     parts = _index_shards(bilm_dir, corpus, tmp_path, 3)
     sizes = [json.loads((p / "meta.json").read_text())["n_usages"] for p in parts]
     assert all(sizes) and len(set(sizes)) > 1  # every shard did some of the work
@@ -87,7 +88,7 @@ def test_an_empty_shard_is_a_part_and_merges(bilm_dir, corpus, tmp_path):
     """With --words, a shard may hold no usage: its part is written, and the merge equals the single run."""
     _run("index-usages", bilm_dir, corpus / "docs.txt", tmp_path / "single", "--docs-per-batch", 40, "-q", "--words", "bank")
     parts = _index_shards(bilm_dir, corpus, tmp_path, 2, "--words", "bank", "--docs-per-batch", 40)
-    assert json.loads((parts[1] / "meta.json").read_text())["n_usages"] == 0  # 35 documents: all in chunk 0
+    assert json.loads((parts[1] / "meta.json").read_text())["n_usages"] == 0  # 35 documents: all in chunk 0 (640 documents)
     _run("merge", tmp_path / "merged", *parts, "-q")
     assert (tmp_path / "single" / "vectors.bin").read_bytes() == (tmp_path / "merged" / "vectors.bin").read_bytes()
 
@@ -95,29 +96,29 @@ def test_an_empty_shard_is_a_part_and_merges(bilm_dir, corpus, tmp_path):
 @pytest.mark.parametrize("layers", ["--all", "--top"])
 def test_three_hdf5_shards_merge_into_the_single_runs_file_byte_for_byte(bilm_dir, corpus, tmp_path, layers):
     lines = corpus / "lines.txt"
-    _run("embed", bilm_dir, lines, tmp_path / "single.hdf5", layers, "--docs-per-batch", 3, "-q")
+    _run("embed", bilm_dir, lines, tmp_path / "single.hdf5", layers, "--docs-per-batch", 2, "-q")
     parts = [tmp_path / f"part{i}.hdf5" for i in range(3)]
-    for i, part in enumerate(parts):
-        _run("embed", bilm_dir, lines, part, layers, "--docs-per-batch", 3, "--shard", f"{i}/3", "-q")
+    for i, part in enumerate(parts):  # chunks of 32 lines: 0-31 and 32-36; shard 2 holds none
+        _run("embed", bilm_dir, lines, part, layers, "--docs-per-batch", 2, "--shard", f"{i}/3", "-q")
     _run("merge", tmp_path / "merged.hdf5", *parts[::-1], "-q")  # the order given does not matter
     assert (tmp_path / "single.hdf5").read_bytes() == (tmp_path / "merged.hdf5").read_bytes()
     with h5py.File(tmp_path / "merged.hdf5", "r") as f:
         index = json.loads(f["sentence_to_index"][0])
-        assert len(f) == 25 and "shard" not in f  # 24 lines and sentence_to_index
-    assert index[lines.read_text().split("\n")[0]] == "21"  # a repeated line: its last occurrence
+        assert len(f) == 38 and "shard" not in f  # 37 lines and sentence_to_index
+    assert index[lines.read_text().split("\n")[0]] == "34"  # a repeated line: its last occurrence
 
 
 def test_docbin_shards_merge_into_the_single_runs_docs(bilm_dir, corpus, tmp_path):
     lines = corpus / "lines.txt"
-    _run("embed", bilm_dir, lines, tmp_path / "single.spacy", "--docs-per-batch", 4, "-q")
+    _run("embed", bilm_dir, lines, tmp_path / "single.spacy", "--docs-per-batch", 1, "-q")
     parts = [tmp_path / f"part{i}.spacy" for i in range(2)]
     for i, part in enumerate(parts):
-        _run("embed", bilm_dir, lines, part, "--docs-per-batch", 4, "--shard", f"{i}/2", "-q")
+        _run("embed", bilm_dir, lines, part, "--docs-per-batch", 1, "--shard", f"{i}/2", "-q")
     _run("merge", tmp_path / "merged.spacy", *parts, "-q")
     vocab = Vocab()
     single = list(DocBin().from_disk(tmp_path / "single.spacy").get_docs(vocab))
     merged = list(DocBin().from_disk(tmp_path / "merged.spacy").get_docs(vocab))
-    assert [d.text for d in single] == [d.text for d in merged] and len(single) == 24
+    assert [d.text for d in single] == [d.text for d in merged] and len(single) == 37
     for a, b in zip(single, merged):
         numpy.testing.assert_array_equal(a._.elmo.layers, b._.elmo.layers)
     assert (tmp_path / "single.spacy").read_bytes() == (tmp_path / "merged.spacy").read_bytes()
@@ -128,16 +129,16 @@ def test_merge_refuses_parts_that_do_not_add_up(bilm_dir, corpus, tmp_path):
     assert "shard 2/3 missing" in _fail("merge", tmp_path / "m1", parts[0], parts[1])
     assert "both shard 1/3" in _fail("merge", tmp_path / "m2", parts[0], parts[1], parts[1], parts[2])
     other_layer = tmp_path / "other"
-    _run("index-usages", bilm_dir, corpus / "docs.txt", other_layer, "--shard", "2/3", "--docs-per-batch", 4, "-q", "--layer", "1")
+    _run("index-usages", bilm_dir, corpus / "docs.txt", other_layer, "--shard", "2/3", "--docs-per-batch", 1, "-q", "--layer", "1")
     assert "different layer_weights" in _fail("merge", tmp_path / "m3", parts[0], parts[1], other_layer)
     other_bilm = tmp_path / "bilm2"
     other_bilm.mkdir()
     save_original(tiny_bilm(seed=6), other_bilm / "options.json", other_bilm / "weights.hdf5")
     foreign = tmp_path / "foreign"
-    _run("index-usages", other_bilm, corpus / "docs.txt", foreign, "--shard", "2/3", "--docs-per-batch", 4, "-q")
+    _run("index-usages", other_bilm, corpus / "docs.txt", foreign, "--shard", "2/3", "--docs-per-batch", 1, "-q")
     assert "different fingerprint" in _fail("merge", tmp_path / "m4", parts[0], parts[1], foreign)
     chunked = tmp_path / "chunked"
-    _run("index-usages", bilm_dir, corpus / "docs.txt", chunked, "--shard", "2/3", "--docs-per-batch", 5, "-q")
+    _run("index-usages", bilm_dir, corpus / "docs.txt", chunked, "--shard", "2/3", "--docs-per-batch", 2, "-q")
     assert "documents per chunk" in _fail("merge", tmp_path / "m5", parts[0], parts[1], chunked)
     whole = tmp_path / "whole"
     _run("index-usages", bilm_dir, corpus / "docs.txt", whole, "-q")

@@ -119,8 +119,8 @@ def _ray_run(*args, kill: bool):
 
 @pytest.mark.slow
 def test_index_usages_on_ray_with_a_worker_killed_equals_the_single_run(setup, tmp_path, one_thread):
-    _cli("index-usages", setup, setup / "docs.txt", tmp_path / "single", "--docs-per-batch", 8, "-q")
-    killed = _ray_run("index-usages", setup, setup / "docs.txt", tmp_path / "ray", "--docs-per-batch", 8, kill=True)
+    _cli("index-usages", setup, setup / "docs.txt", tmp_path / "single", "--docs-per-batch", 4, "-q")  # 8 chunks of 64
+    killed = _ray_run("index-usages", setup, setup / "docs.txt", tmp_path / "ray", "--docs-per-batch", 4, kill=True)
     assert killed, "no worker was seen running a shard"
     for name in ("vectors.bin", "norms.npy", "sentences.jsonl", "usage_key.npy", "usage_sentence.npy", "types.json", "type_vectors.bin"):
         assert (tmp_path / "single" / name).read_bytes() == (tmp_path / "ray" / name).read_bytes(), name
@@ -129,8 +129,8 @@ def test_index_usages_on_ray_with_a_worker_killed_equals_the_single_run(setup, t
 
 @pytest.mark.slow
 def test_embed_on_ray_equals_the_single_run_byte_for_byte(setup, tmp_path, one_thread):
-    _cli("embed", setup, setup / "lines.txt", tmp_path / "single.hdf5", "--docs-per-batch", 4, "-q")
-    _ray_run("embed", setup, setup / "lines.txt", tmp_path / "ray.hdf5", "--docs-per-batch", 4, kill=False)
+    _cli("embed", setup, setup / "lines.txt", tmp_path / "single.hdf5", "--docs-per-batch", 1, "-q")  # 4 chunks of 16
+    _ray_run("embed", setup, setup / "lines.txt", tmp_path / "ray.hdf5", "--docs-per-batch", 1, kill=False)
     assert (tmp_path / "single.hdf5").read_bytes() == (tmp_path / "ray.hdf5").read_bytes()
 
 
