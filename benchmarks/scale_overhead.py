@@ -95,7 +95,10 @@ def main() -> None:
             parts = [tmp / f"part{i}.hdf5" for i in range(2)]
             n = sum(embed_to_file(nlp, settings, Shard(i, 2), part)[2] for i, part in enumerate(parts))
             torch.set_num_threads(2)
+            started = time.perf_counter()
             merge_parts(parts, tmp / "merged.hdf5", log=lambda _: None)
+            size = (tmp / "merged.hdf5").stat().st_size / 2**20
+            print(f"merge of the 2 parts: {time.perf_counter() - started:.1f}s for {size:,.0f} MiB of layers", flush=True)
             return n
 
         timed("embed --shard 0/2, 1/2 one after the other (1 thread) + merge", shards)
