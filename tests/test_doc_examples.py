@@ -35,7 +35,8 @@ SKIPPED = {
     "pip install": "the set-up itself: .ci/run installs as README says",
     "python3 -m venv": "the set-up itself: .ci/run runs it",
     "--gpu-id 0": "needs CUDA: tests/gpu",
-    "torchrun ": "several processes: tests/training/test_distributed.py",
+    "torchrun ": "several processes: tests/training/test_distributed.py and test_two_nodes.py",
+    "--ray ": "a Ray cluster: tests/distributed/test_ray.py",
     "spacy project run": "whole workflows: tests/test_projects.py runs each project's smoke workflow",
 }
 # (printed, run): budgets in minutes or hundreds of steps become a few steps
