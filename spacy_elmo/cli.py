@@ -74,9 +74,10 @@ app = typer.Typer(
     name="spacy-elmo",
     cls=_Group,
     help=(
-        "ELMo biLMs for spaCy. Pretrain a biLM (prepare-corpus, pretrain, perplexity), write a "
-        "training config that uses it (init-config, fill-config; then spacy train), and use it "
-        "(embed, inspect, index-usages, neighbours)."
+        "ELMo biLMs for spaCy. Released biLMs by name (models, download, convert); pretrain a biLM "
+        "(prepare-corpus, pretrain, perplexity); write a training config that uses it (init-config, "
+        "fill-config; then spacy train); and use it (embed, inspect, index-usages, index-ann, neighbours; "
+        "merge joins the parts of a run split with --shard)."
     ),
     no_args_is_help=True,
     rich_markup_mode="markdown",
@@ -585,7 +586,7 @@ def index_usages_cli(
     ),
     lemmas: bool = typer.Option(False, "--lemmas", help="Match --words on lemmas (the pipeline needs a lemmatizer)"),
     layer: str = typer.Option(
-        "top", "--layer", "-l", help="The vectors: top, average, a layer number (0 = token layer) or one weight per layer (0.2,0.3,0.5)"
+        "top", "--layer", help="The vectors: top, average, a layer number (0 = token layer) or one weight per layer (0.2,0.3,0.5)"
     ),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     docs_per_batch: int = typer.Option(64, "--docs-per-batch", help="Documents per nlp.pipe batch"),

@@ -363,3 +363,14 @@ def test_long_commands_report_progress_unless_quiet_and_draw_no_bar_into_a_pipe(
         assert loud.stdout.strip(), name
         assert quiet.stdout == "", (name, quiet.stdout)
         assert "\r" not in loud.stderr + quiet.stderr, name
+
+
+def test_the_top_level_help_names_every_command_and_l_is_always_lang():
+    from typer.main import get_command
+
+    group = get_command(app)
+    assert {"convert", "models", "download", "merge", "index-ann"} <= set(group.commands)
+    for name in group.commands:
+        assert name in app.info.help, name
+    short_l = {p.name for c in group.commands.values() for p in c.params if p.param_type_name == "option" and "-l" in p.opts}
+    assert short_l == {"lang"}

@@ -378,6 +378,8 @@ class UsageIndex:
             scores = products / numpy.maximum(norms[chunk], 1e-12)
             if not numpy.isfinite(scores).all():  # a damaged vectors.bin: never answer without those rows
                 raise InputError(f"{self.path}: vectors.bin holds values that are not finite: {_AGAIN}")
+            # a cosine is at most 1; float16 rounding can put a vector's product with itself just past it
+            numpy.clip(scores, -1.0, 1.0, out=scores)
             keep = min(n, len(scores))
             # every row that ties with the n-th best stays a candidate: float16 products tie often,
             # and the final order (score, then row) must not depend on which of them a partition kept

@@ -33,9 +33,9 @@ def in_context(usage: Usage, width: int = _CONTEXT) -> str:
 def neighbours_table(index: UsageIndex, token: Token, n: int = 5, same_word: bool = True, min_count: int = 1, exact: bool = False) -> str:
     """RETURNS (str): the nearest usages of `token` in context, then its context-free neighbours
     by the token layer (over the indexed word types) and by static vectors (where the pipeline has them)."""
-    usages = index.most_similar(token, n=n, same_word=same_word, exact=exact)
     key = index.key_of(token)
     n_same = len(index.rows_of(key))
+    usages = index.most_similar(token, n=n, same_word=same_word, exact=exact) if n_same or not same_word else []
     where = f"{n_same:,} usages of {key!r}" if same_word else f"{len(index):,} usages"
     lines = [
         f"Nearest usages of {token.text!r} in {token.sent.text if token.doc.has_annotation('SENT_START') else token.doc.text!r}",
@@ -46,7 +46,7 @@ def neighbours_table(index: UsageIndex, token: Token, n: int = 5, same_word: boo
         lines.append(f"{'#':>3}  {'cosine':>6}  usage")
         lines += [f"{rank:>3}  {u.score:6.3f}  {in_context(u)}" for rank, u in enumerate(usages, start=1)]
     else:
-        lines.append(f"  none: the index holds no usage of {key!r}")
+        lines.append(f"  none: the index holds no usage of {key!r} (--any-word searches the usages of every word)")
     lines += ["", "Context-free neighbours of " + repr(token.text) + ":"]
     lines.append("  token layer:    " + _words(index.type_neighbours(token.text, n, min_count)))
     static = index.static_neighbours(token.text, n)
