@@ -63,6 +63,11 @@ class PartialFile:
         return cls(data["url"], validator, total)
 
 
+def shown_url(url: str) -> str:
+    """RETURNS (str): `url` as messages show it, a password in it masked (http://user:***@host/...)."""
+    return re.sub(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)([^/@:]*):[^/@]*@", r"\1\2:***@", url)
+
+
 def _session() -> Any:
     import requests
     from requests.adapters import HTTPAdapter
@@ -107,7 +112,7 @@ def fetch(
             with response:
                 return _receive(response, url, partial, known if start else None, start, remember, progress, desc)
     except requests.RequestException as err:
-        raise TransferError(f"{url}: {_reason(err)}", resumable=True) from None
+        raise TransferError(f"{shown_url(url)}: {_reason(err)}", resumable=True) from None
 
 
 def _receive(
@@ -126,16 +131,16 @@ def _receive(
     if status == 416 and start:  # the asked range is past the end: the file changed
         return _start_over(url, partial, remember, progress, desc)
     if status not in (200, 206):
-        raise TransferError(f"{url}: HTTP {status} {response.reason}", resumable=False)
+        raise TransferError(f"{shown_url(url)}: HTTP {status} {response.reason}", resumable=False)
     if "text/html" in response.headers.get("Content-Type", "").lower():
         raise TransferError(
-            f"{url}: the server answered with a web page (HTML), not the file; check the URL or the mirror",
+            f"{shown_url(url)}: the server answered with a web page (HTML), not the file; check the URL or the mirror",
             resumable=False,
         )
     length = _int(response.headers.get("Content-Length"))
     if status == 206:
         if not start or known is None:
-            raise TransferError(f"{url}: the server sent part of the file unasked", resumable=False)
+            raise TransferError(f"{shown_url(url)}: the server sent part of the file unasked", resumable=False)
         match = _CONTENT_RANGE.match(response.headers.get("Content-Range", "").strip())
         first, last, total = (int(g) for g in match.groups()) if match else (-1, -1, -1)
         if (
@@ -174,7 +179,7 @@ def _receive(
         except Exception as err:  # requests and urllib3 raise several kinds for a cut connection
             raise _cut(url, start + written, record.total, _reason(err)) from None
     if expected is not None and written > expected:
-        raise TransferError(f"{url}: the server sent more bytes than it announced ({expected})", resumable=False)
+        raise TransferError(f"{shown_url(url)}: the server sent more bytes than it announced ({expected})", resumable=False)
     if expected is not None and written < expected:
         raise _cut(url, start + written, record.total, "the connection closed early")
     return record
@@ -208,7 +213,7 @@ def _start_over(url: str, partial: Path, remember: Callable[[PartialFile], None]
 
 def _cut(url: str, at: int, total: Optional[int], reason: str) -> TransferError:
     of = f" of {total}" if total is not None else ""
-    return TransferError(f"{url} stopped at {at}{of} bytes ({reason})", resumable=True)
+    return TransferError(f"{shown_url(url)} stopped at {at}{of} bytes ({reason})", resumable=True)
 
 
 def _validator(headers: Any) -> Optional[str]:

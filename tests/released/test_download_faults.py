@@ -534,3 +534,11 @@ def test_an_archive_holding_a_file_twice_is_refused(mirror, cache):
 def test_a_withdrawn_model_answered_with_404_names_what_to_use_instead(mirror, cache):
     with pytest.raises(InputError, match="HTTP 404.*use pt-wikipedia or pt-brwac"):
         download("pt", mirror=mirror.url, progress=False)
+
+
+def test_a_mirrors_password_is_never_shown(mirror, cache):
+    mirror.status["small/options.json"] = 404
+    with_password = mirror.url.replace("http://", "http://someone:s3cret@")
+    with pytest.raises(InputError) as caught:
+        download("small", mirror=with_password, progress=False)
+    assert "someone:***@" in str(caught.value) and "s3cret" not in str(caught.value)
