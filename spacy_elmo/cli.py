@@ -100,7 +100,7 @@ def command(name: str, **settings: Any) -> Callable[[F], F]:
             except (InputError, FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as err:
                 _fail(err)
             except OSError as err:
-                if err.errno in (errno.ENOSPC, errno.EDQUOT):
+                if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES):
                     _fail(err)
                 raise
 
@@ -315,6 +315,7 @@ def init_config_cli(
     if without_elmo and elmo_at != "input":
         raise typer.BadParameter(f"a config without ELMo has no ELMo to place: leave out --elmo-at or {flag}", param_hint="--elmo-at")
     lang = _pipeline_lang(lang, bilm)
+    _check_not_an_input(output, [p for p in (bilm, vectors) if p is not None])
     check_output_file(output, overwrite)
     try:
         path = task_config(pipeline, "baseline" if baseline else "spacy_pretrain" if spacy_pretrain else "elmo")
@@ -493,6 +494,20 @@ def embed_cli(
     keep, n_docs, n_tokens = embed_to_file(nlp, settings, part, output, progress=not quiet)
     what = f"shard {part} ({n_docs} of the input's {keep.n_docs} documents)" if not part.whole else f"{n_docs} documents"
     _say(quiet)(f"Wrote the ELMo layers of {what} ({n_tokens} tokens) to {output}")
+
+
+def _check_not_an_input(output: Path, inputs: List[Any]) -> None:
+    """Refuse an output file inside an input folder (a biLM's, the vectors'): an input is never
+    an output, with --overwrite or not."""
+    from .released import cache_dir
+
+    out = output.resolve()
+    folders = [Path(p).resolve() for p in inputs if Path(p).exists()]
+    if any(isinstance(p, str) and not Path(p).exists() for p in inputs):
+        folders.append(cache_dir().resolve())  # a released model's name: its files are in the download cache
+    for folder in folders:
+        if out == folder or folder in out.parents:
+            raise InputError(f"{output} is inside {folder}, which this command reads: write the config somewhere else")
 
 
 def _bilm_source(value: str) -> str:

@@ -374,3 +374,18 @@ def test_the_top_level_help_names_every_command_and_l_is_always_lang():
         assert name in app.info.help, name
     short_l = {p.name for c in group.commands.values() for p in c.params if p.param_type_name == "option" and "-l" in p.opts}
     assert short_l == {"lang"}
+
+
+def test_init_config_never_writes_into_the_biLM_it_reads(tmp_path):
+    from spacy_elmo import save_original
+
+    from .helpers import tiny_bilm
+
+    folder = tmp_path / "bilm"
+    folder.mkdir()
+    save_original(tiny_bilm(seed=1), folder / "options.json", folder / "weights.hdf5")
+    before = (folder / "options.json").read_bytes()
+    for name in ("options.json", "new.cfg"):
+        result = CliRunner().invoke(app, ["init-config", str(folder / name), "--bilm", str(folder), "--overwrite"])
+        assert result.exit_code == 1 and "which this command reads" in result.output, result.output
+    assert (folder / "options.json").read_bytes() == before and not (folder / "new.cfg").exists()

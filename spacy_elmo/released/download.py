@@ -18,6 +18,7 @@ download that fails its check is removed, so the next run fetches it again. Noth
 through a link, and nothing is removed that the record does not name as a plain file of the folder.
 """
 
+import errno
 import hashlib
 import os
 import re
@@ -136,9 +137,21 @@ def download(
     """
     model = released_model(name)
     root = cache_dir(cache)
-    root.mkdir(parents=True, exist_ok=True)
-    # one download of a name at a time (a second process is refused in one line, naming the first)
-    with FolderLock(root, f"spacy-elmo download {model.name}", name=_lock_name(model.name)):
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        # one download of a name at a time (a second process is refused in one line, naming the first)
+        lock = FolderLock(root, f"spacy-elmo download {model.name}", name=_lock_name(model.name)).acquire()
+    except OSError as err:
+        if err.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        found = None if force else _checked_model(root / model.name, model, damaged_ok=True)
+        if found is not None:
+            return found  # a read-only cache that holds the model: use it
+        raise InputError(
+            f"The cache {root} cannot be written ({err.strerror}): give a writable one (--cache, or ${CACHE_ENV}), "
+            f"or download {model.name} where the cache can be written and copy it"
+        ) from None
+    with lock:
         _recover(root, model.name)
         _check_not_a_users(root / model.name)
         if not force:

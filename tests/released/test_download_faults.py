@@ -542,3 +542,21 @@ def test_a_mirrors_password_is_never_shown(mirror, cache):
     with pytest.raises(InputError) as caught:
         download("small", mirror=with_password, progress=False)
     assert "someone:***@" in str(caught.value) and "s3cret" not in str(caught.value)
+
+
+def test_a_read_only_cache_that_holds_the_model_is_used_and_one_that_does_not_is_one_line(mirror, cache, monkeypatch):
+    import errno
+
+    from spacy_elmo.output_folders import FolderLock
+
+    download("small", mirror=mirror.url, progress=False)
+
+    def read_only(self):
+        raise OSError(errno.EROFS, "Read-only file system", str(self.path))
+
+    monkeypatch.setattr(FolderLock, "acquire", read_only)
+    assert download("small", progress=False).path == cache / "small"
+    with pytest.raises(InputError, match="cannot be written \\(Read-only file system\\).*--cache"):
+        download("small", force=True, progress=False)
+    with pytest.raises(InputError, match="cannot be written"):
+        download("efml-de", mirror=mirror.url, progress=False)
