@@ -90,17 +90,35 @@ def _entry(record: bytes) -> BundleEntry:
     fields = _proto_fields(record)
     shape: Tuple[int, ...] = ()
     if 2 in fields:
-        dims = _proto_fields(fields[2][0]).get(2, [])
-        shape = tuple(_proto_fields(dim).get(1, [0])[0] for dim in dims)
+        dims = _proto_fields(_bytes(fields, 2)).get(2, [])
+        shape = tuple(_number(_proto_fields(_checked_bytes(dim, "a dimension")), 1) for dim in dims)
     return BundleEntry(
-        dtype=fields.get(1, [0])[0],
+        dtype=_number(fields, 1),
         shape=shape,
-        shard=fields.get(3, [0])[0],
-        offset=fields.get(4, [0])[0],
-        size=fields.get(5, [0])[0],
-        crc32c=fields.get(6, [0])[0],
+        shard=_number(fields, 3),
+        offset=_number(fields, 4),
+        size=_number(fields, 5),
+        crc32c=_number(fields, 6),
         sliced=7 in fields,
     )
+
+
+def _number(fields: Dict[int, List[Any]], number: int) -> int:
+    """Field `number` of a record as the number it must be (0 where absent); ValueError where it is bytes."""
+    value = fields.get(number, [0])[0]
+    if not isinstance(value, int):
+        raise ValueError(f"field {number} of a record is bytes where a number belongs")
+    return value
+
+
+def _bytes(fields: Dict[int, List[Any]], number: int) -> bytes:
+    return _checked_bytes(fields[number][0], f"field {number}")
+
+
+def _checked_bytes(value: Any, what: str) -> bytes:
+    if not isinstance(value, bytes):
+        raise ValueError(f"{what} of a record is a number where a message belongs")
+    return value
 
 
 class TensorBundle:
@@ -124,9 +142,13 @@ class TensorBundle:
             raise ElmoFormatError(
                 f"{index} is not a readable TensorFlow checkpoint index ({err}): the file may be truncated or damaged"
             ) from None
-        if header.get(2, [0])[0] != 0:
+        try:
+            endianness, num_shards = _number(header, 2), _number(header, 1) if 1 in header else 1
+        except ValueError as err:
+            raise ElmoFormatError(f"{index} is not a readable TensorFlow checkpoint index ({err}): the file may be damaged") from None
+        if endianness != 0:
             raise ElmoFormatError(f"{index}: a big-endian checkpoint; only little-endian ones are read")
-        self.num_shards = header.get(1, [1])[0]
+        self.num_shards = num_shards
 
     def names(self) -> List[str]:
         return list(self.entries)

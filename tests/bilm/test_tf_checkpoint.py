@@ -159,3 +159,18 @@ def test_the_checkpoint_state_file_names_the_checkpoint_read(folders):
 )
 def test_checkpoint_names_become_the_weights_file_names(tf_name, name):
     assert hdf5_name(tf_name) == name
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        bytes([0x08, 0x01, 0x22, 0x01, 0x05]),  # dtype 1, then the offset (field 4) as bytes
+        bytes([0x08, 0x01, 0x10, 0x07]),  # the shape (field 2) as a number
+        bytes([0x12, 0x02, 0x10, 0x03]),  # a dimension as a number inside the shape
+    ],
+)
+def test_a_record_field_of_the_wrong_wire_type_is_a_value_error_not_a_type_error(record):
+    from spacy_elmo.bilm.tf_bundle import _entry
+
+    with pytest.raises(ValueError, match="where a"):
+        _entry(record)
