@@ -58,6 +58,12 @@ def network_config(folder: PathLike) -> Tuple[Dict[str, Any], Path]:
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
     candidates = [folder / base, PACKAGED_CONFIGS / base] if base not in ("", ".", "..") else []
     found = next((path for path in candidates if is_plain_file(path)), None)
+    linked = next((path for path in candidates if path.is_symlink()), None)
+    if found is None and linked is not None:
+        raise ElmoFormatError(
+            f"{linked} is a symbolic link: spacy-elmo reads a model's files through no link (it could point anywhere). "
+            "Copy the network config into the model folder instead"
+        )
     if found is None:
         raise ElmoFormatError(
             f"{folder / 'config.json'} names the network config {name!r}, which is neither in {folder} nor one of the "

@@ -491,18 +491,18 @@ def _check_record(record: Dict[str, Any], folder: Path, model: ReleasedModel) ->
     """A record that says complete must name every file the model's format needs, each a plain
     file name with a sha256."""
     files = record.get("files")
-    damaged = f"{folder / RECORD} is damaged"
+    damaged = f"{folder / RECORD} is damaged (run `spacy-elmo download {model.name} --force` to download the model again)"
     if not isinstance(files, dict) or not files:
-        raise InputError(f"{damaged} (it names no files).")
+        raise InputError(f"{damaged}: it names no files.")
     for file_name, digest in files.items():
         if not _plain_name(file_name) or not isinstance(digest, str) or not _SHA256.match(digest):
-            raise InputError(f"{damaged} (it names {file_name!r} with digest {str(digest)[:20]!r}).")
+            raise InputError(f"{damaged}: it names {file_name!r} with digest {str(digest)[:20]!r}.")
     needed = _needed_files(model.format, files)
     if needed:
-        raise InputError(f"{damaged} (it lacks {', '.join(needed)}, which a {model.format} model needs).")
+        raise InputError(f"{damaged}: it lacks {', '.join(needed)}, which a {model.format} model needs.")
     sizes = record.get("sizes", {})
     if not isinstance(sizes, dict) or not all(isinstance(v, int) for v in sizes.values()):
-        raise InputError(f"{damaged} (its sizes are not numbers).")
+        raise InputError(f"{damaged}: its sizes are not numbers.")
 
 
 def _needed_files(format: str, files: Dict[str, str]) -> List[str]:

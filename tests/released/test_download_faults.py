@@ -22,6 +22,7 @@ from spacy_elmo.released.download import RECORD, cache_state
 
 from ..helpers import tiny_bilm
 from .conftest import EFML
+from spacy_elmo.bilm.elmoformanylangs import PACKAGED_CONFIGS as PACKAGED_EFML_CONFIGS
 from .mirror_server import MirrorServer
 
 WEIGHTS = "small/weights.hdf5"
@@ -301,7 +302,7 @@ def test_a_record_that_says_complete_without_its_files_does_not_let_swapped_weig
     record["files"] = {} if files == {} else {"options.json": record["files"]["options.json"]}
     (cache / "small" / RECORD).write_text(json.dumps(record))
     save_original(tiny_bilm(seed=5), cache / "small" / "options.json", cache / "small" / "weights.hdf5")
-    with pytest.raises(InputError, match="is damaged"):
+    with pytest.raises(InputError, match=r"is damaged \(run .spacy-elmo download small --force"):
         resolve_bilm("small")
 
 
@@ -560,3 +561,21 @@ def test_a_read_only_cache_that_holds_the_model_is_used_and_one_that_does_not_is
         download("small", force=True, progress=False)
     with pytest.raises(InputError, match="cannot be written"):
         download("efml-de", mirror=mirror.url, progress=False)
+
+
+def test_a_linked_elmoformanylangs_network_config_is_called_a_link(tmp_path):
+    import shutil
+
+    from spacy_elmo.bilm import bilm_folder
+
+    folder = tmp_path / "model"
+    shutil.copytree(EFML / "model", folder)
+    config = json.loads((folder / "config.json").read_text())
+    name = Path(config["config_path"]).name
+    network = (folder / name if (folder / name).is_file() else PACKAGED_EFML_CONFIGS / name).read_text()
+    (tmp_path / "elsewhere.json").write_text(network)
+    os.symlink(tmp_path / "elsewhere.json", folder / "my_network.json")
+    config["config_path"] = "my_network.json"
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(InputError, match="my_network.json is a symbolic link"):
+        bilm_folder(folder).load()
