@@ -129,9 +129,14 @@ class PreparedCorpus:
         """The words of one sentence."""
         return [self.words[i] for i in self.tokens[self.starts[index] : self.starts[index + 1]]]
 
-    def select(self, hold_out: int = 0, only_held_out: bool = False, rank: int = 0, world_size: int = 1) -> numpy.ndarray:
-        """Indices of the sentences that `Corpus` with the same arguments would give, in order."""
-        chosen = is_held_out(self.docs, hold_out) == only_held_out
+    def select(
+        self, hold_out: int = 0, only_held_out: bool = False, rank: int = 0, world_size: int = 1, by_sentence: bool = False
+    ) -> numpy.ndarray:
+        """Indices of the sentences that `Corpus` with the same arguments would give, in order;
+        with `by_sentence`, every `hold_out`-th sentence is held out rather than every `hold_out`-th
+        document (a corpus of few documents)."""
+        units = numpy.arange(len(self.lengths)) if by_sentence else self.docs
+        chosen = is_held_out(units, hold_out) == only_held_out
         lines = self.lines[chosen]
         # Lines are numbered over all texts; a process's share counts only the chosen ones.
         kept_lines = numpy.unique(lines)

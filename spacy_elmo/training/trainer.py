@@ -134,12 +134,17 @@ class Pretrainer:
             truncate_log(self.output / "log.jsonl", self.checkpoint["step"] if self.checkpoint is not None else -1)
         self.corpus = self._prepared_corpus()
         self.hold_out = self.settings.corpus.dev_every_nth_doc if self.settings.paths.dev is None else 0
+        n_docs = int(self.corpus.docs.max()) + 1 if len(self.corpus) else 0
+        # fewer documents than that: held out by sentence (one document would otherwise be all the dev text)
+        self.by_sentence = bool(self.hold_out) and n_docs < self.hold_out
         if self.hold_out and self.rank == 0:
+            unit = "sentence" if self.by_sentence else "document"
+            why = f" (the text holds {n_docs} document{'s' * (n_docs != 1)}; blank lines separate them)" if self.by_sentence else ""
             log(
-                f"No [paths] dev: every {_ordinal(self.hold_out)} document of the training text is held out as dev "
+                f"No [paths] dev: every {_ordinal(self.hold_out)} {unit} of the training text is held out as dev{why} "
                 "([corpus] dev_every_nth_doc; --paths.dev names a dev text instead)"
             )
-        self.train_sentences = self.corpus.select(self.hold_out, rank=self.rank, world_size=self.world)
+        self.train_sentences = self._select(rank=self.rank, world_size=self.world)
         self.lm = self._build_model()
         if self.rank > 0:  # its own dropout masks (the weights are rank 0's, which DDP broadcasts)
             torch.manual_seed(self.settings.system.seed + self.rank)
@@ -201,12 +206,20 @@ class Pretrainer:
         if init_vocab is not None:
             return init_vocab
         settings = self.settings.vocab
-        every = self.corpus.select(self.hold_out)
+        every = self._select()
         counts = self.corpus.word_counts(every)
         table = {w: int(c) for w, c in zip(self.corpus.words, counts) if c > 0}
         vocab = Vocabulary.from_sentence_counts(table, len(every), settings.max_size, settings.min_count)
         if len(vocab) <= 3:
-            raise ValueError(f"No training text in {self.settings.paths.train} (after holding out every {self.hold_out}th document)")
+            held = (
+                f" after holding out every {_ordinal(self.hold_out)} {'sentence' if self.by_sentence else 'document'} as dev"
+                if self.hold_out
+                else ""
+            )
+            raise InputError(
+                f"No training text in {self.settings.paths.train}{held}: it holds {len(self.corpus)} sentences. "
+                "Give a text of at least a few sentences (blank lines separate documents)"
+            )
         return vocab
 
     def _build_model(self) -> BiLanguageModel:
@@ -283,7 +296,11 @@ class Pretrainer:
             return sentences
         if not self.hold_out:
             return []
-        return first_sentences(self.corpus, self.corpus.select(self.hold_out, only_held_out=True), limit)
+        return first_sentences(self.corpus, self._select(only_held_out=True), limit)
+
+    def _select(self, only_held_out: bool = False, rank: int = 0, world_size: int = 1) -> Any:
+        """The training (or held-out dev) sentences of the prepared corpus, of process `rank`."""
+        return self.corpus.select(self.hold_out, only_held_out, rank, world_size, by_sentence=self.by_sentence)
 
     def _batches(self) -> Generator[TrainingBatch, None, None]:
         encoder = BatchEncoder(self.corpus, self.vocab, self.bilm.options.max_characters_per_token)

@@ -296,3 +296,27 @@ def test_resume_after_the_time_budget_says_the_budget_counts_the_whole_run(corpu
     again = CliRunner().invoke(app, [*run, "--resume"])
     assert again.exit_code == 0, again.output
     assert "max_minutes = 0.002: the budget counts the whole run" in again.output and "--training.max_minutes 0.004" in again.output
+
+
+def test_a_text_of_one_document_holds_out_sentences_and_an_empty_one_is_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    one = tmp_path / "one.txt"
+    one.write_text(TEXT.replace("\n\n", "\n") * 3, encoding="utf8")  # no blank line: one document
+    lines = []
+    settings = {"paths.dev": None, "corpus.dev_every_nth_doc": 50, "training.max_steps": 3, "training.eval_every": 2}
+    result = pretrain(_config(one, **settings), tmp_path / "out", log=lines.append)
+    assert any("every 50th sentence of the training text is held out" in line and "1 document" in line for line in lines)
+    assert result["step"] == 3 and math.isfinite(result["best_dev_ppl"])
+    empty = tmp_path / "empty.txt"
+    empty.write_text("", encoding="utf8")
+    args = [
+        item
+        for key, value in {**TINY, "paths.train": str(empty)}.items()
+        for item in (f"--{key}", json.dumps(value) if not isinstance(value, str) else value)
+    ]
+    run = CliRunner().invoke(app, ["pretrain", str(CONFIGS / "pretrain_cpu.cfg"), "--output", str(tmp_path / "e"), *args])
+    assert run.exit_code == 1 and "Traceback" not in run.output and run.output.count("\n") <= 3, run.output
+    assert "No training text" in run.output or "no sentences" in run.output.lower(), run.output
