@@ -213,6 +213,8 @@ def pretrain_cli(
     except FileNotFoundError as error:
         raise typer.BadParameter(str(error), param_hint="CONFIG")
     overrides = parse_config_overrides(ctx.args)
+    if resume:
+        overrides = _run_budget(output, overrides)
     # Defaults first, so that an override may name a setting the file leaves out.
     partial = Config().from_disk(config_path, interpolate=False)
     try:
@@ -228,6 +230,31 @@ def pretrain_cli(
             f"The run has used its [training] max_minutes = {minutes:g}: the budget counts the whole run, the parts before "
             f"--resume included. To train on, resume with a larger one (e.g. --training.max_minutes {2 * minutes:g})."
         )
+
+
+BUDGET = ("training.max_minutes", "training.max_steps", "training.max_epochs")
+
+
+def _run_budget(output: Path, overrides: dict) -> dict:
+    """A resumed run keeps its own budget (the run's config.cfg), where the command line names none."""
+    from thinc.api import Config
+
+    saved_path = output / "config.cfg"
+    if not saved_path.is_file():
+        return overrides
+    try:
+        saved = Config().from_disk(saved_path, interpolate=False)
+    except Exception:  # a damaged config.cfg: the checkpoint's own checks say so
+        return overrides
+    kept = dict(overrides)
+    for key in BUDGET:
+        section, name = key.split(".")
+        if key not in overrides and name in saved.get(section, {}):
+            kept[key] = saved[section][name]
+    said = ", ".join(f"{k.split('.')[1]} = {kept[k]}" for k in BUDGET if k in kept and k not in overrides)
+    if said:
+        typer.echo(f"Resuming with the run's own budget ({said}); --training.max_minutes and the like change it")
+    return kept
 
 
 @command("perplexity")

@@ -296,6 +296,12 @@ def test_resume_after_the_time_budget_says_the_budget_counts_the_whole_run(corpu
     again = CliRunner().invoke(app, [*run, "--resume"])
     assert again.exit_code == 0, again.output
     assert "max_minutes = 0.002: the budget counts the whole run" in again.output and "--training.max_minutes 0.004" in again.output
+    # resumed without naming a budget: the run's own, not the preset's 60 minutes
+    args = [a for a in args if not a.startswith("--training.max_minutes=")]
+    plain = CliRunner().invoke(app, ["pretrain", "cpu", "--output", str(tmp_path / "run"), *args, "--resume"])
+    assert plain.exit_code == 0, plain.output
+    assert "Resuming with the run's own budget (max_minutes = 0.002" in plain.output
+    assert "max_minutes = 0.002: the budget counts the whole run" in plain.output
 
 
 def test_a_text_of_one_document_holds_out_sentences_and_an_empty_one_is_one_line(tmp_path):
