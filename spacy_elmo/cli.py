@@ -222,6 +222,8 @@ def pretrain_cli(
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="CONFIG")
     result = pretrain(settings.config, output, resume=resume, gpu_id=gpu_id, overwrite=overwrite)
+    if str(result.get("stopped_by", "")).startswith(("SIG", "a signal")):
+        raise typer.Exit(130 if result["stopped_by"] == "SIGINT" else 143)  # it said where the checkpoint is
     warmup = f" ({result['warmup_dev_ppl']:.2f} after the softmax warm-up, with the biLM as given)" if "warmup_dev_ppl" in result else ""
     typer.echo(f"Done: {result['step']} steps, {result['tokens']} tokens, best dev perplexity {result['best_dev_ppl']:.2f}{warmup}")
     if resume and result.get("stopped_by") == "max_minutes":

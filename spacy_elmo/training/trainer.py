@@ -6,9 +6,11 @@ picks one process or several is `pretrain.pretrain`.
 
 import math
 import os
+import signal
+import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, Generator, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Generator, Iterator, List, Optional, Tuple
 
 import srsly
 import torch
@@ -153,6 +155,7 @@ class Pretrainer:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lr_schedule(self.training))
         self.autocast = mixed_precision(self.device, self.training.mixed_precision, log)
         self.step, self.elapsed, self.tokens_seen, self.best = 0, 0.0, 0, math.inf
+        self.signalled: Optional[str] = None  # the signal that asked the run to stop
         self.warmup_tokens = 0  # tokens_seen when the softmax warm-up ended
         # predictions per direction in one pass over the training text (all processes')
         self.epoch_tokens = int((self.corpus.lengths[self.train_sentences].astype("int64") + 1).sum()) * self.world
@@ -326,9 +329,11 @@ class Pretrainer:
         if self.step == 0:
             self.evaluate()
         batches = self._batches()
+        restore = self._stop_on_signals()
         try:
             self._train(batches, started)
         finally:
+            restore()
             batches.close()  # ends the DataLoader's workers
             self.finalize_log()
         if self.world > 1:
@@ -339,7 +344,7 @@ class Pretrainer:
             "tokens": self.tokens_seen,
             "best_dev_ppl": self.best,
             "last_eval": self.last_eval,
-            "stopped_by": self._limit_reached(),
+            "stopped_by": self.signalled or self._limit_reached(),
         }
         if self.warmup_eval is not None:
             result["warmup_dev_ppl"] = self.warmup_eval["average"]
@@ -372,6 +377,12 @@ class Pretrainer:
                 )
             if self.step % settings.checkpoint_every == 0:
                 self.save()
+        if self.signalled:  # asked to stop: the checkpoint now, no evaluation first
+            self.save()
+            self.log(
+                f"{self.signalled} at step {self.step}: the checkpoint is saved in {self.output / 'checkpoint.pt'}; go on with --resume"
+            )
+            return
         if self.last_eval_step != self.step:
             self.evaluate()
         self.save()
@@ -408,12 +419,37 @@ class Pretrainer:
 
     def _should_stop(self) -> bool:
         stop = bool(self._limit_reached())
-        if self.world > 1 and self.training.max_minutes > 0:
-            # Clocks differ between processes: rank 0 decides, so that all stop at the same step.
-            flag = torch.tensor([float(stop)], device=self.device if self.device.type == "cuda" else "cpu")
-            torch.distributed.broadcast(flag, 0)
-            stop = bool(flag.item())
-        return stop
+        if self.world == 1:
+            return stop or self.signalled is not None
+        # All processes stop at the same step: clocks differ, so rank 0 decides max_minutes; a signal
+        # to any process (Ctrl-C reaches them all, SIGTERM maybe one) stops every one.
+        decides = self.rank == 0 or self.training.max_minutes <= 0
+        flags = torch.tensor(
+            [float(stop and decides), float(self.signalled is not None)], device=self.device if self.device.type == "cuda" else "cpu"
+        )
+        torch.distributed.all_reduce(flags, op=torch.distributed.ReduceOp.MAX)
+        if flags[1].item() and self.signalled is None:
+            self.signalled = "a signal to another process"
+        return bool(flags[0].item()) or self.signalled is not None
+
+    def _stop_on_signals(self) -> Callable[[], None]:
+        """Until the returned function is called, SIGINT (Ctrl-C) and SIGTERM end the run after the
+        step under way, with a checkpoint. RETURNS: the function that puts the former handlers back."""
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        former = {}
+
+        def stop(signum: int, frame: Any) -> None:
+            self.signalled = signal.Signals(signum).name
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            former[signum] = signal.signal(signum, stop)
+
+        def restore() -> None:
+            for signum, handler in former.items():
+                signal.signal(signum, handler)
+
+        return restore
 
     def evaluate(self) -> None:
         """Dev perplexity (rank 0); keeps model-best."""

@@ -146,3 +146,32 @@ def test_an_error_in_the_processes_is_said_in_one_line(tmp_path):
     pretrain(config, tmp_path / "run", log=lambda s: None)
     with pytest.raises(OutputFolderError, match="holds a pretraining run"):  # raised in rank 0, said here
         pretrain(config, tmp_path / "run", log=lambda s: None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_or_sigterm_saves_a_checkpoint_and_says_where(tmp_path, signum):
+    import signal
+    import time
+
+    from spacy_elmo.training.checkpoint import load_checkpoint
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT * 4, encoding="utf8")
+    cmd = _pretrain_cmd(corpus, tmp_path / "run", 100_000)
+    cmd[cmd.index("--training.checkpoint_every") + 1] = "100000"  # no checkpoint but the one the signal asks for
+    run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not any("loss" in line for line in _log_lines(tmp_path / "run")):
+        time.sleep(0.05)
+    run.send_signal(getattr(signal, signum))
+    out, _ = run.communicate(timeout=120)
+    assert run.returncode == (130 if signum == "SIGINT" else 143), out[-2000:]
+    checkpoint = load_checkpoint(tmp_path / "run")
+    assert checkpoint is not None and checkpoint["step"] >= 1
+    assert f"{signum} at step {checkpoint['step']}: the checkpoint is saved in" in out and "--resume" in out
+
+
+def _log_lines(run: Path) -> list:
+    path = run / "log.jsonl"
+    return path.read_text().splitlines() if path.is_file() else []
