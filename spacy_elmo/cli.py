@@ -597,7 +597,10 @@ def download_cli(
     name: str = typer.Argument(..., help="A released model's name (spacy-elmo models lists them)"),
     cache: str = typer.Option(None, "--cache", help="The download cache (default: $SPACY_ELMO_CACHE, else ~/.cache/spacy-elmo)"),
     mirror: str = typer.Option(
-        None, "--mirror", help="A server holding NAME/FILE for each model, instead of the original URLs (default: $SPACY_ELMO_MIRROR)"
+        None,
+        "--mirror",
+        help="A server (http(s)://...) or a folder (a path or file:///...) holding NAME/FILE for each model, instead of the "
+        "original URLs (default: $SPACY_ELMO_MIRROR)",
     ),
     force: bool = typer.Option(False, "--force", help="Download again what spacy-elmo downloaded before"),
 ) -> None:

@@ -73,8 +73,13 @@ def cache_dir(cache: Optional[PathLike] = None) -> Path:
 
 def model_urls(model: ReleasedModel, mirror: Optional[str] = None) -> Dict[str, str]:
     """RETURNS (Dict[str, str]): download name -> URL; with a mirror (`mirror`, else
-    $SPACY_ELMO_MIRROR) MIRROR/NAME/FILE for each file, e.g. MIRROR/small/weights.hdf5."""
+    $SPACY_ELMO_MIRROR: an http(s) or file URL, or a folder) MIRROR/NAME/FILE for each file, e.g.
+    MIRROR/small/weights.hdf5."""
     mirror = mirror or os.environ.get(MIRROR_ENV) or None
+    if mirror and "://" not in mirror:  # a folder of files you already have, laid out as a mirror
+        if not Path(mirror).is_dir():
+            raise InputError(f"The mirror {mirror} is neither a URL nor a folder: give http(s)://..., file:///... or a folder")
+        mirror = Path(mirror).resolve().as_uri()
     if mirror:
         return {name: f"{mirror.rstrip('/')}/{model.name}/{name}" for name in model.urls}
     return model.urls

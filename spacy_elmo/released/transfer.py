@@ -95,6 +95,8 @@ def fetch(
     """
     import requests
 
+    if url.startswith("file://"):
+        return _copy_local(url, partial, remember, progress, desc)
     headers = {"Accept-Encoding": "identity"}
     start = 0
     if known is not None and known.url == url and known.validator is not None and known.total is not None:
@@ -182,6 +184,32 @@ def _receive(
         raise TransferError(f"{shown_url(url)}: the server sent more bytes than it announced ({expected})", resumable=False)
     if expected is not None and written < expected:
         raise _cut(url, start + written, record.total, "the connection closed early")
+    return record
+
+
+def _copy_local(url: str, partial: Path, remember: Callable[[PartialFile], None], progress: bool, desc: str) -> PartialFile:
+    """A file:// URL (a mirror on this computer): copied whole into the partial file, then checked as a download is."""
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    from tqdm import tqdm
+
+    source = Path(url2pathname(urlparse(url).path))
+    if not source.is_file():
+        raise TransferError(f"{shown_url(url)}: no such file in the mirror folder", resumable=False)
+    record = PartialFile(url, None, source.stat().st_size)
+    remember(record)
+    with (
+        source.open("rb") as src,
+        os.fdopen(open_no_follow(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as out,
+        tqdm(total=record.total, unit="B", unit_scale=True, desc=desc, disable=not progress) as bar,
+    ):
+        while True:
+            block = src.read(_CHUNK)
+            if not block:
+                break
+            out.write(block)
+            bar.update(len(block))
     return record
 
 

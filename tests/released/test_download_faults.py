@@ -579,3 +579,17 @@ def test_a_linked_elmoformanylangs_network_config_is_called_a_link(tmp_path):
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(InputError, match="my_network.json is a symbolic link"):
         bilm_folder(folder).load()
+
+
+@pytest.mark.parametrize("how", ["folder", "file URL"])
+def test_a_folder_mirror_offline_is_checked_as_a_server(mirror, cache, how):
+    root = mirror.root
+    mirror.close()  # nothing is served: the files come from the folder
+    source = str(root) if how == "folder" else root.as_uri()
+    found = download("small", mirror=source, progress=False)
+    _assert_true_file(cache, root / "small")
+    assert found.path == cache / "small"
+    with pytest.raises(InputError, match="no such file in the mirror folder"):
+        download("medium", mirror=source, progress=False)
+    with pytest.raises(InputError, match="neither a URL nor a folder"):
+        download("medium", mirror=str(root / "nowhere"), progress=False)
