@@ -608,9 +608,17 @@ def download_cli(
     say where it is. Later uses (`--bilm NAME`, `add_elmo(nlp, NAME)`) read it from there offline."""
     from .released import download
 
+    from .released import CATALOGUE
+
     folder = download(name, cache, mirror, force=force)
-    size = sum(p.stat().st_size for p in folder.path.iterdir() if p.is_file()) / 1e6
+    size = sum(p.stat().st_size for p in folder.path.iterdir() if p.is_file() and not p.name.startswith(".")) / 1e6
     typer.echo(f"{name}: {folder.path} ({folder.format} format, {size:.1f} MB), checked")
+    stated = CATALOGUE[name].download
+    if stated.endswith(" MB") and not stated.startswith("~") and abs(size - float(stated[:-3])) > 0.02 * float(stated[:-3]):
+        typer.echo(
+            f"Note: the catalogue gives {name} as {stated}, and this copy is {size:.1f} MB: it loaded and passed every check, "
+            "but it is not the size of the published file (a mirror's own copy?)"
+        )
 
 
 def _require_gpu(gpu_id: int) -> None:

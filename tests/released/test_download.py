@@ -216,3 +216,19 @@ def test_an_unpacking_cut_short_is_taken_up_again(mirror, cache):
     (folder / RECORD).write_text(json.dumps({"name": "efml-de", "complete": False, "files": {}, "partial": ["config.json"]}))
     found = download("efml-de", mirror=mirror.url, progress=False)
     assert found.format == "elmoformanylangs" and cached_folder("efml-de") is not None
+
+
+def test_a_copy_whose_size_differs_from_the_catalogues_exact_size_is_noted(mirror, cache, monkeypatch):
+    from dataclasses import replace
+
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+    from spacy_elmo.released.catalogue import CATALOGUE
+
+    monkeypatch.setitem(CATALOGUE, "small", replace(CATALOGUE["small"], download="54 MB"))  # the tiny fixture is 0.1 MB
+    fetched = CliRunner().invoke(app, ["download", "small", "--mirror", mirror.url])
+    assert fetched.exit_code == 0 and "Note: the catalogue gives small as 54 MB, and this copy is 0." in fetched.output
+    monkeypatch.setitem(CATALOGUE, "small", replace(CATALOGUE["small"], download="~54 MB"))  # an estimate: no note
+    again = CliRunner().invoke(app, ["download", "small", "--mirror", mirror.url])
+    assert again.exit_code == 0 and "Note:" not in again.output
