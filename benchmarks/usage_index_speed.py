@@ -148,7 +148,7 @@ def ann_table(source: Path, sizes: List[int], tmp: Path, n_queries: int, noise: 
 
     from spacy_elmo.usages import UsageIndex
     from spacy_elmo.usages import index as index_module
-    from spacy_elmo.usages.ann import build_ann
+    from spacy_elmo.usages.ann_build import build_ann
 
     index_module.ANN_MIN_ROWS = 0  # every query through the approximate search
     rng = numpy.random.default_rng(1)

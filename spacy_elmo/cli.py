@@ -674,7 +674,7 @@ def index_usages_cli(
     else:
         _index_usages(model, corpus, output, chosen, lemmas, layer, lang, docs_per_batch, part, quiet)
     if ann:
-        from .usages.ann import build_ann
+        from .usages.ann_build import build_ann
 
         build_ann(output, log=_say(quiet))
 
@@ -729,7 +729,7 @@ def index_ann_cli(
     'spacy-elmo[ann]'): an IVF-PQ index beside the vectors, which `neighbours` and
     `UsageIndex.most_similar` then use for searches over more than 100,000 usages, scoring its
     candidates exactly. Without one, every search is exact."""
-    from .usages.ann import build_ann
+    from .usages.ann_build import build_ann
 
     build_ann(index_path, lists=lists, code_bytes=code_bytes, train_size=train_size, log=_say(quiet))
 

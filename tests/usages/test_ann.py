@@ -11,7 +11,7 @@ from spacy_elmo import save_original
 from spacy_elmo.cli import app
 from spacy_elmo.errors import InputError
 from spacy_elmo.usages import UsageIndex, index as index_module
-from spacy_elmo.usages.ann import build_ann, default_bytes, default_lists
+from spacy_elmo.usages.ann_build import build_ann, default_bytes, default_lists
 
 from ..distributed.test_merge import _documents
 from ..helpers import tiny_bilm
