@@ -12,7 +12,7 @@ import numpy
 from ..errors import InputError
 from ..output_folders import USAGE_INDEX, FolderLock, is_own, temporary_path, write_atomically
 from ..types import PathLike
-from .ann import BUILDBUILD_AGAIN, DEFAULT_NPROBE, DEFAULT_REFINE, faiss_module, meta_digest
+from .ann import BUILD_AGAIN, DEFAULT_NPROBE, DEFAULT_REFINE, faiss_module, meta_digest
 from .index import UsageIndex
 from .layout import ANN_INDEX, ANN_META
 
