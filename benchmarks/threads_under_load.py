@@ -42,6 +42,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
     parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--only", type=int, nargs="+", default=None, help="the settings to run, by number (0: the default threads)")
+    parser.add_argument("--loads", nargs="+", default=["idle", "busy"], help="idle and/or busy (a busy process per core but one)")
     args = parser.parse_args()
     from spacy_elmo.bilm.precision import cpu_class
 
@@ -53,10 +55,12 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "spacy_elmo", "prepare-corpus", str(args.text), "--output", str(prepared), "-q"], check=True)
         print("| other jobs | setting | tokens/s |")
         print("|---|---|---:|")
-        for load in (0, max(cores - 1, 1)):
+        for load in [0 if name == "idle" else max(cores - 1, 1) for name in args.loads]:
             hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(load)]
             try:
                 for i, (label, threads, policy) in enumerate(SETTINGS):
+                    if args.only is not None and i not in args.only:
+                        continue
                     speed = run(args.text, tmp / f"run-{load}-{i}", args.steps, threads, policy, prepared)
                     print(f"| {load} busy process{'es' * (load != 1)} | {label} | {speed:,.0f} |", flush=True)
             finally:

@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional
 from confection import Config
 
 from ..errors import InputError
+from .threads import default_threads
 
 
 def pretrain_in_processes(
@@ -32,7 +33,10 @@ def pretrain_in_processes(
     RETURNS (Dict[str, Any]): rank 0's result.
     """
     if not config["system"]["threads"]:  # torch's default (every core) in each process would oversubscribe them
-        config = Config(config).merge({"system": {"threads": max(1, (os.cpu_count() or 1) // processes)}})
+        threads, why = default_threads(processes)
+        if why:
+            log(why)
+        config = Config(config).merge({"system": {"threads": threads}})
     context = multiprocessing.get_context("spawn")
     answers = context.Queue()
     port = _free_port()

@@ -43,6 +43,7 @@ from .plot import can_plot, plot_log
 from .prepared import PreparedCorpus, is_prepared, prepared_for_training
 from .progress import Window, clock, time_left
 from .run_folder import open_run_folder, truncate_log
+from .threads import default_threads
 from .settings import PretrainSettings
 from .vocab import Vocabulary
 
@@ -90,6 +91,13 @@ class Pretrainer:
         torch.manual_seed(system.seed)
         if system.threads:
             torch.set_num_threads(system.threads)
+        elif training_device(gpu_id if gpu_id is not None else system.gpu_id).type == "cpu":
+            # under torchrun the node's other processes are starting too: they are not other work
+            local = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+            threads, why = default_threads(local, count_busy=local == 1)
+            torch.set_num_threads(threads)
+            if why and self.rank == 0:
+                log(why)
         self.device = training_device(gpu_id if gpu_id is not None else system.gpu_id)
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
