@@ -73,7 +73,9 @@ def test_batch_embedder_adds_each_texts_layers_and_tokens(setup):
         assert list(tokens) == [t.text for t in doc]
 
 
-ray = pytest.importorskip("ray", reason="the Ray tests need the [ray] extra: pip install 'spacy-elmo[ray]'")
+@pytest.fixture
+def ray():
+    return pytest.importorskip("ray", reason="the Ray tests need the [ray] extra: pip install 'spacy-elmo[ray]'")
 
 
 def _worker_pids():
@@ -118,7 +120,7 @@ def _ray_run(*args, kill: bool):
 
 
 @pytest.mark.slow
-def test_index_usages_on_ray_with_a_worker_killed_equals_the_single_run(setup, tmp_path, one_thread):
+def test_index_usages_on_ray_with_a_worker_killed_equals_the_single_run(ray, setup, tmp_path, one_thread):
     _cli("index-usages", setup, setup / "docs.txt", tmp_path / "single", "--docs-per-batch", 4, "-q")  # 8 chunks of 64
     killed = _ray_run("index-usages", setup, setup / "docs.txt", tmp_path / "ray", "--docs-per-batch", 4, kill=True)
     assert killed, "no worker was seen running a shard"
@@ -128,14 +130,14 @@ def test_index_usages_on_ray_with_a_worker_killed_equals_the_single_run(setup, t
 
 
 @pytest.mark.slow
-def test_embed_on_ray_equals_the_single_run_byte_for_byte(setup, tmp_path, one_thread):
+def test_embed_on_ray_equals_the_single_run_byte_for_byte(ray, setup, tmp_path, one_thread):
     _cli("embed", setup, setup / "lines.txt", tmp_path / "single.hdf5", "--docs-per-batch", 1, "-q")  # 4 chunks of 16
     _ray_run("embed", setup, setup / "lines.txt", tmp_path / "ray.hdf5", "--docs-per-batch", 1, kill=False)
     assert (tmp_path / "single.hdf5").read_bytes() == (tmp_path / "ray.hdf5").read_bytes()
 
 
 @pytest.mark.slow
-def test_ray_data_map_batches_gives_the_pipelines_layers(setup):
+def test_ray_data_map_batches_gives_the_pipelines_layers(ray, setup):
     from spacy_elmo.distributed import ElmoBatchEmbedder
     from spacy_elmo.pipeline.loading import load_elmo_pipeline
 
