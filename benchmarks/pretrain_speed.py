@@ -66,7 +66,29 @@ def _sync(device: Any) -> None:
         torch.cuda.synchronize(device)
 
 
-def step_speed(config: Any, prepared: Any, device: Any, steps: int, warmup: int) -> Dict[str, float]:
+# operators that are matrix products (aten's and oneDNN's), for --profile's split of the step's time
+_PRODUCTS = ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "mkldnn", "onednn", "_weight_int8", "quantized")
+
+
+def _profile_steps(trainer: Any, batches: List[Any]) -> None:
+    """Print where the step's CPU time goes: matrix products against everything else, and the ten
+    costliest other operators (self time, torch.profiler over `batches`)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for batch in batches:
+            trainer.train_step(batch)
+    events = [e for e in prof.key_averages() if e.self_cpu_time_total > 0]
+    total = sum(e.self_cpu_time_total for e in events)
+    products = sum(e.self_cpu_time_total for e in events if any(k in e.key.lower() for k in _PRODUCTS))
+    share = 100 * products / total
+    print(f"  profile              matrix products {share:.1f}% of the step's CPU time, the rest {100 - share:.1f}%:")
+    others = sorted((e for e in events if not any(k in e.key.lower() for k in _PRODUCTS)), key=lambda e: -e.self_cpu_time_total)
+    for event in others[:10]:
+        print(f"    {100 * event.self_cpu_time_total / total:5.1f}%  {event.key} ({event.count} calls)")
+
+
+def step_speed(config: Any, prepared: Any, device: Any, steps: int, warmup: int, profile: bool = False) -> Dict[str, float]:
     """Tokens/s and FLOP/token of the training step alone, batches prepared beforehand."""
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -102,9 +124,12 @@ def step_speed(config: Any, prepared: Any, device: Any, steps: int, warmup: int)
         trainer.train_step(batch)
         n_tokens += batch.n_tokens
     _sync(device)
+    seconds = time.perf_counter() - start
+    if profile:
+        _profile_steps(trainer, data[warmup + 1 : warmup + 1 + min(steps, 10)])
     params = sum(p.numel() for p in trainer.bilm.parameters())
     return {
-        "tokens_per_s": n_tokens / (time.perf_counter() - start),
+        "tokens_per_s": n_tokens / seconds,
         "flops_per_token": flops_per_token,
         "params": params,
         "vocab": len(trainer.vocab),
@@ -226,6 +251,7 @@ def main() -> None:
         "--two-processes", action="store_true", help="on CPU, also the end-to-end trainer as two processes of one thread (torchrun, gloo)"
     )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument("--profile", action="store_true", help="also print where the step's CPU time goes (torch.profiler, 10 steps)")
     args = parser.parse_args()
 
     import torch
@@ -257,7 +283,7 @@ def main() -> None:
             if args.batch_tokens:
                 config["training"]["batch_tokens"] = args.batch_tokens
             torch.manual_seed(0)
-            step = step_speed(config, prepared, device, args.steps, args.warmup)
+            step = step_speed(config, prepared, device, args.steps, args.warmup, profile=args.profile)
             # The trainer trains in float32 where the device has no bfloat16 units (AVX2-only CPUs):
             # the step is then measured against the float32 peak.
             bf16 = precision in ("bf16", "auto") and bf16_supported(device)
