@@ -67,7 +67,7 @@ def _sync(device: Any) -> None:
 
 
 # operators that are matrix products (aten's and oneDNN's), for --profile's split of the step's time
-_PRODUCTS = ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "mkldnn", "onednn", "_weight_int8", "quantized")
+_PRODUCTS = ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "convolution", "mkldnn", "onednn", "_weight_int8", "quantized")
 
 
 def _profile_steps(trainer: Any, batches: List[Any]) -> None:
