@@ -131,6 +131,8 @@ def scratch_folder(output: PathLike, kind: str, command: str) -> Tuple[Path, "Fo
     prefix = f".{output.name}."
     for stale in parent.glob(f"{prefix}*{SCRATCH_SUFFIX}"):
         if stale.is_dir() and is_own(stale, kind):
+            if _holder_alive(stale / LOCK):
+                continue  # its process still runs (where locks are not kept across a fork, or there are none)
             try:
                 lock = FolderLock(stale, "").acquire()
             except OutputFolderError:
@@ -141,6 +143,27 @@ def scratch_folder(output: PathLike, kind: str, command: str) -> Tuple[Path, "Fo
     lock = FolderLock(folder, command).acquire()
     mark(folder, kind)
     return folder, lock
+
+
+def _holder_alive(lock_file: Path) -> bool:
+    """Whether the process a lock file names ("process N (...)") is still running (POSIX; on Windows
+    os.kill would end it, so False there)."""
+    if os.name == "nt":  # pragma: no cover
+        return False
+    try:
+        text = lock_file.read_text(encoding="utf8", errors="replace") if is_plain_file(lock_file) else ""
+        pid = int(text.split()[1]) if text.startswith("process ") else 0
+    except (OSError, ValueError, IndexError):
+        return False
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # it exists (another user's)
+    return True
 
 
 def publish_files(tmp: PathLike, output: PathLike, kind: str, names: Sequence[str], last: str) -> Path:
