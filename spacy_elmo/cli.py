@@ -606,9 +606,7 @@ def download_cli(
 ) -> None:
     """Download a released model into the cache (resuming an interrupted download), check it, and
     say where it is. Later uses (`--bilm NAME`, `add_elmo(nlp, NAME)`) read it from there offline."""
-    from .released import download
-
-    from .released import CATALOGUE
+    from .released import CATALOGUE, download
 
     folder = download(name, cache, mirror, force=force)
     size = sum(p.stat().st_size for p in folder.path.iterdir() if p.is_file() and not p.name.startswith(".")) / 1e6
@@ -666,37 +664,28 @@ def index_usages_cli(
     chosen = [w for w in words.split(",") if w.strip()] if words else None
     if words and not chosen:
         raise typer.BadParameter("name one or more words, comma-separated", param_hint="--words")
+    settings = {
+        "model": _bilm_source(model),
+        "corpus": str(corpus.resolve()),
+        "words": chosen,
+        "lemmas": lemmas,
+        "layer": layer,
+        "lang": lang,
+        "docs_per_batch": docs_per_batch,
+    }
     if ray is not None:
         from .distributed import run_index_usages
 
-        settings = {"model": _bilm_source(model), "corpus": str(corpus.resolve()), "words": chosen, "lemmas": lemmas, "layer": layer}
-        run_index_usages(ray, dict(settings, lang=lang, docs_per_batch=docs_per_batch), output, workers=workers, quiet=quiet)
+        run_index_usages(ray, settings, output, workers=workers, quiet=quiet)
     else:
-        _index_usages(model, corpus, output, chosen, lemmas, layer, lang, docs_per_batch, part, quiet)
+        from .pipeline.loading import load_elmo_pipeline
+        from .usages.builder import build_from_settings
+
+        build_from_settings(load_elmo_pipeline(model, lang), settings, output, part, progress=not quiet, log=_say(quiet))
     if ann:
         from .usages.ann_build import build_ann
 
         build_ann(output, log=_say(quiet))
-
-
-def _index_usages(model, corpus, output, chosen, lemmas, layer, lang, docs_per_batch, part, quiet) -> None:  # type: ignore[no-untyped-def]
-    from .pipeline.loading import load_elmo_pipeline
-    from .usages.builder import build_usage_index
-
-    nlp = load_elmo_pipeline(model, lang)
-    build_usage_index(
-        nlp,
-        corpus,
-        output,
-        model=model,
-        words=chosen,
-        lemmas=lemmas,
-        layer=layer,
-        docs_per_batch=docs_per_batch,
-        shard=part,
-        progress=not quiet,
-        log=_say(quiet),
-    )
 
 
 @command("merge")
@@ -720,7 +709,7 @@ def merge_cli(
 @command("index-ann")
 def index_ann_cli(
     index_path: Path = typer.Argument(..., metavar="INDEX", help="A folder written by spacy-elmo index-usages or merge", exists=True),
-    lists: int = typer.Option(0, "--lists", help="Inverted lists (0: a power of two near 4 sqrt(usages))", min=0),
+    lists: int = typer.Option(0, "--lists", help="Inverted lists (0: a power of two near 2 sqrt(usages), at most usages / 64)", min=0),
     code_bytes: int = typer.Option(0, "--code-bytes", help="Bytes per usage of the product-quantized codes (0: width / 8)", min=0),
     train_size: int = typer.Option(0, "--train-size", help="Usages to train on (0: 64 per list, at least 100,000)", min=0),
     quiet: bool = quiet_option(),

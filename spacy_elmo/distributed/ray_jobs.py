@@ -59,22 +59,9 @@ class _ShardWorker:
 
         shard = Shard(index, count)
         if self.kind == "index":
-            from ..usages.builder import build_usage_index
+            from ..usages.builder import build_from_settings
 
-            s = self.settings
-            build_usage_index(
-                self.nlp,
-                s["corpus"],
-                part,
-                model=s["model"],
-                words=s["words"],
-                lemmas=s["lemmas"],
-                layer=s["layer"],
-                docs_per_batch=s["docs_per_batch"],
-                shard=shard,
-                progress=False,
-                log=lambda _: None,
-            )
+            build_from_settings(self.nlp, self.settings, part, shard, log=lambda _: None)
         else:
             from ..pipeline.export import embed_to_file
 

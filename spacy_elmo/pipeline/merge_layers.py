@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from ..errors import InputError
 from ..output_folders import temporary_path
-from ..shards import check_parts, interleave
+from ..shards import Shard, check_parts, interleave
 from .export import HDF5Writer, shard_sidecar
 
 
@@ -98,8 +98,8 @@ def _merge_docbins(parts: Sequence[Path], path: Path) -> Tuple[int, int]:
 
 def _owned_numbers(record: Dict[str, Any]) -> List[int]:
     """The numbers of the documents of a shard, in order."""
-    index, count, chunk, n_docs = (int(record[k]) for k in ("index", "count", "chunk_docs", "n_docs"))
-    return [n for k in range(index, -(-n_docs // chunk), count) for n in range(k * chunk, min((k + 1) * chunk, n_docs))]
+    shard, chunk = Shard(int(record["index"]), int(record["count"])), int(record["chunk_docs"])
+    return [n for n in range(int(record["n_docs"])) if shard.owns(n // chunk)]
 
 
 def _check_numbers(numbers: List[int], n_docs: int, parts: Sequence[Path]) -> None:

@@ -128,6 +128,31 @@ def build_usage_index(
     return index
 
 
+def build_from_settings(
+    nlp: Language,
+    settings: Dict[str, Any],
+    output: PathLike,
+    shard: Shard = Shard(),
+    progress: bool = False,
+    log: Callable[[str], Any] = print,
+) -> UsageIndex:
+    """`build_usage_index` with `spacy-elmo index-usages`'s settings ("model", "corpus", "words",
+    "lemmas", "layer", "docs_per_batch"): what the command and its Ray workers run."""
+    return build_usage_index(
+        nlp,
+        settings["corpus"],
+        output,
+        model=settings["model"],
+        words=settings["words"],
+        lemmas=settings["lemmas"],
+        layer=settings["layer"],
+        docs_per_batch=settings["docs_per_batch"],
+        shard=shard,
+        progress=progress,
+        log=log,
+    )
+
+
 def _elmo_dependents(nlp: Language, names: List[str]) -> List[str]:
     """The elmo components and every component that needs their output: off while tokenizing."""
     off = set(names)
