@@ -429,6 +429,10 @@ class Pretrainer:
         stop = bool(self._limit_reached())
         if self.world == 1:
             return stop or self.signalled is not None
+        if self.training.max_minutes <= 0 and self.step % self.training.log_every:
+            # the step limits agree across processes without a word; a signal is shared at the next logged
+            # step, not every step (a collective and a device sync per step would slow every GPU run)
+            return stop
         # All processes stop at the same step: clocks differ, so rank 0 decides max_minutes; a signal
         # to any process (Ctrl-C reaches them all, SIGTERM maybe one) stops every one.
         decides = self.rank == 0 or self.training.max_minutes <= 0
