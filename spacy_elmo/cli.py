@@ -123,6 +123,25 @@ def quiet_option() -> Any:
     return typer.Option(False, "--quiet", "-q", help="No progress bar or progress lines: errors and warnings only")
 
 
+def threads_option() -> Any:
+    return typer.Option(
+        0,
+        "--threads",
+        help="torch threads (0: the cores not busy with other work, followed while the job runs; docs/speed.md)",
+        min=0,
+    )
+
+
+def _threads(threads: int, quiet: bool = False) -> None:
+    """--threads N fixes the number; 0 takes the cores not busy now and follows the machine."""
+    from .bilm.threads import fix_threads, start_job
+
+    fix_threads(threads)
+    why = start_job()
+    if why and not quiet:
+        typer.echo(why, err=True)
+
+
 def shard_option() -> Any:
     return typer.Option(
         None, "--shard", help="I/N: only shard I of N (0-based) of the corpus's documents, a part that `spacy-elmo merge` joins"
@@ -267,6 +286,7 @@ def perplexity_cli(
     max_length: int = typer.Option(100, help="Longest sentence, in tokens"),
     batch_tokens: int = typer.Option(4096, help="Tokens per batch"),
     unigram: bool = typer.Option(False, "--unigram", help="Also print a unigram model's perplexity (same vocabulary)"),
+    threads: int = threads_option(),
 ) -> None:
     """Print the forward, backward and average perplexity of a text, its token count and OOV
     rate (exact: the softmax is always normalised over the whole vocabulary)."""
@@ -275,6 +295,7 @@ def perplexity_cli(
     from .training.corpus import Corpus
     from .training.evaluate import evaluate
 
+    _threads(threads)
     bilm, vocab, softmax = load_model_dir(model)
     if vocab is None or softmax is None:
         raise typer.BadParameter(f"{model} has no vocab.txt / softmax.pt: perplexity needs the softmax", param_hint="MODEL")
@@ -474,6 +495,7 @@ def embed_cli(
     shard: str = shard_option(),
     ray: str = ray_option(),
     workers: int = workers_option(),
+    threads: int = threads_option(),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
     quiet: bool = quiet_option(),
 ) -> None:
@@ -519,6 +541,7 @@ def embed_cli(
     from .pipeline.export import embed_to_file
     from .pipeline.loading import load_elmo_pipeline
 
+    _threads(threads, quiet)
     nlp = load_elmo_pipeline(model, lang, sentences and not pretokenized, dtype, precision)
     keep, n_docs, n_tokens = embed_to_file(nlp, settings, part, output, progress=not quiet)
     what = f"shard {part} ({n_docs} of the input's {keep.n_docs} documents)" if not part.whole else f"{n_docs} documents"
@@ -649,6 +672,7 @@ def index_usages_cli(
     ann: bool = typer.Option(
         False, "--ann", help="Also build the approximate search (FAISS; pip install 'spacy-elmo[ann]'): see index-ann"
     ),
+    threads: int = threads_option(),
     quiet: bool = quiet_option(),
 ) -> None:
     """Index the usages of words in a corpus, each with its ELMo vector, for `spacy-elmo
@@ -681,6 +705,7 @@ def index_usages_cli(
         from .pipeline.loading import load_elmo_pipeline
         from .usages.builder import build_from_settings
 
+        _threads(threads, quiet)
         build_from_settings(load_elmo_pipeline(model, lang), settings, output, part, progress=not quiet, log=_say(quiet))
     if ann:
         from .usages.ann_build import build_ann
@@ -739,6 +764,7 @@ def neighbours_cli(
         1, "--min-count", help="Context-free neighbours: only word types seen this often in the indexed sentences", min=1
     ),
     exact: bool = typer.Option(False, "--exact", help="Search exactly, also where the index has an approximate search"),
+    threads: int = threads_option(),
 ) -> None:
     """The usages in INDEX nearest to WORD as used in SENTENCE (cosine of their ELMo vectors),
     and WORD's context-free neighbours (the biLM's token layer; static vectors where the pipeline
@@ -746,6 +772,7 @@ def neighbours_cli(
     from .usages.index import UsageIndex
     from .usages.report import neighbours_table
 
+    _threads(threads, quiet=True)
     index = UsageIndex().from_disk(index_path)
     if model is not None:
         index.use_model(model)

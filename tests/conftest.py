@@ -1,6 +1,9 @@
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +32,51 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip_slow)
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stray_threads(before: set) -> list:
+    """Threads started during a test that still run a moment after it ended."""
+    deadline = time.monotonic() + 2.0
+    while True:
+        stray = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+        if not stray or time.monotonic() > deadline:
+            return stray
+        time.sleep(0.05)
+
+
+@pytest.fixture(autouse=True)
+def leaves_the_process_as_it_found_it():
+    """No test leaves a signal handler, a Ray session or a running thread behind: a process forked
+    later (by a library, a user's program) would inherit it (issue 68)."""
+    import torch
+
+    from spacy_elmo.bilm.threads import follower
+
+    handlers = {signum: signal.getsignal(signum) for signum in _SIGNALS}
+    threads = set(threading.enumerate())
+    torch_threads = torch.get_num_threads()
+    follower_state = {k: list(v) if isinstance(v, list) else v for k, v in vars(follower).items()}
+    yield
+    # torch's threads as they were: a test's --threads N is the command's, not the next test's
+    torch.set_num_threads(torch_threads)
+    vars(follower).update(follower_state)
+    problems = []
+    for signum, handler in handlers.items():
+        if signal.getsignal(signum) is not handler:
+            problems.append(f"the {signal.Signals(signum).name} handler changed to {signal.getsignal(signum)!r}")
+            signal.signal(signum, handler)
+    ray = sys.modules.get("ray")
+    if ray is not None and getattr(ray, "is_initialized", lambda: False)():
+        problems.append("a Ray session is still running")
+        ray.shutdown()
+    stray = _stray_threads(threads)
+    if stray:
+        problems.append(f"threads still running: {', '.join(t.name for t in stray)}")
+    if problems:
+        pytest.fail("the test left the process changed: " + "; ".join(problems), pytrace=False)
 
 
 @pytest.fixture(scope="session")

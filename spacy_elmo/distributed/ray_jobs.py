@@ -8,11 +8,14 @@ the half-written part is never published. On a cluster of several machines, OUTP
 one every node can write (a shared file system), as must the corpus and the model be readable.
 """
 
+import contextlib
 import os
 import shutil
+import signal
 import tempfile
+import threading
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, Iterator, List
 
 from ..errors import InputError
 
@@ -20,33 +23,47 @@ SHARDS_PER_WORKER = 4  # smaller shards balance the load, and a retried shard re
 TASK_RETRIES = 3
 
 
-def connect(address: str) -> Any:
-    """Connect to Ray: "auto" joins the cluster at $RAY_ADDRESS, else starts a local one; anything
-    else is a cluster's address. RETURNS: the ray module."""
+@contextlib.contextmanager
+def ray_session(address: str) -> Iterator[Any]:
+    """Ray for one job: "auto" joins the cluster at $RAY_ADDRESS, else starts a local one; anything
+    else is a cluster's address. A session this starts is shut down at the end, and the signal
+    handlers that `ray.init` installs (SIGTERM: `sys.exit`, which a forked child would inherit) are
+    put back as they were; a session the program had already started is used and left running.
+    YIELDS: the ray module."""
     try:
         import ray
     except ImportError:
         raise InputError("--ray needs Ray: pip install 'spacy-elmo[ray]'") from None
-    if not ray.is_initialized():
-        kwargs: Dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": False}
+    if ray.is_initialized():
+        yield ray
+        return
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    kwargs: Dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": False}
+    try:
         if address == "auto":
             ray.init(
                 **({"address": os.environ["RAY_ADDRESS"]} if os.environ.get("RAY_ADDRESS") else {"include_dashboard": False}), **kwargs
             )
         else:
             ray.init(address=address, **kwargs)
-    return ray
+        yield ray
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        if threading.current_thread() is threading.main_thread():
+            for signum, handler in handlers.items():
+                if handler is not None:
+                    signal.signal(signum, handler)
 
 
 class _ShardWorker:
     """A Ray actor (see `_worker_class`): the pipeline loaded once, shards run one after another."""
 
     def __init__(self, kind: str, settings: Dict[str, Any], threads: int) -> None:
-        import torch
-
+        from ..bilm.threads import fix_threads
         from ..pipeline.loading import load_elmo_pipeline
 
-        torch.set_num_threads(max(threads, 1))
+        fix_threads(threads)  # the actor's share of the node's CPUs, as Ray reserved them
         self.kind, self.settings = kind, settings
         if kind == "index":
             self.nlp = load_elmo_pipeline(settings["model"], settings["lang"])
@@ -84,11 +101,15 @@ def run_embed(address: str, settings: Dict[str, Any], output: Path, workers: int
 
 
 def _run(kind: str, address: str, settings: Dict[str, Any], output: Path, workers: int, suffix: str, quiet: bool) -> None:
+    with ray_session(address) as ray:
+        _run_on(ray, kind, settings, output, workers, suffix, quiet)
+
+
+def _run_on(ray: Any, kind: str, settings: Dict[str, Any], output: Path, workers: int, suffix: str, quiet: bool) -> None:
     from tqdm import tqdm
 
     from .merge import merge_parts
 
-    ray = connect(address)
     cpus = max(int(ray.cluster_resources().get("CPU", 1)), 1)
     workers = workers or cpus
     threads = max(cpus // workers, 1)

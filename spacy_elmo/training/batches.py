@@ -17,6 +17,7 @@ from typing import Any, Dict, Generator, Iterator, List, Optional, Sequence, Siz
 import numpy
 import torch
 
+from ..child_processes import process_context
 from ..bilm import CharBatch, word_char_ids
 from ..bilm.char_ids import SENTENCE_END, SENTENCE_START
 from .prepared import PreparedCorpus
@@ -206,7 +207,12 @@ def batch_loader(stream: BatchStream, workers: int, device: torch.device) -> Gen
         "generator": torch.Generator().manual_seed(0),
     }
     if workers > 0:
-        options.update(prefetch_factor=4, persistent_workers=False, worker_init_fn=_worker_init)
+        options.update(
+            prefetch_factor=4,
+            persistent_workers=False,
+            worker_init_fn=_worker_init,
+            multiprocessing_context=process_context(preload=(__name__,)),
+        )
     loader = iter(torch.utils.data.DataLoader(stream, **options))
     try:
         for batch in loader:

@@ -16,7 +16,6 @@ made anew (inside a training output) or refused (when named explicitly). The fol
 a prepared corpus is ever replaced, and only its own files in it: a file a user put in the folder stays.
 """
 
-import multiprocessing
 import os
 import time
 from collections import deque
@@ -38,6 +37,7 @@ from ..output_folders import (
     remove_own,
     scratch_folder,
 )
+from ..child_processes import process_context
 from ..text_corpus import corpus_files, files_progress_bar, numbered_texts
 from ..types import PathLike
 from .corpus import SentenceSplitter, is_held_out
@@ -48,7 +48,6 @@ META = "meta.json"
 FILES = (META, "tokens.bin", "lengths.npy", "lines.npy", "docs.npy", "words.bin", "word_offsets.npy")
 _AGAIN = "prepare the corpus again (spacy-elmo prepare-corpus TEXT --output DIR, or pass the raw text)"
 _CHUNK_CHARS = 1 << 20  # text sent to a worker at a time
-_START_METHOD = "spawn" if os.name == "nt" else "fork"
 
 
 def corpus_key(path: PathLike, lang: str, max_length: int) -> Dict[str, Any]:
@@ -72,6 +71,10 @@ class PreparedCorpus:
 
     folder (PathLike): written by `prepare_corpus`.
     """
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Path]]:
+        # A worker process opens the folder itself: its memory maps are never copied through a pipe.
+        return PreparedCorpus, (self.folder,)
 
     def __init__(self, folder: PathLike) -> None:
         self.folder = Path(folder)
@@ -279,12 +282,10 @@ def _tokenized(texts: Iterator[Tuple[int, int, str]], splitter: SentenceSplitter
         for ids, chunk in _chunks(texts):
             yield ids, _tokenize(chunk)
         return
-    # Forked workers inherit the splitter (its spaCy pipeline costs each one a fraction of a
-    # second to build); spawned ones build their own.
-    forked = _START_METHOD == "fork"
-    context = multiprocessing.get_context(_START_METHOD)
-    init_args = (None,) if forked else ((splitter.nlp.lang, splitter.max_length),)
-    with context.Pool(n_process, initializer=_init_worker, initargs=init_args) as pool:
+    context = process_context(preload=(__name__,))
+    pool = context.Pool(n_process, initializer=_init_worker, initargs=((splitter.nlp.lang, splitter.max_length),))
+    finished = False
+    try:
         pending: Deque[Tuple[ChunkIds, Any]] = deque()
         for ids, chunk in _chunks(texts):
             pending.append((ids, pool.apply_async(_tokenize, (chunk,))))
@@ -294,13 +295,20 @@ def _tokenized(texts: Iterator[Tuple[int, int, str]], splitter: SentenceSplitter
         while pending:
             done_ids, result = pending.popleft()
             yield done_ids, result.get()
+        finished = True
+    finally:
+        if finished:  # nothing in flight: the workers end when they read the end of the queue
+            pool.close()
+        else:
+            pool.terminate()
+        pool.join()
 
 
 _SPLITTER: Optional[SentenceSplitter] = None
 
 
-def _init_worker(settings: Optional[Tuple[str, int]]) -> None:
-    """settings: (lang, max_length) to build the splitter with, None where it was inherited."""
+def _init_worker(settings: Tuple[str, int]) -> None:
+    """settings: (lang, max_length) to build the splitter with."""
     global _SPLITTER
     try:
         import torch
@@ -308,8 +316,7 @@ def _init_worker(settings: Optional[Tuple[str, int]]) -> None:
         torch.set_num_threads(1)
     except ImportError:  # pragma: no cover
         pass
-    if settings is not None:
-        _SPLITTER = SentenceSplitter(*settings)
+    _SPLITTER = SentenceSplitter(*settings)
 
 
 def _tokenize(texts: List[str]) -> Tokenized:

@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional
 from confection import Config
 
 from ..errors import InputError
-from .threads import default_threads
+from ..bilm.threads import default_threads
 
 
 def pretrain_in_processes(

@@ -19,7 +19,7 @@ init_bilm = null
 [system]
 seed = 0
 # torch threads (of each process); 0: the cores this process may use, less those busy with other
-# work when the run starts, shared among this node's processes (training/threads.py)
+# work, followed while the run goes on; shared among this node's processes (bilm/threads.py)
 threads = 0
 # training processes on this machine's CPU, started by spacy-elmo itself as torchrun would start
 # them (gloo): each reads its own part of the corpus and makes its own batches of batch_tokens, and

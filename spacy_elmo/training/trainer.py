@@ -21,6 +21,7 @@ from ..bilm import BiLM, ElmoOptions
 from ..bilm.folders import bilm_folder
 from ..bilm.language_model import BiLanguageModel, SharedSoftmax
 from ..bilm.lstm import compile_cells
+from ..bilm.threads import between_batches, fix_threads, start_job
 from ..errors import InputError
 from ..output_folders import FolderLock, write_atomically
 from ..text_corpus import corpus_files
@@ -43,7 +44,6 @@ from .plot import can_plot, plot_log
 from .prepared import PreparedCorpus, is_prepared, prepared_for_training
 from .progress import Window, clock, time_left
 from .run_folder import open_run_folder, truncate_log
-from .threads import default_threads
 from .settings import PretrainSettings
 from .vocab import Vocabulary
 
@@ -89,13 +89,10 @@ class Pretrainer:
         system = self.settings.system
         self.rank, self.world = self._init_distributed()
         torch.manual_seed(system.seed)
-        if system.threads:
-            torch.set_num_threads(system.threads)
-        elif training_device(gpu_id if gpu_id is not None else system.gpu_id).type == "cpu":
+        fix_threads(system.threads)
+        if training_device(gpu_id if gpu_id is not None else system.gpu_id).type == "cpu":
             # under torchrun the node's other processes are starting too: they are not other work
-            local = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-            threads, why = default_threads(local, count_busy=local == 1)
-            torch.set_num_threads(threads)
+            why = start_job(int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
             if why and self.rank == 0:
                 log(why)
         self.device = training_device(gpu_id if gpu_id is not None else system.gpu_id)
@@ -361,7 +358,10 @@ class Pretrainer:
     def _train(self, batches: Iterator[TrainingBatch], started: float) -> None:
         settings = self.training
         window = Window(self.device)
+        on_cpu = self.device.type == "cpu"
         while not self._should_stop():
+            if on_cpu:
+                between_batches()
             batch = next(batches)
             window.add(self.train_step(batch), batch.n_tokens * self.world)
             self.position = batch.position

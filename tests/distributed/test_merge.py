@@ -49,6 +49,8 @@ def corpus(tmp_path_factory):
 
 
 def _run(*args) -> str:
+    if args[0] in ("embed", "index-usages"):  # parts equal a single run at the same threads (docs/scale.md)
+        args += ("--threads", 1)
     result = CliRunner().invoke(app, [str(a) for a in args])
     assert result.exit_code == 0, result.output
     return result.output

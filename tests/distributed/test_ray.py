@@ -44,6 +44,8 @@ def one_thread():
 
 
 def _cli(*args) -> str:
+    if args[0] in ("embed", "index-usages"):  # as each actor runs: one thread
+        args += ("--threads", 1)
     result = CliRunner().invoke(app, [str(a) for a in args])
     assert result.exit_code == 0, result.output
     return result.output

@@ -1,0 +1,113 @@
+"""The threads of a process follow the other work on the machine, and an explicit number is never changed."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from spacy_elmo.bilm import threads as threads_module
+from spacy_elmo.bilm.threads import _Follower, busy_cores, others_running
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    """A 2-core machine whose other work the test sets (`machine.others`), and a clock it moves."""
+
+    class Machine:
+        others = 0
+        now = 1000.0
+
+    m = Machine()
+    monkeypatch.setattr(threads_module, "usable_cores", lambda: 2)
+    monkeypatch.setattr(threads_module, "_physical_cores", lambda: 2)
+    monkeypatch.setattr(threads_module, "others_running", lambda: m.others)
+    monkeypatch.setattr(threads_module.time, "monotonic", lambda: m.now)
+    monkeypatch.setattr(threads_module.time, "sleep", lambda s: None)
+    for name in threads_module.ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    torch.set_num_threads(2)
+    return m
+
+
+def _batches(follower, m, n, every_s=0.5):
+    for _ in range(n):
+        m.now += every_s
+        follower.between_batches()
+
+
+def test_threads_follow_a_load_that_comes_and_goes(machine):
+    follower = _Follower()
+    assert follower.start() == "" and torch.get_num_threads() == 2
+    machine.others = 1  # another job starts mid-run
+    _batches(follower, machine, 2)
+    assert torch.get_num_threads() == 2  # not before the looks agree
+    _batches(follower, machine, 3)
+    assert torch.get_num_threads() == 1
+    machine.others = 0  # it ends
+    _batches(follower, machine, 4)
+    assert torch.get_num_threads() == 2 and follower.changes == 2
+
+
+def test_a_short_blip_does_not_switch(machine):
+    follower = _Follower()
+    follower.start()
+    for others in (1, 0, 1, 0, 0, 1, 0):
+        machine.others = others
+        _batches(follower, machine, 1)
+    assert torch.get_num_threads() == 2 and follower.changes == 0
+
+
+def test_a_job_starting_beside_busy_work_takes_the_free_cores(machine):
+    machine.others = 1
+    follower = _Follower()
+    why = follower.start()
+    assert torch.get_num_threads() == 1 and "1 of the 2 cores are busy" in why and "--threads" in why
+
+
+@pytest.mark.parametrize("how", ["fix", "torch", "env"])
+def test_an_explicit_number_is_never_changed(machine, monkeypatch, how):
+    follower = _Follower()
+    follower.start()
+    if how == "fix":
+        follower.fix(2)
+    elif how == "torch":
+        torch.set_num_threads(2)
+        follower.last_set = 1  # the program set 2 after the follower set 1
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    machine.others = 1
+    _batches(follower, machine, 10)
+    assert torch.get_num_threads() == 2 and follower.changes == 0
+    assert follower.start() == "" and torch.get_num_threads() == 2
+
+
+def test_a_count_set_before_import_is_the_programs(machine):
+    torch.set_num_threads(1)  # neither the cores nor the physical cores: somebody chose it
+    follower = _Follower()
+    assert follower.set_by_user()
+    follower.start()
+    assert torch.get_num_threads() == 1
+
+
+def test_several_processes_of_one_job_share_the_cores_and_stay(machine):
+    machine.others = 1  # the other process of the same run
+    follower = _Follower()
+    follower.start(processes=2)
+    assert torch.get_num_threads() == 1
+    machine.others = 0
+    _batches(follower, machine, 10)
+    assert torch.get_num_threads() == 1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_busy_process_is_seen_as_other_work():
+    assert others_running() is not None
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        assert busy_cores(samples=9, every_s=0.02) >= 1
+    finally:
+        busy.kill()
+        busy.wait()
