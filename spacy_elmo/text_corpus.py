@@ -63,9 +63,9 @@ def files_progress_bar(files: List[Path], enabled: bool, desc: str):  # type: ig
 
     if not enabled or not sys.stderr.isatty():
         return None
-    from tqdm import tqdm
+    from .progress_bar import progress_bar
 
-    return tqdm(total=sum(f.stat().st_size for f in files), unit="B", unit_scale=True, desc=desc, mininterval=1.0)
+    return progress_bar(total=sum(f.stat().st_size for f in files), unit="B", unit_scale=True, desc=desc, mininterval=1.0)
 
 
 def read_texts(

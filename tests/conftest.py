@@ -1,3 +1,4 @@
+import os
 import shutil
 import signal
 import subprocess
@@ -7,6 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
+
+# "auto" follows the CPU's flags in the tests, and nothing is written to the user's cache folder; the
+# tests of measuring (tests/bilm/test_measured.py) turn it on with a cache folder of their own.
+os.environ.setdefault("SPACY_ELMO_MEASURE", "0")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -1,8 +1,9 @@
 """The ELMo biLM: token layer, forward and backward LSTM stacks, (L+1)-layer output."""
 
 import contextlib
+import logging
 import warnings
-from typing import Iterator, List, Optional, Sequence, cast
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, cast
 
 import numpy
 import torch
@@ -13,7 +14,11 @@ from .char_ids import CharBatch, TokenInput, sort_by_length, type_inputs
 from .lstm import BiLstmLayer, LstmState
 from .options import ElmoOptions
 from .packed_matmul import PackedWeights
-from .precision import DTYPES, resolve
+from .measured import fastest_of, machine_key, measured, measuring_on
+from .precision import DTYPES, PRECISIONS, resolve, unavailable_reason
+
+logger = logging.getLogger("spacy_elmo")
+_SAID_SLOWER: Set[str] = set()  # explicit precisions already said to be slower than float32 here
 
 
 class BiLM(nn.Module):
@@ -61,7 +66,10 @@ class BiLM(nn.Module):
     def _set_precision(self, value: str, warn: bool) -> None:
         """Run at what `value` resolves to on the biLM's device; `warn` False warns only where that
         changes what runs (a device move of a fall-back already warned about stays quiet)."""
-        actual, message = resolve(value, self.device)
+        fastest = self.measured_precision() if value == "auto" else None
+        actual, message = (fastest, "") if fastest else resolve(value, self.device)
+        if actual == value:
+            self._say_if_slower(value)
         if message and (warn or actual != self._precision):
             warnings.warn(message, UserWarning, stacklevel=3)
         # The packed weights and cached word vectors of the former precision stay (see
@@ -69,6 +77,72 @@ class BiLM(nn.Module):
         self._setting, self._precision = value, actual
         for packs in self._packs():
             packs.set_dtype(DTYPES[actual])
+
+    def measured_precision(self) -> Optional[str]:
+        """The precision that runs this biLM fastest here, timed on first use and kept
+        (bilm/measured.py). RETURNS (Optional[str]): None where measuring is off or only one runs."""
+        entry = self._measurement()
+        if entry is None:
+            return None
+        rates = ", ".join(f"{p} {1 / s:,.0f}" for p, s in entry["seconds"].items())
+        how = "kept from an earlier measurement" if entry["cached"] else f"measured in {entry['cost_s']:.2f} s"
+        logger.info("precision 'auto' runs the biLM in %s (tokens/s: %s; %s)", entry["choice"], rates, how)
+        return str(entry["choice"])
+
+    def _measurement(self) -> Optional[Dict[str, Any]]:
+        candidates = [p for p in PRECISIONS if not unavailable_reason(p, self.device)]
+        if len(candidates) < 2 or not measuring_on():
+            return None
+        key = machine_key("inference", device=str(self.device), options=self.options.to_config(all_fields=True))
+        return measured(key, lambda: self._seconds_per_token(candidates))
+
+    def _say_if_slower(self, precision: str) -> None:
+        """An explicit precision that measures slower than float32 here is obeyed, and said once."""
+        if precision == "fp32" or precision in _SAID_SLOWER:
+            return
+        entry = self._measurement()
+        if entry is None or precision not in entry["seconds"]:
+            return
+        seconds = entry["seconds"]
+        if seconds[precision] > seconds["fp32"]:
+            _SAID_SLOWER.add(precision)
+            warnings.warn(
+                f"precision {precision!r} runs this biLM at {seconds['fp32'] / seconds[precision]:.2f}x float32's speed on this "
+                f"machine (measured); 'fp32' is faster here, 'auto' picks {entry['choice']!r}",
+                UserWarning,
+                stacklevel=4,
+            )
+
+    def _seconds_per_token(self, precisions: Sequence[str]) -> Dict[str, float]:
+        """Seconds per token of a forward pass of a probe batch (16 sentences of 6 made-up words: as
+        many rows as the step products of an inference batch) at each of `precisions`."""
+        rng = numpy.random.default_rng(0)
+        letters = numpy.array(list("etaoinshrdlucmfwypvbgk"))
+        sentences = [["".join(rng.choice(letters, rng.integers(2, 9))) for _ in range(6)] for _ in range(16)]
+        batch = self.batch(sentences).to(self.device)
+        was_training, was_precision = self.training, self._precision
+        self.eval()
+
+        def run(precision: str) -> Callable[[], None]:
+            def forward() -> None:
+                self._precision = precision
+                for packs in self._packs():
+                    packs.set_dtype(DTYPES[precision])
+                self.forget_words()
+                with torch.no_grad(), self._cuda_autocast():
+                    self._forward(batch, stateful=False)
+
+            return forward
+
+        try:
+            sync = torch.cuda.synchronize if self.device.type == "cuda" else (lambda: None)
+            seconds = fastest_of({p: run(p) for p in precisions}, sync=sync)
+        finally:
+            self._precision = was_precision
+            for packs in self._packs():
+                packs.set_dtype(DTYPES[was_precision])
+            self.train(was_training)
+        return {p: s / (16 * 6) for p, s in seconds.items()}
 
     def _packs(self) -> Iterator[PackedWeights]:
         yield self.char_encoder.packs

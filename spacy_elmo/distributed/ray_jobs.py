@@ -106,7 +106,7 @@ def _run(kind: str, address: str, settings: Dict[str, Any], output: Path, worker
 
 
 def _run_on(ray: Any, kind: str, settings: Dict[str, Any], output: Path, workers: int, suffix: str, quiet: bool) -> None:
-    from tqdm import tqdm
+    from ..progress_bar import progress_bar
 
     from .merge import merge_parts
 
@@ -123,7 +123,7 @@ def _run_on(ray: Any, kind: str, settings: Dict[str, Any], output: Path, workers
         actors = [worker_class.remote(kind, settings, threads) for _ in range(workers)]
         pool = ray.util.ActorPool(actors)
         done = pool.map_unordered(lambda actor, i: actor.run.remote(i, count, parts[i]), range(count))
-        bar = tqdm(total=count, unit=" shards", disable=True if quiet else None, leave=False)
+        bar = progress_bar(total=count, unit=" shards", disable=True if quiet else None, leave=False)
         try:
             for _ in done:
                 bar.update(1)

@@ -109,7 +109,7 @@ def embed_to_file(
         "docs_per_batch", and what a part records so that `merge` can compare parts).
     RETURNS (Tuple[ShardFilter, int, int]): the filter (the input's documents), documents and tokens written.
     """
-    from tqdm import tqdm
+    from ..progress_bar import progress_bar
 
     from ..bilm.fingerprint import bilm_fingerprint
     from ..shards import shard_record
@@ -117,7 +117,7 @@ def embed_to_file(
     batch = int(settings["docs_per_batch"])
     keep = ShardFilter(shard, chunk_docs(batch))
     docs: Iterable[Doc] = embedded_docs(nlp, Path(settings["input"]), settings["pretokenized"], batch, keep)
-    docs = tqdm(docs, unit=" docs", disable=None if progress else True, leave=False)
+    docs = progress_bar(docs, unit=" docs", disable=None if progress else True, leave=False)
     if shard.whole:
         return keep, *write_layers(docs, output, settings["layers"])
     elmos = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, Elmo)]

@@ -30,6 +30,7 @@ import srsly
 
 from ..bilm.elmoformanylangs import MARKER_FILES as EFML_FILES
 from ..bilm.folders import BilmFolder, bilm_folder, find_bilm_folder, not_a_bilm_folder
+from ..cache_folder import CACHE_ENV, cache_dir
 from ..errors import InputError
 from ..output_folders import FolderLock, is_plain_file, is_plain_folder, open_no_follow, write_atomically
 from ..types import PathLike
@@ -38,7 +39,6 @@ from .transfer import PartialFile, TransferError, fetch
 from .unpack import model_files, remove_scratch, unpack_model
 
 RECORD = ".spacy-elmo-download.json"
-CACHE_ENV = "SPACY_ELMO_CACHE"
 MIRROR_ENV = "SPACY_ELMO_MIRROR"
 PARTIAL = ".partial"
 DOWNLOADING = ".download"
@@ -52,23 +52,6 @@ _MODEL_NAMES = ("vocab.txt",)
 
 def _loader_reads(name: str) -> bool:
     return name.endswith(_MODEL_SUFFIXES) or name in _MODEL_NAMES or ".data-" in name
-
-
-def cache_dir(cache: Optional[PathLike] = None) -> Path:
-    """RETURNS (Path): the cache folder: `cache`, else $SPACY_ELMO_CACHE, else
-    $XDG_CACHE_HOME/spacy-elmo, else ~/.cache/spacy-elmo."""
-    if cache is not None and str(cache) == "":
-        raise InputError("An empty cache path names no folder (it would be the working folder): give a folder, e.g. --cache models")
-    if cache is not None:
-        folder = Path(cache)
-    elif os.environ.get(CACHE_ENV):
-        folder = Path(os.environ[CACHE_ENV])
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        folder = Path(base) / "spacy-elmo"
-    if folder.exists() and not folder.is_dir():
-        raise InputError(f"The cache {folder} is a file, not a folder: give another cache folder (--cache, ${CACHE_ENV})")
-    return folder
 
 
 def model_urls(model: ReleasedModel, mirror: Optional[str] = None) -> Dict[str, str]:

@@ -127,7 +127,7 @@ def _receive(
     progress: bool,
     desc: str,
 ) -> PartialFile:
-    from tqdm import tqdm
+    from ..progress_bar import progress_bar
 
     status = response.status_code
     if status == 416 and start:  # the asked range is past the end: the file changed
@@ -165,7 +165,7 @@ def _receive(
     written = 0
     with (
         os.fdopen(open_no_follow(partial, mode), "wb") as out,
-        tqdm(total=record.total, initial=start, unit="B", unit_scale=True, desc=desc, disable=not progress) as bar,
+        progress_bar(total=record.total, initial=start, unit="B", unit_scale=True, desc=desc, disable=not progress) as bar,
     ):
         try:
             while True:
@@ -192,7 +192,7 @@ def _copy_local(url: str, partial: Path, remember: Callable[[PartialFile], None]
     from urllib.parse import urlparse
     from urllib.request import url2pathname
 
-    from tqdm import tqdm
+    from ..progress_bar import progress_bar
 
     source = Path(url2pathname(urlparse(url).path))
     if not source.is_file():
@@ -202,7 +202,7 @@ def _copy_local(url: str, partial: Path, remember: Callable[[PartialFile], None]
     with (
         source.open("rb") as src,
         os.fdopen(open_no_follow(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as out,
-        tqdm(total=record.total, unit="B", unit_scale=True, desc=desc, disable=not progress) as bar,
+        progress_bar(total=record.total, unit="B", unit_scale=True, desc=desc, disable=not progress) as bar,
     ):
         while True:
             block = src.read(_CHUNK)

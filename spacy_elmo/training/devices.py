@@ -1,29 +1,56 @@
-"""Where pretraining runs: the device of a gpu_id, and bfloat16 autocast where it has the units."""
+"""Where pretraining runs: the device of a gpu_id, and the precision of its forward pass."""
 
 import contextlib
 import os
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
 import torch
 
+from ..bilm.measured import MEASURE_ENV, machine_key, measured, measuring_on
 from ..bilm.precision import bf16_supported
 
 Log = Callable[[str], None]
 
 
-def mixed_precision(device: torch.device, mode: str, log: Log) -> Callable[[], Any]:
-    """The context of the forward pass for [training] mixed_precision: "no", or "bf16" / "auto":
-    bfloat16 autocast where the device has bfloat16 units, else float32 with one message (emulated
-    bfloat16 runs slower than float32)."""
+def forward_precision(
+    device: torch.device, mode: str, log: Log, seconds_per_token: Callable[[], Dict[str, float]], key: Dict[str, Any]
+) -> str:
+    """The precision of the forward pass for [training] mixed_precision = mode.
+
+    mode (str): "no" (float32), "bf16" (bfloat16 autocast where the device has bfloat16 units, else
+        float32 with one message: emulated bfloat16 runs slower) or "auto": where bf16 runs, the faster
+        of the two on this machine, timed once with `seconds_per_token` and kept (bilm/measured.py;
+        with measuring off, bf16 wherever it runs).
+    seconds_per_token (Callable[[], Dict[str, float]]): times a few steps of the run's model in "fp32"
+        and "bf16".
+    key (Dict[str, Any]): the sizes that the timing depends on.
+    RETURNS (str): "fp32" or "bf16".
+    """
     if mode == "no":
-        return contextlib.nullcontext
+        return "fp32"
     if not bf16_supported(device):
         log(
             f"[training] mixed_precision = {mode}: this {device.type.upper()} has no bfloat16 units "
             "(AVX-512 BF16 or AMX on a CPU, compute capability 8+ on a GPU); training in float32"
         )
-        return contextlib.nullcontext
-    return lambda: torch.autocast(device.type, dtype=torch.bfloat16)
+        return "fp32"
+    if mode == "bf16" or not measuring_on():
+        return "bf16"
+    entry = measured(machine_key("pretraining", device=device.type, **key), seconds_per_token)
+    rates = ", ".join(f"{p} {1 / s:,.0f}" for p, s in sorted(entry["seconds"].items()))
+    how = "kept from an earlier measurement" if entry["cached"] else f"measured in {entry['cost_s']:.1f} s"
+    log(
+        f"[training] mixed_precision = auto: {entry['choice']} (tokens/s of a step here: {rates}; {how}; "
+        f"{MEASURE_ENV}=0 picks bf16 wherever it runs)"
+    )
+    return str(entry["choice"])
+
+
+def autocast(device: torch.device, precision: str) -> Callable[[], Any]:
+    """RETURNS (Callable[[], Any]): the context of the forward pass at `precision` ("fp32" or "bf16")."""
+    if precision == "bf16":
+        return lambda: torch.autocast(device.type, dtype=torch.bfloat16)
+    return contextlib.nullcontext
 
 
 def training_device(gpu_id: Optional[int]) -> torch.device:

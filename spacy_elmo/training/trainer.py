@@ -21,6 +21,7 @@ from ..bilm import BiLM, ElmoOptions
 from ..bilm.folders import bilm_folder
 from ..bilm.language_model import BiLanguageModel, SharedSoftmax
 from ..bilm.lstm import compile_cells
+from ..bilm.measured import fastest_of
 from ..bilm.threads import between_batches, fix_threads, start_job
 from ..errors import InputError
 from ..output_folders import FolderLock, write_atomically
@@ -35,7 +36,7 @@ from .checkpoint import (
     set_rng_state,
 )
 from .corpus import Corpus
-from .devices import Log, mixed_precision, training_device
+from .devices import Log, autocast, forward_precision, training_device
 from .evaluate import evaluate
 from .logger import PretrainRun, make_logger
 from .memory import reuse_freed_memory
@@ -158,7 +159,8 @@ class Pretrainer:
         self.optimizer = make_optimizer(self.lm, self.training, self.device)
         self.softmax_warmup = self.training.softmax_warmup_steps
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lr_schedule(self.training))
-        self.autocast = mixed_precision(self.device, self.training.mixed_precision, log)
+        self.precision = self._forward_precision(log)
+        self.autocast = autocast(self.device, self.precision)
         self.step, self.elapsed, self.tokens_seen, self.best = 0, 0.0, 0, math.inf
         self.signalled: Optional[str] = None  # the signal that asked the run to stop
         self.warmup_tokens = 0  # tokens_seen when the softmax warm-up ended
@@ -309,6 +311,47 @@ class Pretrainer:
     def _select(self, only_held_out: bool = False, rank: int = 0, world_size: int = 1) -> Any:
         """The training (or held-out dev) sentences of the prepared corpus, of process `rank`."""
         return self.corpus.select(self.hold_out, only_held_out, rank, world_size, by_sentence=self.by_sentence)
+
+    def _forward_precision(self, log: Log) -> str:
+        """ "fp32" or "bf16": a resumed run's own where "auto" chose it; else [training] mixed_precision."""
+        mode = self.training.mixed_precision
+        kept = (self.checkpoint or {}).get("precision")
+        if mode == "auto" and kept in ("fp32", "bf16"):
+            if self.rank == 0:
+                log(f"[training] mixed_precision = auto: {kept}, as the run started")
+            return str(kept)
+        key = {"options": self.bilm.options.to_config(all_fields=True), "softmax": self.softmax.kind, "vocab": len(self.vocab)}
+        key["batch_tokens"] = self.training.batch_tokens
+        return forward_precision(self.device, mode, log if self.rank == 0 else (lambda line: None), self._seconds_per_token, key)
+
+    def _seconds_per_token(self) -> Dict[str, float]:
+        """Seconds per token of a forward and backward pass of this run's model on its first batch, in
+        float32 and in bf16 autocast (no update: the weights, gradients and random state stay as they were)."""
+        encoder = BatchEncoder(self.corpus, self.vocab, self.bilm.options.max_characters_per_token)
+        plan = BatchStream(encoder, self.train_sentences, self.training.batch_tokens, self.settings.corpus.pool_size, 0, CorpusPosition())
+        batch = next(iter(plan)).to(self.device)
+        rng = rng_state()
+        was_frozen = self.lm.freeze_bilm
+        self.lm.freeze_bilm = False
+
+        def step(precision: str) -> Callable[[], None]:
+            context = autocast(self.device, precision)
+
+            def run() -> None:
+                with context():
+                    out = self.lm(batch.chars, batch.targets)
+                ((out["forward"] + out["backward"]).float() / max(1, batch.n_tokens)).backward()
+
+            return run
+
+        try:
+            sync = torch.cuda.synchronize if self.device.type == "cuda" else (lambda: None)
+            seconds = fastest_of({p: step(p) for p in ("fp32", "bf16")}, repeats=2, sync=sync)
+        finally:
+            self.optimizer.zero_grad(set_to_none=True)
+            self.lm.freeze_bilm = was_frozen
+            set_rng_state(rng)
+        return {p: s / batch.n_tokens for p, s in seconds.items()}
 
     def _batches(self) -> Generator[TrainingBatch, None, None]:
         encoder = BatchEncoder(self.corpus, self.vocab, self.bilm.options.max_characters_per_token)
@@ -505,6 +548,7 @@ class Pretrainer:
             "best_dev_ppl": self.best,
             "warmup_tokens": self.warmup_tokens,
             "position": ranks[0]["position"],
+            "precision": self.precision,
         }
         if self.world > 1:
             state["ranks"] = ranks

@@ -1,0 +1,162 @@
+"""Answers measured on this machine and kept: which precision runs the biLM's own work fastest.
+
+CPU flags cannot say it: the same bfloat16 flag is set where bf16 products run at 2x float32 (AMD Zen 4)
+and where they run at 0.57x (a Xeon whose AMX the hypervisor hides); a busy machine changes the answer
+too. So "auto" times the work itself, once (as FFTW's wisdom, PyTorch's TunableOp and Triton's
+autotune cache do), and keeps the answer in `measured.json` in the package's cache folder, keyed by
+everything it depends on: the CPU (model, flags, kernel class), torch's and oneDNN's versions, the
+threads and the biLM's sizes. An entry of another machine, version or size is simply not used; a
+damaged or foreign file is ignored with one line and replaced atomically. Processes that start together
+measure once: the first takes a lock, the others wait for its answer.
+
+SPACY_ELMO_MEASURE=0 turns measuring off: "auto" then follows the CPU's flags (`precision.auto_precision`),
+the same on every run (CI, reproducible runs).
+"""
+
+import hashlib
+import json
+import logging
+import os
+import re
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, Optional
+
+import torch
+
+from ..cache_folder import cache_dir
+from ..output_folders import write_atomically
+
+MEASURE_ENV = "SPACY_ELMO_MEASURE"
+FILE_NAME = "measured.json"
+FORMAT = 1
+MAX_ENTRIES = 64
+logger = logging.getLogger("spacy_elmo")
+
+
+def measuring_on() -> bool:
+    """RETURNS (bool): whether "auto" measures (SPACY_ELMO_MEASURE is not 0/false/no/off)."""
+    return os.environ.get(MEASURE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def onednn_version() -> str:
+    match = re.search(r"(?:MKL-DNN|oneDNN)\s+v?([\w.]+)", torch.__config__.show())
+    return match.group(1) if match else "none"
+
+
+def machine_key(kind: str, **sizes: Any) -> Dict[str, Any]:
+    """RETURNS (Dict[str, Any]): what a measurement of `kind` depends on, here and now."""
+    from .precision import _cpuinfo, cpu_class
+
+    cpu = cpu_class()
+    flags, _ = _cpuinfo()
+    return {
+        "kind": kind,
+        "cpu": cpu.model,
+        "capability": cpu.capability,
+        "flags": hashlib.sha256(" ".join(sorted(flags)).encode()).hexdigest()[:16],
+        "int8_range": cpu.int8_range,
+        "bf16_units": cpu.bf16_units,
+        "torch": torch.__version__,
+        "onednn": onednn_version(),
+        "threads": torch.get_num_threads(),
+        **sizes,
+    }
+
+
+def _digest(key: Dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+
+def cache_file() -> Path:
+    return cache_dir() / FILE_NAME
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Only one process at a time measures and writes (where the platform locks files)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover (Windows)
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def read_entries(path: Optional[Path] = None, say: Callable[[str], None] = logger.warning) -> Dict[str, Any]:
+    """RETURNS (Dict[str, Any]): the kept measurements by key digest; {} (said in one line) where the
+    file is damaged or another program's."""
+    path = path or cache_file()
+    try:
+        data = json.loads(path.read_text(encoding="utf8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, UnicodeDecodeError) as err:
+        say(f"{path} is damaged ({type(err).__name__}): ignored; the measurements are taken again")
+        return {}
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
+        say(f"{path} is not spacy-elmo's measurements (format {FORMAT}): ignored and replaced")
+        return {}
+    return {k: v for k, v in data["entries"].items() if isinstance(v, dict) and v.get("key") is not None and _digest(v["key"]) == k}
+
+
+def measured(key: Dict[str, Any], measure: Callable[[], Dict[str, float]]) -> Dict[str, Any]:
+    """The kept measurement for `key`, or a new one taken with `measure` and kept.
+
+    measure (Callable[[], Dict[str, float]]): seconds per unit of work for each choice.
+    RETURNS (Dict[str, Any]): {"key", "seconds", "choice" (the fastest), "cost_s" (what measuring took),
+        "when", "cached" (whether it was read, not measured now)}.
+    """
+    path = cache_file()
+    digest = _digest(key)
+    try:
+        with _locked(path):
+            entries = read_entries(path)
+            if digest in entries:
+                return {**entries[digest], "cached": True}
+            entry = _measure(key, measure)
+            entries[digest] = entry
+            kept = dict(sorted(entries.items(), key=lambda kv: kv[1].get("when", 0))[-MAX_ENTRIES:])
+            write_atomically(path, json.dumps({"format": FORMAT, "entries": kept}, indent=1, sort_keys=True))
+            return {**entry, "cached": False}
+    except OSError as err:  # a read-only or full cache: measure, keep nothing
+        logger.warning("the measurements cannot be kept in %s (%s): measured for this process only", path, err.strerror)
+        return {**_measure(key, measure), "cached": False}
+
+
+def _measure(key: Dict[str, Any], measure: Callable[[], Dict[str, float]]) -> Dict[str, Any]:
+    started = time.perf_counter()
+    seconds = measure()
+    return {
+        "key": key,
+        "seconds": seconds,
+        "choice": min(seconds, key=seconds.__getitem__),
+        "cost_s": round(time.perf_counter() - started, 3),
+        "when": time.time(),
+    }
+
+
+def fastest_of(runs: Dict[str, Callable[[], Any]], repeats: int = 2, sync: Callable[[], None] = lambda: None) -> Dict[str, float]:
+    """Time each of `runs` (after one untimed warm-up call each), in turn, `repeats` times: taken in
+    turn, a load that comes or goes slows them alike.
+
+    RETURNS (Dict[str, float]): the fastest time of each, in seconds.
+    """
+    for run in runs.values():
+        run()
+    sync()
+    best = {name: float("inf") for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            started = time.perf_counter()
+            run()
+            sync()
+            best[name] = min(best[name], time.perf_counter() - started)
+    return best

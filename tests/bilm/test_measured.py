@@ -1,0 +1,228 @@
+"""Precision chosen by measuring: the kept measurements (key, damaged and foreign files, two processes at
+once, the off switch) and the biLM's and pretraining's use of them."""
+
+import json
+import logging
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+import torch
+
+from spacy_elmo.bilm import measured as measured_module
+from spacy_elmo.bilm.measured import FILE_NAME, MEASURE_ENV, machine_key, measured, read_entries
+from spacy_elmo.bilm.precision import auto_precision, unavailable_reason
+
+from ..conftest import REPO_ROOT
+from ..helpers import tiny_bilm
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """Measuring on, with a cache folder of the test's own."""
+    monkeypatch.setenv("SPACY_ELMO_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(MEASURE_ENV, "1")
+    return tmp_path / "cache"
+
+
+class Counter:
+    def __init__(self, seconds):
+        self.calls, self.seconds = 0, seconds
+
+    def __call__(self):
+        self.calls += 1
+        return dict(self.seconds)
+
+
+def test_the_key_names_what_the_speed_depends_on(monkeypatch):
+    key = machine_key("inference", options={"cell_dim": 16})
+    for field in ("cpu", "capability", "flags", "torch", "onednn", "threads", "options", "int8_range", "bf16_units"):
+        assert field in key
+    assert key["torch"] == torch.__version__ and key["threads"] == torch.get_num_threads()
+    assert machine_key("inference", options={"cell_dim": 16}) == key
+    assert machine_key("inference", options={"cell_dim": 32}) != key
+    assert machine_key("pretraining", options={"cell_dim": 16}) != key
+
+
+def test_a_measurement_is_taken_once_and_kept(cache):
+    measure = Counter({"fp32": 2.0, "int8": 1.0})
+    key = machine_key("inference", options={"a": 1})
+    first = measured(key, measure)
+    assert first["choice"] == "int8" and not first["cached"] and first["cost_s"] >= 0
+    again = measured(key, measure)
+    assert again["cached"] and again["choice"] == "int8" and again["seconds"] == {"fp32": 2.0, "int8": 1.0}
+    assert measure.calls == 1
+    other = measured(machine_key("inference", options={"a": 2}), Counter({"fp32": 1.0, "int8": 2.0}))
+    assert other["choice"] == "fp32" and len(read_entries(cache / FILE_NAME)) == 2  # both kept
+
+
+def test_an_entry_of_another_version_is_not_used(cache, monkeypatch):
+    key = machine_key("inference", options={"a": 1})
+    measured(key, Counter({"fp32": 2.0, "bf16": 1.0}))
+    monkeypatch.setattr(torch, "__version__", "9.9.9")
+    newer = machine_key("inference", options={"a": 1})
+    measure = Counter({"fp32": 1.0, "bf16": 2.0})
+    assert measured(newer, measure)["choice"] == "fp32" and measure.calls == 1
+
+
+DAMAGED = [(b'{"format": 1, "entries": {', "damaged"), (b"\xff\xfe", "damaged"), (b'{"format": 7, "entries": {}}', "not spacy-elmo's")]
+
+
+@pytest.mark.parametrize("content,said", DAMAGED)
+def test_a_damaged_or_foreign_file_is_ignored_in_one_line_and_replaced(cache, caplog, content, said):
+    cache.mkdir()
+    (cache / FILE_NAME).write_bytes(content)
+    with caplog.at_level(logging.WARNING, logger="spacy_elmo"):
+        entry = measured(machine_key("inference"), Counter({"fp32": 1.0, "int8": 3.0}))
+    assert entry["choice"] == "fp32" and not entry["cached"]
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and said in lines[0] and str(cache / FILE_NAME) in lines[0]
+    kept = json.loads((cache / FILE_NAME).read_text())
+    assert kept["format"] == 1 and len(kept["entries"]) == 1
+    assert not [p for p in cache.iterdir() if p.name not in (FILE_NAME, FILE_NAME + ".lock")]  # no temporary file left
+
+
+def test_an_entry_whose_key_does_not_match_its_digest_is_not_used(cache):
+    key = machine_key("inference")
+    measured(key, Counter({"fp32": 1.0, "int8": 3.0}))
+    data = json.loads((cache / FILE_NAME).read_text())
+    (entry,) = data["entries"].values()
+    entry["key"]["threads"] = 999  # edited by hand: it no longer says what it was measured for
+    (cache / FILE_NAME).write_text(json.dumps(data))
+    measure = Counter({"fp32": 3.0, "int8": 1.0})
+    assert measured(key, measure)["choice"] == "int8" and measure.calls == 1
+
+
+_FIRST_USE = """
+import sys, time
+from pathlib import Path
+from spacy_elmo.bilm.measured import machine_key, measured
+
+def measure():
+    with open(sys.argv[1], "a") as f:
+        f.write("measured\\n")
+    time.sleep(1.5)
+    return {"fp32": 1.0, "bf16": 0.5}
+
+print(measured(machine_key("pretraining", options={"two": "processes"}), measure)["choice"])
+"""
+
+
+def test_two_processes_on_first_use_measure_once(cache, tmp_path):
+    log = tmp_path / "measured.log"
+    command = [sys.executable, "-c", textwrap.dedent(_FIRST_USE), str(log)]
+    runs = [subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [run.communicate(timeout=120)[0].strip() for run in runs]
+    assert [run.returncode for run in runs] == [0, 0]
+    assert outputs == ["bf16", "bf16"]
+    assert log.read_text().splitlines() == ["measured"]
+
+
+def test_the_off_switch_follows_the_flags_and_writes_nothing(cache, monkeypatch):
+    monkeypatch.setenv(MEASURE_ENV, "0")
+    bilm = tiny_bilm()
+    monkeypatch.setattr(type(bilm), "_seconds_per_token", lambda self, p: pytest.fail("measured with measuring off"))
+    bilm.precision = "auto"
+    assert bilm.precision == auto_precision(bilm.device)
+    assert not (cache / FILE_NAME).exists()
+
+
+def _runnable():
+    return [p for p in ("fp32", "bf16", "int8") if not unavailable_reason(p, torch.device("cpu"))]
+
+
+@pytest.mark.skipif(len(_runnable()) < 2, reason="only float32 runs on this CPU: auto has nothing to measure")
+def test_auto_picks_what_measures_fastest_not_what_the_flags_say(cache, monkeypatch):
+    runnable = _runnable()
+    flags_pick = auto_precision(torch.device("cpu"))
+    slowest_first = {p: (1.0 if p == flags_pick else 0.5 + 0.1 * i) for i, p in enumerate(runnable)}
+    bilm = tiny_bilm()
+    monkeypatch.setattr(type(bilm), "_seconds_per_token", lambda self, precisions: {p: slowest_first[p] for p in precisions})
+    bilm.precision = "auto"
+    expected = min(slowest_first, key=slowest_first.__getitem__)
+    assert expected != flags_pick and bilm.precision == expected and bilm.precision_setting == "auto"
+
+
+@pytest.mark.skipif(len(_runnable()) < 2, reason="only float32 runs on this CPU: auto has nothing to measure")
+def test_the_real_measurement_times_every_runnable_precision_and_keeps_the_outputs(cache, monkeypatch):
+    bilm = tiny_bilm()
+    sentences = [["The", "cat", "sat"], ["A", "dog"]]
+    before = bilm.embed(sentences)
+    bilm.precision = "auto"
+    (entry,) = read_entries(cache / FILE_NAME).values()
+    assert sorted(entry["seconds"]) == sorted(_runnable()) and all(s > 0 for s in entry["seconds"].values())
+    assert bilm.precision == entry["choice"] and entry["cost_s"] < 30
+    bilm.precision = "fp32"
+    for a, b in zip(before, bilm.embed(sentences)):
+        assert (a == b).all()  # measuring left the float32 path as it was
+
+
+@pytest.mark.skipif("int8" not in _runnable(), reason="int8 does not run on this CPU")
+def test_an_explicit_precision_slower_than_float32_is_obeyed_and_said_once(cache, monkeypatch):
+    monkeypatch.setattr(sys.modules["spacy_elmo.bilm.model"], "_SAID_SLOWER", set())
+    bilm = tiny_bilm()
+    monkeypatch.setattr(type(bilm), "_seconds_per_token", lambda self, precisions: {p: 2.0 if p == "int8" else 1.0 for p in precisions})
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        bilm.precision = "int8"
+        bilm.precision = "int8"
+    assert bilm.precision == "int8"
+    lines = [str(w.message) for w in said if "measured" in str(w.message)]
+    assert len(lines) == 1 and "0.50x float32" in lines[0]
+
+
+def test_pretraining_keeps_the_measured_precision_when_it_resumes(cache, tmp_path, monkeypatch):
+    from spacy_elmo.training import devices
+    from tests.training.test_pretrain import TEXT, _config
+
+    from spacy_elmo.training.checkpoint import load_checkpoint
+    from spacy_elmo.training.pretrain import pretrain
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT * 3, encoding="utf8")
+    monkeypatch.setattr(devices, "bf16_supported", lambda device: True)
+    timed = []
+
+    def fake(key, seconds_per_token):
+        timed.append(seconds_per_token())  # the run's own step, in both precisions
+        return {"choice": "bf16", "seconds": {"fp32": 2.0, "bf16": 1.0}, "cost_s": 0.1, "cached": False}
+
+    monkeypatch.setattr(devices, "measured", fake)
+    lines = []
+    settings = {"training.mixed_precision": "auto", "training.checkpoint_every": 3}
+    pretrain(_config(corpus, **settings, **{"training.max_steps": 3}), tmp_path / "run", log=lines.append)
+    assert sorted(timed[0]) == ["bf16", "fp32"] and all(s > 0 for s in timed[0].values())
+    assert load_checkpoint(tmp_path / "run")["precision"] == "bf16"
+    assert any("mixed_precision = auto: bf16" in line for line in lines)
+    monkeypatch.setattr(devices, "measured", lambda key, f: pytest.fail("a resumed run measured again"))
+    lines.clear()
+    result = pretrain(_config(corpus, **settings, **{"training.max_steps": 5}), tmp_path / "run", resume=True, log=lines.append)
+    assert result["step"] == 5 and load_checkpoint(tmp_path / "run")["precision"] == "bf16"
+    assert any("bf16, as the run started" in line for line in lines)
+
+
+def test_measuring_a_training_step_leaves_the_run_as_it_was(cache, tmp_path, monkeypatch):
+    """The timed steps change no weight, gradient or random state: a run that measured equals one that did not."""
+    from spacy_elmo.training import devices
+    from tests.training.test_pretrain import TEXT, _config
+
+    from spacy_elmo.training.checkpoint import load_checkpoint
+    from spacy_elmo.training.pretrain import pretrain
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT * 3, encoding="utf8")
+    monkeypatch.setattr(devices, "bf16_supported", lambda device: True)
+
+    def measure_then_float32(key, seconds_per_token):
+        seconds_per_token()
+        return {"choice": "fp32", "seconds": {"fp32": 1.0, "bf16": 2.0}, "cost_s": 0.1, "cached": False}
+
+    monkeypatch.setattr(devices, "measured", measure_then_float32)
+    pretrain(_config(corpus, **{"training.mixed_precision": "auto", "training.max_steps": 4}), tmp_path / "a", log=lambda s: None)
+    pretrain(_config(corpus, **{"training.mixed_precision": "no", "training.max_steps": 4}), tmp_path / "b", log=lambda s: None)
+    a, b = load_checkpoint(tmp_path / "a"), load_checkpoint(tmp_path / "b")
+    for name, value in a["model"].items():
+        torch.testing.assert_close(b["model"][name], value, rtol=0, atol=0)
+    assert measured_module.measuring_on()
