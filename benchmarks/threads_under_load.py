@@ -1,22 +1,37 @@
-"""Pretraining's speed when another job shares the cores: `spacy-elmo pretrain cpu` for a few steps, idle and
-beside a busy process per core but one, with each threads setting and OpenMP wait policy.
+"""Speed when other work shares the cores, for pretraining and for the inference commands.
 
-    python benchmarks/threads_under_load.py                 # Reuters, 30 steps a run
-    python benchmarks/threads_under_load.py --steps 20 --text corpus.txt
+Pretraining (`--jobs pretrain`): `spacy-elmo pretrain cpu` for a few steps, idle and beside a busy process
+per core but one, with each threads setting and OpenMP wait policy; tokens/s is the median of the windows
+the trainer logs.
 
-Prints tokens/s of each run (the median of the windows the trainer logs) and the CPU class.
+Inference (`--jobs embed index-usages`): the command over the first `--lines` lines of the text with the
+shared small biLM, in seconds of wall time:
+- alone; two `--shard I/2` started together (docs/scale.md) against the single run;
+- beside a busy process per core but one;
+- with a busy process that starts a third of the way into the run (the threads must follow it);
+each with the default threads (0: they follow the machine) and with `--threads N` fixed.
+
+    python benchmarks/threads_under_load.py                               # pretraining, Reuters, 30 steps a run
+    python benchmarks/threads_under_load.py --jobs embed index-usages --lines 1000
+
+Prints the CPU class first.
 """
 
 import argparse
+import gzip
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import List, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TEXT = ROOT.parent / "shared" / "data" / "raw" / "reuters21578.txt.gz"
+DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "elmo-small-wiki-reuters"
+BUSY = [sys.executable, "-c", "while True: pass"]
 SETTINGS = [  # (label, --system.threads, OMP_WAIT_POLICY or None for OpenMP's default)
     ("threads 0 (the default)", 0, None),
     ("threads 1", 1, None),
@@ -38,9 +53,72 @@ def run(text: Path, output: Path, steps: int, threads: int, policy, prepared: Pa
     return rates[len(rates) // 2] if rates else float("nan")  # the median of the logged windows
 
 
+def inference(job: str, model: Path, text: Path, output: Path, threads: int, shard: Optional[str] = None) -> subprocess.Popen:
+    command = [sys.executable, "-m", "spacy_elmo", job, str(model), str(text), str(output), "-q"]
+    command += ["--top"] if job == "embed" else []
+    command += ["--threads", str(threads)] if threads else []
+    command += ["--shard", shard] if shard else []
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def wait_all(runs: List[subprocess.Popen], started: float) -> float:
+    for run in runs:
+        _, err = run.communicate(timeout=3600)
+        if run.returncode:
+            raise SystemExit(f"a run failed: {err[-2000:]}")
+    return time.perf_counter() - started
+
+
+def inference_table(job: str, model: Path, text: Path, tmp: Path, cores: int) -> None:
+    n = [0]
+
+    def out() -> Path:
+        n[0] += 1
+        return tmp / f"{job}-{n[0]}{'.hdf5' if job == 'embed' else ''}"
+
+    def alone(threads: int) -> float:
+        started = time.perf_counter()
+        return wait_all([inference(job, model, text, out(), threads)], started)
+
+    def shards(threads: int) -> float:
+        started = time.perf_counter()
+        return wait_all([inference(job, model, text, out(), threads, f"{i}/2") for i in range(2)], started)
+
+    def beside(threads: int, delay: float) -> float:
+        started = time.perf_counter()
+        run = inference(job, model, text, out(), threads)
+        time.sleep(delay)
+        hogs = [subprocess.Popen(BUSY) for _ in range(max(cores - 1, 1))]
+        try:
+            return wait_all([run], started)
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+
+    single = alone(0)
+    print(f"| {job} | alone | default (0) | {single:.1f} | 1.00 |", flush=True)
+    rows = [("alone", f"--threads {cores}", lambda: alone(cores))]
+    rows += [
+        ("two shards together", "default (0)", lambda: shards(0)),
+        ("two shards together", f"--threads {cores}", lambda: shards(cores)),
+    ]
+    rows += [("two shards together", "--threads 1", lambda: shards(1))]
+    for label, threads in (("default (0)", 0), (f"--threads {cores}", cores), ("--threads 1", 1)):
+        rows.append(("beside a busy process", label, lambda t=threads: beside(t, 0.0)))
+    for label, threads in (("default (0)", 0), (f"--threads {cores}", cores)):
+        rows.append(("a busy process from a third in", label, lambda t=threads: beside(t, single / 3)))
+    for what, label, measure in rows:
+        seconds = measure()
+        print(f"| {job} | {what} | {label} | {seconds:.1f} | {single / seconds:.2f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", nargs="+", default=["pretrain"], choices=["pretrain", "embed", "index-usages"])
     parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="the biLM of the inference jobs")
+    parser.add_argument("--lines", type=int, default=1000, help="lines of the text the inference jobs read")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--only", type=int, nargs="+", default=None, help="the settings to run, by number (0: the default threads)")
     parser.add_argument("--loads", nargs="+", default=["idle", "busy"], help="idle and/or busy (a busy process per core but one)")
@@ -51,22 +129,38 @@ def main() -> None:
     print(f"CPU: {cpu_class().describe()}; {cores} cores")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        prepared = tmp / "prepared"
-        subprocess.run([sys.executable, "-m", "spacy_elmo", "prepare-corpus", str(args.text), "--output", str(prepared), "-q"], check=True)
-        print("| other jobs | setting | tokens/s |")
-        print("|---|---|---:|")
-        for load in [0 if name == "idle" else max(cores - 1, 1) for name in args.loads]:
-            hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(load)]
-            try:
-                for i, (label, threads, policy) in enumerate(SETTINGS):
-                    if args.only is not None and i not in args.only:
-                        continue
-                    speed = run(args.text, tmp / f"run-{load}-{i}", args.steps, threads, policy, prepared)
-                    print(f"| {load} busy process{'es' * (load != 1)} | {label} | {speed:,.0f} |", flush=True)
-            finally:
-                for hog in hogs:
-                    hog.kill()
-                    hog.wait()
+        inference_jobs = [job for job in args.jobs if job != "pretrain"]
+        if inference_jobs:
+            opened = gzip.open(args.text, "rt", encoding="utf8") if args.text.suffix == ".gz" else args.text.open(encoding="utf8")
+            with opened as f:
+                lines = [line for line in (next(f, "") for _ in range(args.lines)) if line.strip()]
+            (tmp / "text.txt").write_text("".join(lines), encoding="utf8")
+            print(f"{len(lines)} lines of {args.text}; biLM {args.model}")
+            print("| command | other work | threads | seconds | speed vs alone |")
+            print("|---|---|---|---:|---:|")
+            for job in inference_jobs:
+                inference_table(job, args.model, tmp / "text.txt", tmp, cores)
+        if "pretrain" in args.jobs:
+            pretrain_table(args, tmp, cores)
+
+
+def pretrain_table(args: argparse.Namespace, tmp: Path, cores: int) -> None:
+    prepared = tmp / "prepared"
+    subprocess.run([sys.executable, "-m", "spacy_elmo", "prepare-corpus", str(args.text), "--output", str(prepared), "-q"], check=True)
+    print("| other jobs | setting | tokens/s |")
+    print("|---|---|---:|")
+    for load in [0 if name == "idle" else max(cores - 1, 1) for name in args.loads]:
+        hogs = [subprocess.Popen(BUSY) for _ in range(load)]
+        try:
+            for i, (label, threads, policy) in enumerate(SETTINGS):
+                if args.only is not None and i not in args.only:
+                    continue
+                speed = run(args.text, tmp / f"run-{load}-{i}", args.steps, threads, policy, prepared)
+                print(f"| {load} busy process{'es' * (load != 1)} | {label} | {speed:,.0f} |", flush=True)
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
 
 
 if __name__ == "__main__":

@@ -77,7 +77,8 @@ app = typer.Typer(
         "ELMo biLMs for spaCy. Released biLMs by name (models, download, convert); pretrain a biLM "
         "(prepare-corpus, pretrain, perplexity); write a training config that uses it (init-config, "
         "fill-config; then spacy train); and use it (embed, inspect, index-usages, index-ann, neighbours; "
-        "merge joins the parts of a run split with --shard)."
+        "merge joins the parts of a run split with --shard); machine shows what threads and precision 'auto' "
+        "rest on here."
     ),
     no_args_is_help=True,
     rich_markup_mode="markdown",
@@ -781,6 +782,46 @@ def neighbours_cli(
     if token is None:
         raise typer.BadParameter(f"{word!r} is not a token of the sentence ({' '.join(t.text for t in doc)})", param_hint="--word")
     typer.echo(neighbours_table(index, token, n=n, same_word=not any_word, min_count=min_count, exact=exact))
+
+
+@command("machine")
+def machine_cli(
+    model: str = typer.Option(
+        None, "--measure", help="Also measure (or read) the fastest inference precision of this biLM: a folder or a released name"
+    ),
+) -> None:
+    """What this machine's speed settings rest on: the CPU class, the cores and how many are busy with
+    other work now, the threads a job would start with, and the measurements that precision 'auto'
+    keeps (docs/speed.md)."""
+    import datetime
+
+    from .bilm.measured import MEASURE_ENV, cache_file, measuring_on, read_entries
+    from .bilm.precision import cpu_class
+    from .bilm.threads import busy_cores, default_threads, usable_cores
+
+    typer.echo(f"CPU: {cpu_class().describe()}")
+    threads, why = default_threads()
+    typer.echo(f"cores: {usable_cores()} usable, {busy_cores()} busy with other work now; a job would start with {threads} thread(s)")
+    if not measuring_on():
+        typer.echo(f"measuring: off ({MEASURE_ENV}=0): 'auto' follows the CPU's flags")
+    if model is not None:
+        from .pipeline.loading import load_elmo_pipeline
+
+        bilm = load_elmo_pipeline(model).get_pipe("elmo").bilm  # type: ignore[attr-defined]
+        bilm.precision = "auto"
+        typer.echo(f"{model}: precision 'auto' runs it in {bilm.precision}")
+    entries = read_entries(cache_file(), say=typer.echo)
+    typer.echo(f"measurements in {cache_file()}: {len(entries)}")
+    for entry in sorted(entries.values(), key=lambda e: e.get("when", 0)):
+        key = entry["key"]
+        options = key.get("options", {})
+        size = f"cell {options.get('cell_dim')}, projection {options.get('projection_dim')}, {options.get('n_layers')} layers"
+        rates = ", ".join(f"{p} {1 / s:,.0f}" for p, s in sorted(entry["seconds"].items()))
+        when = datetime.datetime.fromtimestamp(entry.get("when", 0)).strftime("%Y-%m-%d %H:%M")
+        typer.echo(
+            f"  {key.get('kind')} ({size}; {key.get('threads')} threads, torch {key.get('torch')}): {entry['choice']} "
+            f"(tokens/s {rates}; measured {when} in {entry.get('cost_s', 0):.1f} s)"
+        )
 
 
 @command("inspect")

@@ -2,7 +2,8 @@
 
 CPU flags cannot say it: the same bfloat16 flag is set where bf16 products run at 2x float32 (AMD Zen 4)
 and where they run at 0.57x (a Xeon whose AMX the hypervisor hides); a busy machine changes the answer
-too. So "auto" times the work itself, once (as FFTW's wisdom, PyTorch's TunableOp and Triton's
+too. So "auto" times the work itself, once (a measurement taken beside other work is used, and replaced
+by the next process that finds the machine quiet) (as FFTW's wisdom, PyTorch's TunableOp and Triton's
 autotune cache do), and keeps the answer in `measured.json` in the package's cache folder, keyed by
 everything it depends on: the CPU (model, flags, kernel class), torch's and oneDNN's versions, the
 threads and the biLM's sizes. An entry of another machine, version or size is simply not used; a
@@ -27,6 +28,7 @@ import torch
 
 from ..cache_folder import cache_dir
 from ..output_folders import write_atomically
+from .threads import busy_cores
 
 MEASURE_ENV = "SPACY_ELMO_MEASURE"
 FILE_NAME = "measured.json"
@@ -112,19 +114,21 @@ def measured(key: Dict[str, Any], measure: Callable[[], Dict[str, float]]) -> Di
 
     measure (Callable[[], Dict[str, float]]): seconds per unit of work for each choice.
     RETURNS (Dict[str, Any]): {"key", "seconds", "choice" (the fastest), "cost_s" (what measuring took),
-        "when", "cached" (whether it was read, not measured now)}.
+        "when", "quiet" (no other work ran meanwhile), "cached" (whether it was read, not measured now)}.
     """
     path = cache_file()
     digest = _digest(key)
     try:
         with _locked(path):
             entries = read_entries(path)
-            if digest in entries:
-                return {**entries[digest], "cached": True}
+            kept = entries.get(digest)
+            # One taken beside other work is used, and replaced by the first one taken on a quiet machine.
+            if kept is not None and (kept.get("quiet", True) or busy_cores(samples=3) > 0):
+                return {**kept, "cached": True}
             entry = _measure(key, measure)
             entries[digest] = entry
-            kept = dict(sorted(entries.items(), key=lambda kv: kv[1].get("when", 0))[-MAX_ENTRIES:])
-            write_atomically(path, json.dumps({"format": FORMAT, "entries": kept}, indent=1, sort_keys=True))
+            newest = dict(sorted(entries.items(), key=lambda kv: kv[1].get("when", 0))[-MAX_ENTRIES:])
+            write_atomically(path, json.dumps({"format": FORMAT, "entries": newest}, indent=1, sort_keys=True))
             return {**entry, "cached": False}
     except OSError as err:  # a read-only or full cache: measure, keep nothing
         logger.warning("the measurements cannot be kept in %s (%s): measured for this process only", path, err.strerror)
@@ -132,9 +136,11 @@ def measured(key: Dict[str, Any], measure: Callable[[], Dict[str, float]]) -> Di
 
 
 def _measure(key: Dict[str, Any], measure: Callable[[], Dict[str, float]]) -> Dict[str, Any]:
+    quiet = busy_cores(samples=3) == 0
     started = time.perf_counter()
     seconds = measure()
     return {
+        "quiet": quiet and busy_cores(samples=3) == 0,
         "key": key,
         "seconds": seconds,
         "choice": min(seconds, key=seconds.__getitem__),
@@ -143,9 +149,12 @@ def _measure(key: Dict[str, Any], measure: Callable[[], Dict[str, float]]) -> Di
     }
 
 
-def fastest_of(runs: Dict[str, Callable[[], Any]], repeats: int = 2, sync: Callable[[], None] = lambda: None) -> Dict[str, float]:
-    """Time each of `runs` (after one untimed warm-up call each), in turn, `repeats` times: taken in
-    turn, a load that comes or goes slows them alike.
+def fastest_of(
+    runs: Dict[str, Callable[[], Any]], repeats: int = 2, budget_s: float = 1.0, most: int = 6, sync: Callable[[], None] = lambda: None
+) -> Dict[str, float]:
+    """Time each of `runs` after one untimed (warm-up) call each, in turn: at least `repeats` times, and
+    again while the timing has taken less than `budget_s` (at most `most` times). Taken in turn, a load
+    that comes or goes slows them alike.
 
     RETURNS (Dict[str, float]): the fastest time of each, in seconds.
     """
@@ -153,7 +162,10 @@ def fastest_of(runs: Dict[str, Callable[[], Any]], repeats: int = 2, sync: Calla
         run()
     sync()
     best = {name: float("inf") for name in runs}
-    for _ in range(repeats):
+    started_all = time.perf_counter()
+    for i in range(most):
+        if i >= repeats and time.perf_counter() - started_all > budget_s:
+            break
         for name, run in runs.items():
             started = time.perf_counter()
             run()

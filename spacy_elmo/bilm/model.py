@@ -114,11 +114,11 @@ class BiLM(nn.Module):
             )
 
     def _seconds_per_token(self, precisions: Sequence[str]) -> Dict[str, float]:
-        """Seconds per token of a forward pass of a probe batch (16 sentences of 6 made-up words: as
+        """Seconds per token of a forward pass of a probe batch (32 sentences of 3 made-up words: as
         many rows as the step products of an inference batch) at each of `precisions`."""
         rng = numpy.random.default_rng(0)
         letters = numpy.array(list("etaoinshrdlucmfwypvbgk"))
-        sentences = [["".join(rng.choice(letters, rng.integers(2, 9))) for _ in range(6)] for _ in range(16)]
+        sentences = [["".join(rng.choice(letters, rng.integers(2, 9))) for _ in range(3)] for _ in range(32)]
         batch = self.batch(sentences).to(self.device)
         was_training, was_precision = self.training, self._precision
         self.eval()
@@ -142,7 +142,7 @@ class BiLM(nn.Module):
             for packs in self._packs():
                 packs.set_dtype(DTYPES[was_precision])
             self.train(was_training)
-        return {p: s / (16 * 6) for p, s in seconds.items()}
+        return {p: s / (32 * 3) for p, s in seconds.items()}
 
     def _packs(self) -> Iterator[PackedWeights]:
         yield self.char_encoder.packs

@@ -17,6 +17,7 @@ from ..bilm import BiLM, ElmoOptions, read_weights
 from ..bilm.char_ids import CharBatch
 from ..bilm.folders import BilmFolder
 from ..bilm.learned_vocab import LearnedVocab
+from ..bilm.threads import between_batches
 from .segments import Segment, SequenceGetter, batches_by_length, configure_sentences
 
 ElmoModelT = Model[List[Doc], List[Floats3d]]
@@ -133,6 +134,7 @@ def _forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple[List[F
     segments = model.attrs["sequences"](docs)
     callbacks: List[Tuple[List[Segment], Callable, Tuple[int, ...]]] = []
     for group in batches_by_length(segments, model.attrs["batch_size"]):
+        between_batches()  # the threads follow the other work on the machine, unless set (bilm/threads.py)
         batch = bilm.batch([texts[seg.doc][seg.start : seg.end] for seg in group])
         layers, backprop_batch = torch_layer(batch, is_train)
         for row, seg in enumerate(group):

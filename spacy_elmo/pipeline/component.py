@@ -20,7 +20,6 @@ from thinc.types import Floats3d
 from ..bilm import BiLM, ElmoFormatError, ElmoOptions
 from ..errors import InputError
 from ..bilm.folders import BilmFolder
-from ..bilm.threads import between_batches
 from ..layers.bilm_model import bilm_config, get_bilm, load_folder_into, load_weights_into
 from ..layers.replace_listener import set_replace_listener_hooks
 from ..layers.listener import ElmoListener, no_gradient
@@ -202,7 +201,6 @@ class Elmo(TrainablePipe):
         docs = list(docs)
         if not docs:
             return []
-        between_batches()  # the threads follow the other work on the machine, unless set
         if not self._cache_active or self.cache.max_bytes <= 0:
             return self.model.predict(docs)
         ops = self.model.ops

@@ -322,7 +322,10 @@ class Pretrainer:
             return str(kept)
         key = {"options": self.bilm.options.to_config(all_fields=True), "softmax": self.softmax.kind, "vocab": len(self.vocab)}
         key["batch_tokens"] = self.training.batch_tokens
-        return forward_precision(self.device, mode, log if self.rank == 0 else (lambda line: None), self._seconds_per_token, key)
+        chosen = [forward_precision(self.device, mode, log, self._seconds_per_token, key) if self.rank == 0 else ""]
+        if self.world > 1:  # rank 0 decides (and measures) for every process of the run
+            torch.distributed.broadcast_object_list(chosen, src=0)
+        return str(chosen[0])
 
     def _seconds_per_token(self) -> Dict[str, float]:
         """Seconds per token of a forward and backward pass of this run's model on its first batch, in

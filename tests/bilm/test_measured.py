@@ -24,6 +24,7 @@ def cache(tmp_path, monkeypatch):
     """Measuring on, with a cache folder of the test's own."""
     monkeypatch.setenv("SPACY_ELMO_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv(MEASURE_ENV, "1")
+    monkeypatch.setattr(measured_module, "busy_cores", lambda samples=3: 0)  # a quiet machine unless a test says
     return tmp_path / "cache"
 
 
@@ -56,6 +57,19 @@ def test_a_measurement_is_taken_once_and_kept(cache):
     assert measure.calls == 1
     other = measured(machine_key("inference", options={"a": 2}), Counter({"fp32": 1.0, "int8": 2.0}))
     assert other["choice"] == "fp32" and len(read_entries(cache / FILE_NAME)) == 2  # both kept
+
+
+def test_a_measurement_beside_other_work_is_replaced_on_a_quiet_machine(cache, monkeypatch):
+    key = machine_key("inference")
+    monkeypatch.setattr(measured_module, "busy_cores", lambda samples=3: 1)
+    first = measured(key, Counter({"fp32": 1.0, "int8": 2.0}))
+    assert not first["quiet"]
+    measure = Counter({"fp32": 2.0, "int8": 1.0})
+    assert measured(key, measure)["cached"] and measure.calls == 0  # still busy: used as it is
+    monkeypatch.setattr(measured_module, "busy_cores", lambda samples=3: 0)
+    again = measured(key, measure)
+    assert not again["cached"] and again["quiet"] and again["choice"] == "int8" and measure.calls == 1
+    assert measured(key, measure)["cached"] and measure.calls == 1  # a quiet one stays
 
 
 def test_an_entry_of_another_version_is_not_used(cache, monkeypatch):
@@ -226,3 +240,22 @@ def test_measuring_a_training_step_leaves_the_run_as_it_was(cache, tmp_path, mon
     for name, value in a["model"].items():
         torch.testing.assert_close(b["model"][name], value, rtol=0, atol=0)
     assert measured_module.measuring_on()
+
+
+def test_the_machine_command_shows_the_class_the_threads_and_the_kept_measurements(cache):
+    from typer.testing import CliRunner
+
+    from spacy_elmo.bilm.precision import cpu_class
+    from spacy_elmo.cli import app
+
+    measured(
+        machine_key("inference", options={"cell_dim": 1024, "projection_dim": 128, "n_layers": 2}), Counter({"fp32": 0.001, "int8": 0.0005})
+    )
+    result = CliRunner().invoke(app, ["machine"])
+    assert result.exit_code == 0, result.output
+    assert cpu_class().describe() in result.output and "usable" in result.output and "thread" in result.output
+    assert "measurements in" in result.output and ": 1" in result.output
+    assert "inference (cell 1024, projection 128, 2 layers" in result.output and "int8 (tokens/s fp32 1,000, int8 2,000" in result.output
+    (cache / FILE_NAME).write_text("{")
+    result = CliRunner().invoke(app, ["machine"])
+    assert result.exit_code == 0 and "damaged" in result.output and ": 0" in result.output
