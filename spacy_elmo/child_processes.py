@@ -1,7 +1,7 @@
 """How the package starts processes: never by forking the process it runs in.
 
 A forked child is a copy of its parent at the moment of the fork, and three things of that copy have
-hung or duplicated runs (issue 68, docs/safety.md "Processes"):
+hung or duplicated test runs (docs/safety.md "Processes"):
 - a lock that another thread of the parent held (OpenMP's, Ray's, tqdm's monitor) stays held in the
   child forever: the child deadlocks on its first use of it;
 - the parent's Python signal handlers: a pool's SIGTERM is caught (a training run's stop handler, Ray's

@@ -55,7 +55,7 @@ def _stray_threads(before: set) -> list:
 @pytest.fixture(autouse=True)
 def leaves_the_process_as_it_found_it():
     """No test leaves a signal handler, a Ray session or a running thread behind: a process forked
-    later (by a library, a user's program) would inherit it (issue 68)."""
+    later (by a library, a user's program) would inherit it (docs/safety.md, "Processes")."""
     import torch
 
     from spacy_elmo.bilm.threads import follower

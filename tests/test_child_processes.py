@@ -1,5 +1,5 @@
 """The processes the package starts neither inherit its process's signal handlers and locks nor fork it
-(issue 68: a forked tokenizer worker that caught SIGTERM hung `Pool.terminate()`, and one that raised
+(a forked tokenizer worker that caught SIGTERM hung `Pool.terminate()`, and one that raised
 out of the fork ran the rest of the test session as a second copy)."""
 
 import os
