@@ -77,7 +77,8 @@ app = typer.Typer(
         "ELMo biLMs for spaCy. Released biLMs by name (models, download, convert); pretrain a biLM "
         "(prepare-corpus, pretrain, perplexity); write a training config that uses it (init-config, "
         "fill-config; then spacy train); and use it (embed, inspect, index-usages, index-ann, neighbours; "
-        "merge joins the parts of a run split with --shard); machine shows what threads and precision 'auto' "
+        "merge joins the parts of a run split with --shard; change ranks words by how their usages differ "
+        "between two corpora); machine shows what threads and precision 'auto' "
         "rest on here."
     ),
     no_args_is_help=True,
@@ -782,6 +783,58 @@ def neighbours_cli(
     if token is None:
         raise typer.BadParameter(f"{word!r} is not a token of the sentence ({' '.join(t.text for t in doc)})", param_hint="--word")
     typer.echo(neighbours_table(index, token, n=n, same_word=not any_word, min_count=min_count, exact=exact))
+
+
+@command("change")
+def change_cli(
+    index_a: Path = typer.Argument(
+        ..., metavar="INDEX_A", help="Usage index of corpus A (spacy-elmo index-usages), e.g. the earlier period", exists=True
+    ),
+    index_b: Path = typer.Argument(
+        ..., metavar="INDEX_B", help="Usage index of corpus B, built with the same MODEL, --layer and --lemmas", exists=True
+    ),
+    output: Path = typer.Argument(..., help="The table to write: .tsv, or .json"),
+    words: Path = typer.Option(
+        None, "--words", "-w", help="The target words, one a line (default: every word with --min-usages in both)", exists=True
+    ),
+    measure: List[str] = typer.Option(
+        ["apd", "prt"], "--measure", "-m", help="apd and/or prt (repeat the option); the first orders the rows"
+    ),
+    min_usages: int = typer.Option(5, "--min-usages", help="Fewer usages in either index: listed with a note, never scored", min=1),
+    max_pairs: int = typer.Option(10_000, "--max-pairs", help="APD over more usage pairs than this samples this many (with --seed)", min=1),
+    seed: int = typer.Option(0, "--seed", help="The seed of APD's sampled pairs"),
+    standardize: bool = typer.Option(False, "--standardize", help="Subtract each index's mean usage vector first"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
+    quiet: bool = quiet_option(),
+) -> None:
+    """Which words changed meaning between two corpora: for each word, its usages in each index and how much
+    they differ, APD (the mean cosine distance over pairs of one usage from each) and PRT (1 / cosine of the
+    two mean usages), most changed first (Kutuzov & Giulianelli 2020; docs/senses.md)."""
+    from .progress_bar import progress_bar
+    from .usages.change import MEASURES, read_words, write_changes
+    from .usages.index import UsageIndex
+
+    bad = [m for m in measure if m not in MEASURES]
+    if bad:
+        raise typer.BadParameter(f"{', '.join(bad)}: use apd and/or prt", param_hint="--measure")
+    if output.suffix not in (".tsv", ".json"):
+        raise typer.BadParameter(f"{output.name}: write a .tsv or a .json file", param_hint="OUTPUT")
+    check_output_file(output, overwrite)
+    targets = read_words(words) if words is not None else None
+    a, b = UsageIndex().from_disk(index_a), UsageIndex().from_disk(index_b)
+    if targets is not None:
+        absent = [w for w in targets if not len(a.rows_of(w)) and not len(b.rows_of(w))]
+        if len(absent) == len(targets):
+            raise InputError(f"none of the {len(targets)} words of {words} has a usage in either index (keys: {a.match})")
+
+    def progress(items):  # type: ignore[no-untyped-def]
+        return progress_bar(list(items), unit=" words", disable=True if quiet else None, leave=False)
+
+    rows = a.change(b, targets, measure, min_usages=min_usages, max_pairs=max_pairs, seed=seed, standardize=standardize, progress=progress)
+    settings = {"index_a": str(index_a), "index_b": str(index_b), "max_pairs": max_pairs, "seed": seed, "standardize": standardize}
+    write_changes(rows, output, measure, settings)
+    scored = sum(1 for r in rows if r.scores)
+    _say(quiet)(f"Wrote the change of {len(rows)} words to {output} ({scored} scored, {len(rows) - scored} with too few usages)")
 
 
 @command("machine")

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from spacy.tokens import Token
 
     from .ann import AnnSearch
+    from .change import WordChange
 
 from ..types import PathLike
 from .layout import ARRAYS, FORMAT_VERSION, META, USAGE_INDEX
@@ -305,6 +306,30 @@ class UsageIndex:
             return numpy.zeros(0, dtype=numpy.int64)
         order, starts = self._by_key
         return order[starts[k] : starts[k + 1]]
+
+    def change(
+        self,
+        other: "UsageIndex",
+        words: Optional[Sequence[str]] = None,
+        measure: Union[str, Sequence[str]] = ("apd", "prt"),
+        **settings: Any,
+    ) -> List["WordChange"]:
+        """How much each word's usages differ between this index (corpus A) and `other` (corpus B), built by the
+        same biLM with the same layer settings: APD and PRT (see `usages/change.py`), most changed first.
+
+        words (Optional[Sequence[str]]): the target words; None: every word with at least `min_usages` in both.
+        measure (Union[str, Sequence[str]]): "apd", "prt" or both; the first orders the rows.
+        settings: `min_usages` (5), `max_pairs` (10,000: APD over more pairs samples them), `seed` (0),
+            `standardize` (False: subtract each index's mean usage first).
+        RETURNS (List[WordChange]): one row per word; a word with too few usages has a note and no score.
+
+        >>> old, new = UsageIndex().from_disk("index_1810"), UsageIndex().from_disk("index_1960")
+        >>> old.change(new, ["plane", "gay"], measure="apd")
+        """
+        from .change import index_change
+
+        measures = (measure,) if isinstance(measure, str) else tuple(measure)
+        return index_change(self, other, words, measures, **settings)
 
     def most_similar(self, token: "Token", n: int = 5, same_word: bool = True, exact: bool = False) -> List[Usage]:
         """The `n` usages nearest to `token` in its context, by cosine.

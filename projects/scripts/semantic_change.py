@@ -1,0 +1,216 @@
+"""Lexical semantic change against human judgments: a WUG dataset (DWUG EN: 46 words, 100 usages from each of
+two periods) scored with a biLM's usage vectors, per layer.
+
+For each representation of a usage (the token layer alone, each biLSTM layer, the average of all layers, the
+average of the biLSTM layers), plain or standardized (each dimension centred and scaled over all the dataset's
+usages), and each measure (APD, PRT, and their mean rank), it reports:
+- Spearman's rho against the graded change (stats/opt/stats_groupings.csv, `change_graded`), over all words and
+  over each of two fixed halves (words in sorted order, alternately: half A, half B);
+- accuracy against the binary change (`change_binary`) at the measure's own threshold: the score that best
+  separates half A, applied to half B (and to all words);
+- Spearman's rho of the cosine of each judged usage pair against its mean human judgment (1-4).
+The setting of the best Spearman on half A is then read on half B, as an estimate unbiased by the choice.
+
+    python semantic_change.py WUG_DIR OUT --bilm NAME=PATH [--bilm NAME=PATH ...]
+
+Writes OUT/change.json, OUT/change.md and OUT/change.png (with matplotlib); the usage vectors are kept in
+OUT/vectors-NAME.npz, so that a second run only scores.
+"""
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Callable, Dict, List, Sequence, Tuple
+
+import numpy
+import typer
+
+from spacy_elmo.usages.change import apd, prt
+from spacy_elmo.usages.wug import read_dataset
+
+Vectors = Dict[str, Tuple[numpy.ndarray, numpy.ndarray]]  # word -> (period 1, period 2) usage vectors (n, L + 1, D)
+
+
+def ranks(values: Sequence[float]) -> numpy.ndarray:
+    """Ranks from 1, ties given their mean rank."""
+    values = numpy.asarray(values, dtype=numpy.float64)
+    order = numpy.argsort(values, kind="stable")
+    result = numpy.empty(len(values))
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        result[order[i : j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return result
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    rx, ry = ranks(x), ranks(y)
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    denominator = math.sqrt(float((rx**2).sum() * (ry**2).sum()))
+    return float((rx * ry).sum() / denominator) if denominator else float("nan")
+
+
+def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> float:
+    """The threshold (score > threshold: changed) with the highest accuracy on these words; the lowest such."""
+    candidates = sorted(set(scores))
+    cuts = [candidates[0] - 1.0] + [(a + b) / 2 for a, b in zip(candidates, candidates[1:])] + [candidates[-1] + 1.0]
+    accuracy = [numpy.mean([(s > c) == bool(y) for s, y in zip(scores, labels)]) for c in cuts]
+    return float(cuts[int(numpy.argmax(accuracy))])
+
+
+def representations(n_layers: int) -> Dict[str, Callable[[numpy.ndarray], numpy.ndarray]]:
+    reps: Dict[str, Callable[[numpy.ndarray], numpy.ndarray]] = {"token layer": lambda e: e[:, 0]}
+    for layer in range(1, n_layers):
+        reps[f"layer {layer}"] = lambda e, k=layer: e[:, k]
+    reps["average of all"] = lambda e: e.mean(1)
+    reps["average of biLSTM layers"] = lambda e: e[:, 1:].mean(1)
+    return reps
+
+
+def embed(wug: Dict, name: str, model: str, out: Path) -> Vectors:
+    cache = out / f"vectors-{name}.npz"
+    if cache.exists():
+        data = numpy.load(cache)
+        return {w: (data[f"{w}/1"], data[f"{w}/2"]) for w in wug}
+    from spacy_elmo.pipeline.loading import load_elmo_pipeline
+    from spacy_elmo.usages.wug import embed_uses
+
+    nlp = load_elmo_pipeline(model)
+    vectors: Vectors = {}
+    for word, (uses, _) in wug.items():
+        embedded = embed_uses(nlp, uses)
+        groups = numpy.array([u.grouping for u in uses])
+        vectors[word] = (embedded[groups == "1"], embedded[groups == "2"])
+        print(f"{name}: {word} {len(vectors[word][0])} + {len(vectors[word][1])} usages", flush=True)
+    numpy.savez(cache, **{f"{w}/{g + 1}": v[g] for w, v in vectors.items() for g in (0, 1)})
+    return vectors
+
+
+def pair_cosines(wug: Dict, vectors: Vectors, rep: Callable, transform: Callable) -> Tuple[List[float], List[float]]:
+    cosines, judged = [], []
+    for word, (uses, judgments) in wug.items():
+        both = numpy.concatenate([vectors[word][0], vectors[word][1]])
+        ids = [u.identifier for u in uses if u.grouping == "1"] + [u.identifier for u in uses if u.grouping == "2"]
+        row = {identifier: i for i, identifier in enumerate(ids)}
+        unit = transform(rep(both))
+        unit = unit / numpy.linalg.norm(unit, axis=1, keepdims=True)
+        for (a, b), judgment in judgments.items():
+            if a in row and b in row:
+                cosines.append(float(unit[row[a]] @ unit[row[b]]))
+                judged.append(judgment)
+    return cosines, judged
+
+
+def main(
+    wug_dir: Path = typer.Argument(..., help="The dataset's root: data/WORD/uses.csv, stats/opt/stats_groupings.csv"),
+    out: Path = typer.Argument(..., help="Folder for the figures and the kept vectors"),
+    bilm: List[str] = typer.Option(..., "--bilm", help="NAME=PATH (a biLM folder, pipeline or released name); repeat"),
+    max_pairs: int = typer.Option(10_000, help="APD over more pairs samples this many"),
+    seed: int = typer.Option(0),
+) -> None:
+    """Score the dataset's change and usage pairs with each biLM."""
+    out.mkdir(parents=True, exist_ok=True)
+    wug = read_dataset(wug_dir)
+    with open(wug_dir / "stats" / "opt" / "stats_groupings.csv", encoding="utf8", newline="") as f:
+        gold = {row["lemma"]: row for row in csv.DictReader(f, delimiter="\t")}
+    words = sorted(w for w in wug if w in gold)
+    graded = {w: float(gold[w]["change_graded"]) for w in words}
+    binary = {w: int(gold[w]["change_binary"]) for w in words}
+    half_a, half_b = words[0::2], words[1::2]
+    results = []
+    for spec in bilm:
+        name, _, model = spec.partition("=")
+        vectors = embed({w: wug[w] for w in words}, name, model, out)
+        n_layers = next(iter(vectors.values()))[0].shape[1]
+        for rep_name, rep in representations(n_layers).items():
+            every = numpy.concatenate([rep(numpy.concatenate(vectors[w])) for w in words])
+            centre, scale = every.mean(0), every.std(0) + 1e-6
+            transforms = {"plain": lambda x: x, "standardized": lambda x, c=centre, s=scale: (x - c) / s}
+            for variant, transform in transforms.items():
+                scores = {"APD": {}, "PRT": {}}
+                for w in words:
+                    a, b = transform(rep(vectors[w][0])), transform(rep(vectors[w][1]))
+                    scores["APD"][w] = apd(a, b, max_pairs, seed)
+                    scores["PRT"][w] = prt(a, b)
+                mean_rank = (ranks([scores["APD"][w] for w in words]) + ranks([scores["PRT"][w] for w in words])) / 2
+                scores["APD+PRT ranks"] = dict(zip(words, mean_rank.tolist()))
+                cosines, judged = pair_cosines({w: wug[w] for w in words}, vectors, rep, transform)
+                usage_rho = spearman(cosines, judged)
+                for measure, by_word in scores.items():
+                    threshold = best_threshold([by_word[w] for w in half_a], [binary[w] for w in half_a])
+                    results.append(
+                        {
+                            "bilm": name,
+                            "representation": rep_name,
+                            "vectors": variant,
+                            "measure": measure,
+                            "spearman_all": spearman([by_word[w] for w in words], [graded[w] for w in words]),
+                            "spearman_a": spearman([by_word[w] for w in half_a], [graded[w] for w in half_a]),
+                            "spearman_b": spearman([by_word[w] for w in half_b], [graded[w] for w in half_b]),
+                            "accuracy_b": float(numpy.mean([(by_word[w] > threshold) == bool(binary[w]) for w in half_b])),
+                            "accuracy_all": float(numpy.mean([(by_word[w] > threshold) == bool(binary[w]) for w in words])),
+                            "usage_pairs_spearman": usage_rho,
+                            "usage_pairs": len(cosines),
+                        }
+                    )
+    summary = {
+        "words": len(words),
+        "half_a": half_a,
+        "half_b": half_b,
+        "majority_binary_accuracy_b": max(numpy.mean([binary[w] for w in half_b]), 1 - numpy.mean([binary[w] for w in half_b])),
+        "results": results,
+    }
+    for name in {r["bilm"] for r in results}:
+        own = [r for r in results if r["bilm"] == name]
+        chosen = max(own, key=lambda r: r["spearman_a"])
+        summary[f"chosen_on_a:{name}"] = chosen
+    (out / "change.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf8")
+    lines = [
+        f"DWUG-style evaluation, {len(words)} words (half A {len(half_a)}, half B {len(half_b)}); "
+        f"APD over at most {max_pairs:,} pairs, seed {seed}.",
+        "",
+        "| biLM | representation | vectors | measure | rho all | rho A | rho B | acc B | acc all | usage pairs rho |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['bilm']} | {r['representation']} | {r['vectors']} | {r['measure']} | {r['spearman_all']:.3f} | {r['spearman_a']:.3f} | "
+            f"{r['spearman_b']:.3f} | {r['accuracy_b']:.2f} | {r['accuracy_all']:.2f} | {r['usage_pairs_spearman']:.3f} |"
+        )
+    (out / "change.md").write_text("\n".join(lines) + "\n", encoding="utf8")
+    print("\n".join(lines))
+    _plot(results, out / "change.png")
+
+
+def _plot(results: List[Dict], path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    rows = [r for r in results if r["measure"] == "APD" and r["vectors"] == "plain"]
+    bilms = sorted({r["bilm"] for r in rows})
+    reps = list(dict.fromkeys(r["representation"] for r in rows))
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    width = 0.8 / len(bilms)
+    for k, name in enumerate(bilms):
+        values = [next(r["spearman_all"] for r in rows if r["bilm"] == name and r["representation"] == rep) for rep in reps]
+        ax.bar([i + (k - (len(bilms) - 1) / 2) * width for i in range(len(reps))], values, width=width, label=name)
+    ax.set_xticks(range(len(reps)))
+    ax.set_xticklabels(reps, fontsize=8)
+    ax.set_ylabel("Spearman vs graded change")
+    ax.set_title("APD of plain usage vectors, per representation")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    typer.run(main)

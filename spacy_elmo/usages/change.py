@@ -1,0 +1,224 @@
+"""Which words changed meaning between two corpora: the measures of Kutuzov & Giulianelli (2020) over the
+usages of each word (SemEval-2020 Task 1, lexical semantic change detection).
+
+- APD (average pairwise distance): the mean cosine distance over pairs of one usage from each corpus; over many
+  usages, a sample of pairs drawn with a seed (the same seed gives the same pairs).
+- PRT (inverted similarity of prototypes): 1 / cos(mean of A's usages, mean of B's usages); 1 where the means
+  point the same way, larger the more they differ.
+
+Both read the usage vectors as they are (a layer or a mix: `index-usages --layer`); `standardize` first
+subtracts each corpus's mean over all its usages (the common direction that every contextual vector shares).
+"""
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy
+
+from ..errors import InputError
+from ..output_folders import write_atomically
+from ..types import PathLike
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .index import UsageIndex
+
+MEASURES = ("apd", "prt")
+DEFAULT_MAX_PAIRS = 10_000
+DEFAULT_MIN_USAGES = 5
+
+
+def _unit(vectors: numpy.ndarray) -> numpy.ndarray:
+    vectors = numpy.asarray(vectors, dtype=numpy.float64)
+    norms = numpy.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / numpy.where(norms > 0, norms, 1.0)
+
+
+def apd(a: numpy.ndarray, b: numpy.ndarray, max_pairs: int = DEFAULT_MAX_PAIRS, seed: int = 0) -> float:
+    """The average cosine distance of usage pairs, one from `a` and one from `b`.
+
+    a (numpy.ndarray): (n_a, D) usage vectors of the word in corpus A.
+    b (numpy.ndarray): (n_b, D) in corpus B.
+    max_pairs (int): every pair where n_a * n_b is at most this, else this many drawn with `seed`.
+    RETURNS (float): in [0, 2]; 0 where every usage points the same way.
+    """
+    if not len(a) or not len(b):
+        raise ValueError("APD needs at least one usage on each side")
+    ua, ub = _unit(a), _unit(b)
+    if len(ua) * len(ub) <= max_pairs:
+        return float(1.0 - (ua @ ub.T).mean())
+    rng = numpy.random.default_rng(seed)
+    i = rng.integers(0, len(ua), max_pairs)
+    j = rng.integers(0, len(ub), max_pairs)
+    return float(1.0 - numpy.einsum("nd,nd->n", ua[i], ub[j]).mean())
+
+
+def prt(a: numpy.ndarray, b: numpy.ndarray) -> float:
+    """The inverted cosine similarity of the two corpora's mean usage vectors, 1 / cos(mean_a, mean_b).
+
+    RETURNS (float): 1.0 where the means point the same way; inf where they are orthogonal or opposite.
+    """
+    if not len(a) or not len(b):
+        raise ValueError("PRT needs at least one usage on each side")
+    mean_a, mean_b = numpy.asarray(a, dtype=numpy.float64).mean(0), numpy.asarray(b, dtype=numpy.float64).mean(0)
+    if numpy.array_equal(mean_a, mean_b):  # the same usages on both sides: no rounding in 1 / cos
+        return 1.0
+    cosine = float(_unit(mean_a) @ _unit(mean_b))
+    return 1.0 / cosine if cosine > 0 else math.inf
+
+
+def usage_similarity(a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
+    """The cosine of two usages' vectors, per layer: what the DURel/WUG judgments (1-4) of a usage pair rate.
+
+    a, b (numpy.ndarray): (D,) or (n_layers, D) vectors of one usage each.
+    RETURNS (numpy.ndarray): () or (n_layers,) cosines.
+    """
+    return numpy.einsum("...d,...d->...", _unit(a), _unit(b))
+
+
+@dataclass
+class WordChange:
+    """One word's change between corpus A and corpus B.
+
+    word (str): the word (the key its usages are filed under).
+    n_a, n_b (int): its usages in A and in B.
+    scores (Dict[str, float]): each measure's value ("apd", "prt"); empty where it has too few usages.
+    note (str): why there is no score ("" where there is one).
+    """
+
+    word: str
+    n_a: int
+    n_b: int
+    scores: Dict[str, float] = field(default_factory=dict)
+    note: str = ""
+
+
+def compare(
+    usages_a: Callable[[str], numpy.ndarray],
+    usages_b: Callable[[str], numpy.ndarray],
+    words: Iterable[str],
+    measures: Sequence[str] = MEASURES,
+    min_usages: int = DEFAULT_MIN_USAGES,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+    seed: int = 0,
+    progress: Optional[Callable[[Iterable[str]], Iterable[str]]] = None,
+) -> List[WordChange]:
+    """The change of each word, sorted by the first measure (most changed first; words without a score last).
+
+    usages_a, usages_b (Callable[[str], numpy.ndarray]): a word's (n, D) usage vectors in A and in B.
+    min_usages (int): fewer usages on either side: listed with a note, never scored.
+    """
+    unknown = [m for m in measures if m not in MEASURES]
+    if unknown or not measures:
+        raise InputError(f"measures are {', '.join(MEASURES)}: got {', '.join(unknown) or 'none'}")
+    rows = []
+    for word in progress(words) if progress is not None else words:
+        a, b = usages_a(word), usages_b(word)
+        row = WordChange(word, len(a), len(b))
+        if min(len(a), len(b)) < min_usages:
+            side = "A" if len(a) < min_usages else "B"
+            row.note = f"too few usages in {side} ({min(len(a), len(b))}; --min-usages {min_usages})"
+        else:
+            for measure in measures:
+                row.scores[measure] = apd(a, b, max_pairs, seed) if measure == "apd" else prt(a, b)
+        rows.append(row)
+    first = measures[0]
+    return sorted(rows, key=lambda r: (not r.scores, -r.scores.get(first, 0.0), r.word))
+
+
+def index_change(
+    index_a: "UsageIndex",
+    index_b: "UsageIndex",
+    words: Optional[Sequence[str]] = None,
+    measures: Sequence[str] = MEASURES,
+    min_usages: int = DEFAULT_MIN_USAGES,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+    seed: int = 0,
+    standardize: bool = False,
+    progress: Optional[Callable[[Iterable[str]], Iterable[str]]] = None,
+) -> List[WordChange]:
+    """`compare` over two usage indexes built by the same biLM with the same layer settings and matching.
+
+    words (Optional[Sequence[str]]): the target words; None: every word with at least `min_usages` usages
+        in both indexes.
+    standardize (bool): subtract each index's mean usage vector first.
+    """
+    check_comparable(index_a, index_b)
+    if words is None:
+        words = sorted(
+            k for k in set(index_a.keys) & set(index_b.keys) if min(len(index_a.rows_of(k)), len(index_b.rows_of(k))) >= min_usages
+        )
+    centres = [_mean_usage(index) if standardize else None for index in (index_a, index_b)]
+
+    def reader(index: "UsageIndex", centre: Optional[numpy.ndarray]) -> Callable[[str], numpy.ndarray]:
+        def usages(word: str) -> numpy.ndarray:
+            rows = numpy.sort(index.rows_of(word))
+            vectors = numpy.asarray(index.vectors[rows], dtype=numpy.float32)
+            return vectors - centre if centre is not None else vectors
+
+        return usages
+
+    return compare(reader(index_a, centres[0]), reader(index_b, centres[1]), words, measures, min_usages, max_pairs, seed, progress)
+
+
+def _mean_usage(index: "UsageIndex", chunk: int = 1 << 16) -> numpy.ndarray:
+    total = numpy.zeros(index.vectors.shape[1], dtype=numpy.float64)
+    for start in range(0, len(index), chunk):
+        total += numpy.asarray(index.vectors[start : start + chunk], dtype=numpy.float64).sum(0)
+    return (total / max(len(index), 1)).astype(numpy.float32)
+
+
+def check_comparable(index_a: "UsageIndex", index_b: "UsageIndex") -> None:
+    """Refuse, in one line, two indexes whose vectors are not comparable."""
+    for what, a, b in (
+        ("biLMs", index_a.fingerprint, index_b.fingerprint),
+        ("layer settings", list(map(float, index_a.layer_weights)), list(map(float, index_b.layer_weights))),
+        ("key matching", index_a.match, index_b.match),
+    ):
+        if a != b:
+            raise InputError(
+                f"the two indexes were built with different {what} ({index_a.path}, {index_b.path}): build both with the same "
+                "MODEL, --layer and --lemmas"
+            )
+    if not len(index_a) or not len(index_b):
+        empty = index_a.path if not len(index_a) else index_b.path
+        raise InputError(f"{empty} holds no usages: index a corpus that holds the words")
+
+
+def write_changes(rows: Sequence[WordChange], path: PathLike, measures: Sequence[str], settings: Dict[str, object]) -> None:
+    """Write the rows as TSV (a `#` line of the settings first), or as JSON where `path` ends in .json; atomically."""
+    path = Path(path)
+    if path.suffix == ".json":
+        data = {"settings": settings, "words": [{"word": r.word, "n_a": r.n_a, "n_b": r.n_b, **r.scores, "note": r.note} for r in rows]}
+        write_atomically(path, json.dumps(data, indent=1) + "\n")
+        return
+    lines = ["# " + " ".join(f"{k}={v}" for k, v in settings.items())]
+    lines.append("\t".join(["word", "n_a", "n_b", *measures, "note"]))
+    for r in rows:
+        values = [f"{r.scores[m]:.6f}" if m in r.scores else "" for m in measures]
+        lines.append("\t".join([r.word, str(r.n_a), str(r.n_b), *values, r.note]))
+    write_atomically(path, "\n".join(lines) + "\n")
+
+
+def read_words(path: PathLike) -> List[str]:
+    """The target words of a file: one a line (WUG's `attack_nn` is read as `attack`), `#` lines skipped."""
+    words = []
+    with open(path, encoding="utf8", newline="") as f:
+        for row in csv.reader(f, delimiter="\t"):
+            if row and row[0].strip() and not row[0].startswith("#"):
+                words.append(split_pos(row[0].strip())[0])
+    if not words:
+        raise InputError(f"{path} names no word: one target word a line")
+    return words
+
+
+WUG_POS = ("nn", "vb", "jj", "rb", "NN", "VB", "JJ", "RB")
+
+
+def split_pos(word: str) -> Tuple[str, str]:
+    """("attack", "nn") for WUG's "attack_nn"; (word, "") where it has no part-of-speech suffix."""
+    stem, _, pos = word.rpartition("_")
+    return (stem, pos) if stem and pos in WUG_POS else (word, "")

@@ -1,0 +1,210 @@
+"""Semantic change between two corpora: APD and PRT against hand-computed values, over usage indexes and the
+`change` command, the WUG reader and its marked tokens, and bad input in one line with nothing written."""
+
+import json
+import math
+
+import numpy
+import pytest
+from typer.testing import CliRunner
+
+from spacy_elmo import save_original
+from spacy_elmo.cli import app
+from spacy_elmo.errors import InputError
+from spacy_elmo.pipeline.loading import load_elmo_pipeline
+from spacy_elmo.usages import build_usage_index
+from spacy_elmo.usages.change import apd, compare, prt, read_words, usage_similarity
+from spacy_elmo.usages.wug import embed_uses, read_dataset, read_judgments, read_uses
+
+from ..helpers import tiny_bilm
+
+OLD = [
+    "The plane of the table was flat. A plane is a flat surface. He used a plane to smooth the wood.",
+    "The carpenter took his plane and his saw. The plane of the wall was smooth. The cat sat on the mat.",
+    "A plane surface. The plane tool was sharp. The cat slept. The gay party sang all night.",
+]
+NEW = [
+    "The plane landed at the airport. Our plane was late. The plane flew over the sea.",
+    "She boarded the plane to Paris. The cat sat on the mat. The plane took off at noon.",
+    "The pilot flew the plane. The cat slept. The gay rights march went through the city.",
+]
+
+
+def test_apd_and_prt_by_hand():
+    a = numpy.array([[1.0, 0.0], [0.0, 2.0]])
+    b = numpy.array([[3.0, 0.0]])
+    # cosines of the pairs: 1 and 0, so the mean distance is 0.5
+    assert apd(a, b) == pytest.approx(0.5)
+    # mean of a's vectors (0.5, 1) against (3, 0): cos = 0.5 / sqrt(1.25)
+    assert prt(a, b) == pytest.approx(math.sqrt(1.25) / 0.5)
+    assert prt(a, a) == 1.0 and apd(b, b) == pytest.approx(0.0)
+    assert prt(numpy.array([[1.0, 0.0]]), numpy.array([[-1.0, 0.0]])) == math.inf
+    assert usage_similarity(numpy.array([[1.0, 0.0], [1.0, 1.0]]), numpy.array([[0.0, 5.0], [2.0, 2.0]])) == pytest.approx([0.0, 1.0])
+
+
+def test_apd_samples_pairs_with_its_seed_over_many_usages():
+    rng = numpy.random.default_rng(0)
+    a, b = rng.normal(size=(300, 8)), rng.normal(size=(200, 8)) + 0.5
+    exact = apd(a, b, max_pairs=10**9)
+    sampled = apd(a, b, max_pairs=20_000, seed=1)
+    assert sampled == apd(a, b, max_pairs=20_000, seed=1) != apd(a, b, max_pairs=20_000, seed=2)
+    assert sampled == pytest.approx(exact, abs=0.01)
+
+
+def test_a_word_with_too_few_usages_is_listed_and_never_scored():
+    vectors = {"a": numpy.eye(3)[:2], "b": numpy.eye(3), "c": numpy.eye(3)}
+    rows = compare(lambda w: vectors[w], lambda w: vectors["c"] if w != "a" else numpy.zeros((0, 3)), ["a", "b"], min_usages=2)
+    assert [r.word for r in rows] == ["b", "a"]
+    assert rows[0].scores and rows[1].scores == {} and "too few usages in B (0" in rows[1].note
+    with pytest.raises(InputError, match="measures are apd, prt"):
+        compare(lambda w: vectors[w], lambda w: vectors[w], ["b"], measures=["cosine"])
+
+
+@pytest.fixture(scope="module")
+def indexes(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("change")
+    bilm = tmp / "bilm"
+    bilm.mkdir()
+    save_original(tiny_bilm(seed=4), bilm / "options.json", bilm / "weights.hdf5")
+    nlp = load_elmo_pipeline(bilm)
+    built = {}
+    for name, docs in (("old", OLD), ("new", NEW)):
+        (tmp / f"{name}.txt").write_text("\n\n".join(docs) + "\n", encoding="utf8")
+        built[name] = build_usage_index(nlp, tmp / f"{name}.txt", tmp / name, model=bilm, progress=False, log=lambda _: None)
+    built["top"] = build_usage_index(nlp, tmp / "new.txt", tmp / "token", model=bilm, layer="0", progress=False, log=lambda _: None)
+    return tmp, built
+
+
+def test_index_change_scores_each_word_from_its_usages(indexes):
+    tmp, built = indexes
+    old, new = built["old"], built["new"]
+    rows = old.change(new, ["plane", "cat", "gay"], min_usages=2)
+    by_word = {r.word: r for r in rows}
+    assert by_word["plane"].n_a == 7 and by_word["plane"].n_b == 6
+    a = numpy.asarray(old.vectors[numpy.sort(old.rows_of("plane"))], dtype=numpy.float32)
+    b = numpy.asarray(new.vectors[numpy.sort(new.rows_of("plane"))], dtype=numpy.float32)
+    assert by_word["plane"].scores["apd"] == pytest.approx(apd(a, b)) and by_word["plane"].scores["prt"] == pytest.approx(prt(a, b))
+    assert "too few usages" in by_word["gay"].note and not by_word["gay"].scores
+    assert [r.word for r in rows][-1] == "gay"
+    assert rows[0].scores["apd"] >= rows[1].scores["apd"]
+    same = old.change(old, ["plane", "cat"], min_usages=2)
+    assert all(r.scores["prt"] == 1.0 for r in same)  # one corpus on both sides
+
+
+def test_every_word_in_both_by_default_and_standardized_vectors(indexes):
+    _, built = indexes
+    rows = built["old"].change(built["new"], min_usages=2, measure="apd")
+    words = {r.word for r in rows}
+    assert {"plane", "the", "cat"} <= words and "gay" not in words and all(r.scores for r in rows)
+    plain = {r.word: r.scores["apd"] for r in rows}
+    standardized = {r.word: r.scores["apd"] for r in built["old"].change(built["new"], min_usages=2, measure="apd", standardize=True)}
+    assert plain.keys() == standardized.keys() and plain != standardized
+
+
+def test_the_change_command_writes_tsv_and_json(indexes, tmp_path):
+    tmp, _ = indexes
+    (tmp_path / "words.txt").write_text("plane_nn\ncat\ngay\n", encoding="utf8")
+    out = tmp_path / "change.tsv"
+    args = ["change", str(tmp / "old"), str(tmp / "new"), str(out), "--words", str(tmp_path / "words.txt"), "--min-usages", "2", "-q"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = out.read_text().splitlines()
+    assert lines[0].startswith("# ") and "seed=0" in lines[0] and lines[1].split("\t") == ["word", "n_a", "n_b", "apd", "prt", "note"]
+    assert [line.split("\t")[0] for line in lines[2:]][-1] == "gay" and len(lines) == 5
+    result = CliRunner().invoke(app, [*args[:3], str(tmp_path / "c.json"), *args[4:], "--measure", "prt"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert [w["word"] for w in data["words"]][:2] in (["plane", "cat"], ["cat", "plane"]) and "apd" not in data["words"][0]
+    assert CliRunner().invoke(app, args).exit_code == 1  # exists: needs --overwrite
+
+
+@pytest.mark.parametrize("case", ["other layers", "absent words", "bad measure", "empty index"])
+def test_bad_input_is_one_line_and_nothing_is_written(indexes, tmp_path, case):
+    tmp, _ = indexes
+    out = tmp_path / "change.tsv"
+    (tmp_path / "words.txt").write_text("zebra\nquark\n", encoding="utf8")
+    args = ["change", str(tmp / "old"), str(tmp / "new"), str(out)]
+    if case == "other layers":
+        args[2] = str(tmp / "token")
+    elif case == "absent words":
+        args += ["--words", str(tmp_path / "words.txt")]
+    elif case == "bad measure":
+        args += ["--measure", "cosine"]
+    else:  # shard 1 of 2 of a corpus whose documents all fall in shard 0: a valid index with no usage
+        part = ["index-usages", str(tmp / "bilm"), str(tmp / "new.txt"), str(tmp_path / "empty"), "--shard", "1/2", "-q"]
+        assert CliRunner().invoke(app, part).exit_code == 0
+        args[2] = str(tmp_path / "empty")
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code in (1, 2) and "Traceback" not in result.output, result.output
+    message = {
+        "other layers": "different layer settings",
+        "absent words": "has a usage in either",
+        "bad measure": "use apd",
+        "empty index": "holds no usages",
+    }
+    assert message[case] in result.output
+    assert not out.exists()
+
+
+def _write_wug(folder, uses, judgments, columns=None):
+    word = folder / "data" / "plane_nn"
+    word.mkdir(parents=True)
+    header = columns or ["lemma", "grouping", "identifier", "context_tokenized", "indexes_target_token_tokenized"]
+    rows = ["\t".join(header)] + ["\t".join(["plane_nn", g, i, text, str(k)][: len(header)]) for g, i, text, k in uses]
+    (word / "uses.csv").write_text("\n".join(rows) + "\n", encoding="utf8")
+    lines = ["identifier1\tidentifier2\tannotator\tjudgment"] + ["\t".join(j) for j in judgments]
+    (word / "judgments.csv").write_text("\n".join(lines) + "\n", encoding="utf8")
+    return word
+
+
+USES = [
+    ("1", "u1", 'He smoothed the " wood with a plane .', 7),
+    ("1", "u2", "The plane of the table was flat .", 1),
+    ("2", "u3", "Our plane landed in Paris , late .", 1),
+]
+JUDGMENTS = [("u1", "u2", "a", "3"), ("u2", "u1", "b", "2"), ("u1", "u3", "a", "1"), ("u3", "u1", "b", "0")]
+
+
+def test_the_wug_reader_takes_the_marked_token_and_averages_judgments(tmp_path):
+    word = _write_wug(tmp_path, USES, JUDGMENTS)
+    uses = read_uses(word / "uses.csv")
+    assert [u.tokens[u.index] for u in uses] == ["plane", "plane", "plane"]
+    assert uses[0].tokens[3] == '"' and uses[0].grouping == "1" and uses[2].identifier == "u3"  # a quote is a token, kept as is
+    assert read_judgments(word / "judgments.csv") == {("u1", "u2"): 2.5, ("u1", "u3"): 1.0}
+    assert list(read_dataset(tmp_path)) == ["plane_nn"]
+
+
+def test_embedded_uses_are_the_marked_tokens_vectors(tmp_path):
+    folder = tmp_path / "bilm"
+    folder.mkdir()
+    bilm = tiny_bilm(seed=2)
+    save_original(bilm, folder / "options.json", folder / "weights.hdf5")
+    uses = read_uses(_write_wug(tmp_path, USES, JUDGMENTS) / "uses.csv")
+    vectors = embed_uses(load_elmo_pipeline(folder), uses)
+    assert vectors.shape == (3, bilm.options.n_output_layers, bilm.options.output_dim)
+    for use, vector in zip(uses, vectors):
+        expected = bilm.embed([list(use.tokens)])[0][:, use.index]
+        numpy.testing.assert_allclose(vector, expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["missing column", "index outside", "not a number"])
+def test_a_bad_wug_file_is_one_line_naming_it(tmp_path, case):
+    if case == "missing column":
+        word = _write_wug(tmp_path, USES, JUDGMENTS, columns=["lemma", "grouping", "identifier", "context_tokenized"])
+        match = "no column indexes_target_token_tokenized"
+    elif case == "index outside":
+        word = _write_wug(tmp_path, [("1", "u1", "a plane", 2)], [])
+        match = "line 2: the target index 2 is outside its sentence of 2 tokens"
+    else:
+        word = _write_wug(tmp_path, [("1", "u1", "a plane", "one")], [])
+        match = "not a token index"
+    with pytest.raises(InputError, match=match):
+        read_uses(word / "uses.csv")
+
+
+def test_target_words_files(tmp_path):
+    (tmp_path / "w.txt").write_text("# targets\nattack_nn\ncircle_vb\tx\nad_hoc\n\n", encoding="utf8")
+    assert read_words(tmp_path / "w.txt") == ["attack", "circle", "ad_hoc"]
+    (tmp_path / "e.txt").write_text("\n# none\n", encoding="utf8")
+    with pytest.raises(InputError, match="names no word"):
+        read_words(tmp_path / "e.txt")
