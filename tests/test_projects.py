@@ -367,7 +367,7 @@ def test_the_two_task_projects_stay_in_step():
         assert ner["commands"][name] == textcat["commands"][name], name
 
 
-@pytest.mark.parametrize("project", ["ner_conll03", "textcat_sst5", "pos_probe_ewt", "wsd_probe"])
+@pytest.mark.parametrize("project", ["ner_conll03", "textcat_sst5", "pos_probe_ewt", "wsd_probe", "semantic_change"])
 def test_projects_use_no_file_of_the_package_source(project):
     """The configs come from `spacy-elmo init-config` / `fill-config`, so a pip install suffices."""
     text = (REPO / "projects" / project / "project.yml").read_text(encoding="utf8")
@@ -584,3 +584,53 @@ def test_sentence_probe_reads_the_subsets_and_scores_every_feature_set(shared_bi
     assert runs["vectors", 100, 0]["accuracy"] == 1.0 and runs["small", 100, 0]["accuracy"] >= 0.9
     table = (tmp_path / "out" / "probe.md").read_text()
     assert "| 1% |" in table and "(n=2)" in table and "| 100% |" in table
+
+
+def test_semantic_change_scores_a_wug_set_against_its_judgments(tmp_path):
+    """projects/semantic_change's script on a WUG-format set written here: 6 words, two periods, judgments;
+    the figures it reports are Spearman's rho and accuracies in range, the token layer among the rows."""
+    import json
+
+    from spacy_elmo import save_original
+
+    from .helpers import tiny_bilm
+
+    rng = numpy.random.default_rng(0)
+    vocab = "the a river bank money flows loan water rate high low city walk".split()
+    words = ["bank_nn", "plane_nn", "cell_nn", "mouse_nn", "rock_nn", "net_nn"]
+    stats = ["lemma\tgrouping\tchange_binary\tchange_graded"]
+    for k, word in enumerate(words):
+        folder = tmp_path / "wug" / "data" / word
+        folder.mkdir(parents=True)
+        target = word.split("_")[0]
+        uses, ids = ["lemma\tgrouping\tidentifier\tcontext_tokenized\tindexes_target_token_tokenized"], []
+        for group in ("1", "2"):
+            for i in range(6):
+                tokens = list(rng.choice(vocab, 7))
+                at = int(rng.integers(0, 7))
+                tokens.insert(at, target + "s" * int(rng.integers(0, 2)))  # word forms: the token layer varies too
+                ids.append(f"{word}-{group}-{i}")
+                uses.append(f"{word}\t{group}\t{ids[-1]}\t{' '.join(tokens)}\t{at}")
+        (folder / "uses.csv").write_text("\n".join(uses) + "\n", encoding="utf8")
+        pairs = ["identifier1\tidentifier2\tannotator\tjudgment"]
+        pairs += [f"{ids[i]}\t{ids[i + 6]}\tann\t{1 + (i + k) % 4}" for i in range(6)]
+        (folder / "judgments.csv").write_text("\n".join(pairs) + "\n", encoding="utf8")
+        stats.append(f"{word}\t1_2\t{k % 2}\t{k / 10}")
+    (tmp_path / "wug" / "stats" / "opt").mkdir(parents=True)
+    (tmp_path / "wug" / "stats" / "opt" / "stats_groupings.csv").write_text("\n".join(stats) + "\n", encoding="utf8")
+    (tmp_path / "bilm").mkdir()
+    save_original(tiny_bilm(seed=1), tmp_path / "bilm" / "options.json", tmp_path / "bilm" / "weights.hdf5")
+    out = tmp_path / "metrics"
+    command = [sys.executable, str(SCRIPTS / "semantic_change.py"), str(tmp_path / "wug"), str(out), "--bilm", f"tiny={tmp_path / 'bilm'}"]
+    run = subprocess.run(command, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads((out / "change.json").read_text())
+    assert result["words"] == 6 and result["half_a"] == sorted(words)[0::2]
+    rows = result["results"]
+    assert {r["representation"] for r in rows} >= {"token layer", "layer 1", "average of all"}
+    assert {r["measure"] for r in rows} == {"APD", "PRT", "APD+PRT ranks"} and {r["vectors"] for r in rows} == {"plain", "standardized"}
+    for r in rows:
+        assert -1 <= r["spearman_all"] <= 1 and 0 <= r["accuracy_b"] <= 1 and r["usage_pairs"] == 36, r
+    assert (out / "vectors-tiny.npz").exists() and "| tiny | token layer |" in (out / "change.md").read_text()
+    again = subprocess.run(command, capture_output=True, text=True)  # from the kept vectors
+    assert again.returncode == 0 and json.loads((out / "change.json").read_text())["results"] == rows

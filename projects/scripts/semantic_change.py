@@ -166,9 +166,10 @@ def main(
     }
     for name in {r["bilm"] for r in results}:
         own = [r for r in results if r["bilm"] == name]
-        chosen = max(own, key=lambda r: r["spearman_a"])
+        chosen = max(own, key=lambda r: r["spearman_a"] if r["spearman_a"] == r["spearman_a"] else -2.0)
         summary[f"chosen_on_a:{name}"] = chosen
-    (out / "change.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf8")
+    # a measure that gives every word the same score ranks nothing: its rho is undefined (null, "n/a")
+    (out / "change.json").write_text(json.dumps(_no_nan(summary), indent=1) + "\n", encoding="utf8")
     lines = [
         f"DWUG-style evaluation, {len(words)} words (half A {len(half_a)}, half B {len(half_b)}); "
         f"APD over at most {max_pairs:,} pairs, seed {seed}.",
@@ -177,13 +178,28 @@ def main(
         "|---|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
+        rhos = " | ".join(_figure(r[k], 3) for k in ("spearman_all", "spearman_a", "spearman_b"))
         lines.append(
-            f"| {r['bilm']} | {r['representation']} | {r['vectors']} | {r['measure']} | {r['spearman_all']:.3f} | {r['spearman_a']:.3f} | "
-            f"{r['spearman_b']:.3f} | {r['accuracy_b']:.2f} | {r['accuracy_all']:.2f} | {r['usage_pairs_spearman']:.3f} |"
+            f"| {r['bilm']} | {r['representation']} | {r['vectors']} | {r['measure']} | {rhos} | {_figure(r['accuracy_b'], 2)} | "
+            f"{_figure(r['accuracy_all'], 2)} | {_figure(r['usage_pairs_spearman'], 3)} |"
         )
     (out / "change.md").write_text("\n".join(lines) + "\n", encoding="utf8")
     print("\n".join(lines))
     _plot(results, out / "change.png")
+
+
+def _figure(value: float, digits: int) -> str:
+    return "n/a" if value != value else f"{value:.{digits}f}"
+
+
+def _no_nan(value):  # type: ignore[no-untyped-def]
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_nan(v) for v in value]
+    return value
 
 
 def _plot(results: List[Dict], path: Path) -> None:

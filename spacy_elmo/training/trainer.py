@@ -21,7 +21,6 @@ from ..bilm import BiLM, ElmoOptions
 from ..bilm.folders import bilm_folder
 from ..bilm.language_model import BiLanguageModel, SharedSoftmax
 from ..bilm.lstm import compile_cells
-from ..bilm.measured import fastest_of
 from ..bilm.threads import between_batches, fix_threads, start_job
 from ..errors import InputError
 from ..output_folders import FolderLock, write_atomically
@@ -36,7 +35,7 @@ from .checkpoint import (
     set_rng_state,
 )
 from .corpus import Corpus
-from .devices import Log, autocast, forward_precision, training_device
+from .devices import Log, autocast, forward_precision, time_step, training_device
 from .evaluate import evaluate
 from .logger import PretrainRun, make_logger
 from .memory import reuse_freed_memory
@@ -328,33 +327,16 @@ class Pretrainer:
         return str(chosen[0])
 
     def _seconds_per_token(self) -> Dict[str, float]:
-        """Seconds per token of a forward and backward pass of this run's model on its first batch, in
-        float32 and in bf16 autocast (no update: the weights, gradients and random state stay as they were)."""
+        """Seconds per token of a forward and backward pass of this run's model on its first batch, in float32
+        and in bf16 autocast (devices.time_step: no update, nothing of the run changes)."""
         encoder = BatchEncoder(self.corpus, self.vocab, self.bilm.options.max_characters_per_token)
         plan = BatchStream(encoder, self.train_sentences, self.training.batch_tokens, self.settings.corpus.pool_size, 0, CorpusPosition())
-        batch = next(iter(plan)).to(self.device)
-        rng = rng_state()
-        was_frozen = self.lm.freeze_bilm
-        self.lm.freeze_bilm = False
-
-        def step(precision: str) -> Callable[[], None]:
-            context = autocast(self.device, precision)
-
-            def run() -> None:
-                with context():
-                    out = self.lm(batch.chars, batch.targets)
-                ((out["forward"] + out["backward"]).float() / max(1, batch.n_tokens)).backward()
-
-            return run
-
+        was_frozen, self.lm.freeze_bilm = self.lm.freeze_bilm, False
         try:
-            sync = torch.cuda.synchronize if self.device.type == "cuda" else (lambda: None)
-            seconds = fastest_of({p: step(p) for p in ("fp32", "bf16")}, repeats=2, sync=sync)
+            return time_step(self.lm, next(iter(plan)).to(self.device), self.device)
         finally:
             self.optimizer.zero_grad(set_to_none=True)
             self.lm.freeze_bilm = was_frozen
-            set_rng_state(rng)
-        return {p: s / batch.n_tokens for p, s in seconds.items()}
 
     def _batches(self) -> Generator[TrainingBatch, None, None]:
         encoder = BatchEncoder(self.corpus, self.vocab, self.bilm.options.max_characters_per_token)
