@@ -2,8 +2,10 @@
 two periods) scored with a biLM's usage vectors, per layer.
 
 For each representation of a usage (the token layer alone, each biLSTM layer, the average of all layers, the
-average of the biLSTM layers), plain or standardized (each dimension centred and scaled over all the dataset's
-usages), and each measure (APD, PRT, and their mean rank), it reports:
+average of the biLSTM layers, the biLSTM layers side by side), plain or standardized (each dimension centred and
+scaled over all the dataset's usages), and each measure (APD, PRT, their mean rank, and the Jensen-Shannon
+divergence of the periods' distributions over 8 clusters of the word's usages), and for two mean ranks over
+several representations, it reports:
 - Spearman's rho against the graded change (stats/opt/stats_groupings.csv, `change_graded`), over all words and
   over each of two fixed halves (words in sorted order, alternately: half A, half B);
 - accuracy against the binary change (`change_binary`) at the measure's own threshold: the score that best
@@ -68,6 +70,7 @@ def representations(n_layers: int) -> Dict[str, Callable[[numpy.ndarray], numpy.
         reps[f"layer {layer}"] = lambda e, k=layer: e[:, k]
     reps["average of all"] = lambda e: e.mean(1)
     reps["average of biLSTM layers"] = lambda e: e[:, 1:].mean(1)
+    reps["biLSTM layers side by side"] = lambda e: e[:, 1:].reshape(len(e), -1)
     return reps
 
 
@@ -88,6 +91,24 @@ def embed(wug: Dict, name: str, model: str, out: Path) -> Vectors:
         print(f"{name}: {word} {len(vectors[word][0])} + {len(vectors[word][1])} usages", flush=True)
     numpy.savez(cache, **{f"{w}/{g + 1}": v[g] for w, v in vectors.items() for g in (0, 1)})
     return vectors
+
+
+def cluster_jsd(a: numpy.ndarray, b: numpy.ndarray, k: int, seed: int) -> float:
+    """Jensen-Shannon divergence (nats) of the two periods' distributions over k clusters of all the word's usages
+    (spherical k-means, 30 rounds from k usages drawn with `seed`)."""
+    both = numpy.concatenate([a, b])
+    both = both / numpy.linalg.norm(both, axis=1, keepdims=True)
+    centres = both[numpy.random.default_rng(seed).choice(len(both), min(k, len(both)), replace=False)]
+    for _ in range(30):
+        labels = (both @ centres.T).argmax(1)
+        centres = numpy.stack([both[labels == j].mean(0) if (labels == j).any() else centres[j] for j in range(len(centres))])
+        centres /= numpy.linalg.norm(centres, axis=1, keepdims=True)
+    p = numpy.bincount(labels[: len(a)], minlength=len(centres)) / len(a)
+    q = numpy.bincount(labels[len(a) :], minlength=len(centres)) / len(b)
+    m = (p + q) / 2
+    return float(
+        sum(0.5 * x * math.log(x / y) for x, y in zip(p, m) if x > 0) + sum(0.5 * x * math.log(x / y) for x, y in zip(q, m) if x > 0)
+    )
 
 
 def pair_cosines(wug: Dict, vectors: Vectors, rep: Callable, transform: Callable) -> Tuple[List[float], List[float]]:
@@ -122,41 +143,55 @@ def main(
     binary = {w: int(gold[w]["change_binary"]) for w in words}
     half_a, half_b = words[0::2], words[1::2]
     results = []
+
+    def row(name: str, rep_name: str, variant: str, measure: str, by_word: Dict[str, float], usage_rho: float, pairs: int) -> Dict:
+        threshold = best_threshold([by_word[w] for w in half_a], [binary[w] for w in half_a])
+        return {
+            "bilm": name,
+            "representation": rep_name,
+            "vectors": variant,
+            "measure": measure,
+            "spearman_all": spearman([by_word[w] for w in words], [graded[w] for w in words]),
+            "spearman_a": spearman([by_word[w] for w in half_a], [graded[w] for w in half_a]),
+            "spearman_b": spearman([by_word[w] for w in half_b], [graded[w] for w in half_b]),
+            "accuracy_b": float(numpy.mean([(by_word[w] > threshold) == bool(binary[w]) for w in half_b])),
+            "accuracy_all": float(numpy.mean([(by_word[w] > threshold) == bool(binary[w]) for w in words])),
+            "usage_pairs_spearman": usage_rho,
+            "usage_pairs": pairs,
+        }
+
     for spec in bilm:
         name, _, model = spec.partition("=")
         vectors = embed({w: wug[w] for w in words}, name, model, out)
         n_layers = next(iter(vectors.values()))[0].shape[1]
+        kept: Dict[Tuple[str, str, str], Dict[str, float]] = {}
         for rep_name, rep in representations(n_layers).items():
             every = numpy.concatenate([rep(numpy.concatenate(vectors[w])) for w in words])
             centre, scale = every.mean(0), every.std(0) + 1e-6
             transforms = {"plain": lambda x: x, "standardized": lambda x, c=centre, s=scale: (x - c) / s}
             for variant, transform in transforms.items():
-                scores = {"APD": {}, "PRT": {}}
+                scores: Dict[str, Dict[str, float]] = {"APD": {}, "PRT": {}, "JSD of 8 clusters": {}}
                 for w in words:
                     a, b = transform(rep(vectors[w][0])), transform(rep(vectors[w][1]))
                     scores["APD"][w] = apd(a, b, max_pairs, seed)
                     scores["PRT"][w] = prt(a, b)
+                    scores["JSD of 8 clusters"][w] = cluster_jsd(a, b, 8, seed)
                 mean_rank = (ranks([scores["APD"][w] for w in words]) + ranks([scores["PRT"][w] for w in words])) / 2
                 scores["APD+PRT ranks"] = dict(zip(words, mean_rank.tolist()))
                 cosines, judged = pair_cosines({w: wug[w] for w in words}, vectors, rep, transform)
                 usage_rho = spearman(cosines, judged)
                 for measure, by_word in scores.items():
-                    threshold = best_threshold([by_word[w] for w in half_a], [binary[w] for w in half_a])
-                    results.append(
-                        {
-                            "bilm": name,
-                            "representation": rep_name,
-                            "vectors": variant,
-                            "measure": measure,
-                            "spearman_all": spearman([by_word[w] for w in words], [graded[w] for w in words]),
-                            "spearman_a": spearman([by_word[w] for w in half_a], [graded[w] for w in half_a]),
-                            "spearman_b": spearman([by_word[w] for w in half_b], [graded[w] for w in half_b]),
-                            "accuracy_b": float(numpy.mean([(by_word[w] > threshold) == bool(binary[w]) for w in half_b])),
-                            "accuracy_all": float(numpy.mean([(by_word[w] > threshold) == bool(binary[w]) for w in words])),
-                            "usage_pairs_spearman": usage_rho,
-                            "usage_pairs": len(cosines),
-                        }
-                    )
+                    kept[(rep_name, variant, measure)] = by_word
+                    results.append(row(name, rep_name, variant, measure, by_word, usage_rho, len(cosines)))
+        # mean ranks over several representations' scores (plain vectors)
+        top = f"layer {n_layers - 1}"
+        ensembles = {
+            "APD of layers 1..L and their average": [(f"layer {k}", "APD") for k in range(1, n_layers)] + [("average of all", "APD")],
+            f"APD and PRT of the average, APD of {top}": [("average of all", "APD"), ("average of all", "PRT"), (top, "APD")],
+        }
+        for label, parts in ensembles.items():
+            mean_rank = sum(ranks([kept[(rep_name, "plain", measure)][w] for w in words]) for rep_name, measure in parts) / len(parts)
+            results.append(row(name, "mean rank", "plain", label, dict(zip(words, mean_rank.tolist())), float("nan"), 0))
     summary = {
         "words": len(words),
         "half_a": half_a,
