@@ -15,7 +15,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -29,6 +29,49 @@ if TYPE_CHECKING:  # pragma: no cover
 MEASURES = ("apd", "prt")
 DEFAULT_MAX_PAIRS = 10_000
 DEFAULT_MIN_USAGES = 5
+_CHUNK = 1 << 15  # usages read at a time: a word's usages are never all in memory at once
+
+
+class UsageRows:
+    """A word's usage vectors as rows of a (memory-mapped) matrix, read in chunks: memory stays bounded by the
+    chunk and the sampled pairs, however many usages the word has.
+
+    vectors (numpy.ndarray): (n_usages, D), e.g. a usage index's float16 `vectors`.
+    rows (numpy.ndarray): the word's rows.
+    centre (Optional[numpy.ndarray]): a vector subtracted from each usage (`standardize`).
+    """
+
+    def __init__(self, vectors: numpy.ndarray, rows: numpy.ndarray, centre: Optional[numpy.ndarray] = None) -> None:
+        self.vectors, self.rows, self.centre = vectors, numpy.sort(numpy.asarray(rows, dtype=numpy.int64)), centre
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def take(self, positions: numpy.ndarray) -> numpy.ndarray:
+        """RETURNS (numpy.ndarray): float64 (len(positions), D), the usages at `positions` (0 .. len - 1)."""
+        order = numpy.argsort(positions, kind="stable")  # read the map in row order, then put back
+        taken = numpy.asarray(self.vectors[self.rows[positions[order]]], dtype=numpy.float64)
+        result = numpy.empty_like(taken)
+        result[order] = taken
+        return result - self.centre if self.centre is not None else result
+
+    def mean(self) -> numpy.ndarray:
+        total = numpy.zeros(self.vectors.shape[1], dtype=numpy.float64)
+        for start in range(0, len(self.rows), _CHUNK):
+            total += numpy.asarray(self.vectors[self.rows[start : start + _CHUNK]], dtype=numpy.float64).sum(0)
+        mean = total / max(len(self.rows), 1)
+        return mean - self.centre if self.centre is not None else mean
+
+
+Usages = Union[numpy.ndarray, UsageRows]
+
+
+def _take(usages: Usages, positions: numpy.ndarray) -> numpy.ndarray:
+    return usages.take(positions) if isinstance(usages, UsageRows) else numpy.asarray(usages, dtype=numpy.float64)[positions]
+
+
+def _mean(usages: Usages) -> numpy.ndarray:
+    return usages.mean() if isinstance(usages, UsageRows) else numpy.asarray(usages, dtype=numpy.float64).mean(0)
 
 
 def _unit(vectors: numpy.ndarray) -> numpy.ndarray:
@@ -37,33 +80,33 @@ def _unit(vectors: numpy.ndarray) -> numpy.ndarray:
     return vectors / numpy.where(norms > 0, norms, 1.0)
 
 
-def apd(a: numpy.ndarray, b: numpy.ndarray, max_pairs: int = DEFAULT_MAX_PAIRS, seed: int = 0) -> float:
+def apd(a: Usages, b: Usages, max_pairs: int = DEFAULT_MAX_PAIRS, seed: int = 0) -> float:
     """The average cosine distance of usage pairs, one from `a` and one from `b`.
 
-    a (numpy.ndarray): (n_a, D) usage vectors of the word in corpus A.
-    b (numpy.ndarray): (n_b, D) in corpus B.
+    a (Usages): (n_a, D) usage vectors of the word in corpus A (an array, or `UsageRows` of an index).
+    b (Usages): (n_b, D) in corpus B.
     max_pairs (int): every pair where n_a * n_b is at most this, else this many drawn with `seed`.
     RETURNS (float): in [0, 2]; 0 where every usage points the same way.
     """
     if not len(a) or not len(b):
         raise ValueError("APD needs at least one usage on each side")
-    ua, ub = _unit(a), _unit(b)
-    if len(ua) * len(ub) <= max_pairs:
+    if len(a) * len(b) <= max_pairs:
+        ua, ub = _unit(_take(a, numpy.arange(len(a)))), _unit(_take(b, numpy.arange(len(b))))
         return float(1.0 - (ua @ ub.T).mean())
     rng = numpy.random.default_rng(seed)
-    i = rng.integers(0, len(ua), max_pairs)
-    j = rng.integers(0, len(ub), max_pairs)
-    return float(1.0 - numpy.einsum("nd,nd->n", ua[i], ub[j]).mean())
+    i = rng.integers(0, len(a), max_pairs)
+    j = rng.integers(0, len(b), max_pairs)
+    return float(1.0 - numpy.einsum("nd,nd->n", _unit(_take(a, i)), _unit(_take(b, j))).mean())
 
 
-def prt(a: numpy.ndarray, b: numpy.ndarray) -> float:
+def prt(a: Usages, b: Usages) -> float:
     """The inverted cosine similarity of the two corpora's mean usage vectors, 1 / cos(mean_a, mean_b).
 
     RETURNS (float): 1.0 where the means point the same way; inf where they are orthogonal or opposite.
     """
     if not len(a) or not len(b):
         raise ValueError("PRT needs at least one usage on each side")
-    mean_a, mean_b = numpy.asarray(a, dtype=numpy.float64).mean(0), numpy.asarray(b, dtype=numpy.float64).mean(0)
+    mean_a, mean_b = _mean(a), _mean(b)
     if numpy.array_equal(mean_a, mean_b):  # the same usages on both sides: no rounding in 1 / cos
         return 1.0
     cosine = float(_unit(mean_a) @ _unit(mean_b))
@@ -97,8 +140,8 @@ class WordChange:
 
 
 def compare(
-    usages_a: Callable[[str], numpy.ndarray],
-    usages_b: Callable[[str], numpy.ndarray],
+    usages_a: Callable[[str], Usages],
+    usages_b: Callable[[str], Usages],
     words: Iterable[str],
     measures: Sequence[str] = MEASURES,
     min_usages: int = DEFAULT_MIN_USAGES,
@@ -108,7 +151,7 @@ def compare(
 ) -> List[WordChange]:
     """The change of each word, sorted by the first measure (most changed first; words without a score last).
 
-    usages_a, usages_b (Callable[[str], numpy.ndarray]): a word's (n, D) usage vectors in A and in B.
+    usages_a, usages_b (Callable[[str], Usages]): a word's (n, D) usage vectors in A and in B.
     min_usages (int): fewer usages on either side: listed with a note, never scored.
     """
     unknown = [m for m in measures if m not in MEASURES]
@@ -153,13 +196,8 @@ def index_change(
         )
     centres = [_mean_usage(index) if standardize else None for index in (index_a, index_b)]
 
-    def reader(index: "UsageIndex", centre: Optional[numpy.ndarray]) -> Callable[[str], numpy.ndarray]:
-        def usages(word: str) -> numpy.ndarray:
-            rows = numpy.sort(index.rows_of(word))
-            vectors = numpy.asarray(index.vectors[rows], dtype=numpy.float32)
-            return vectors - centre if centre is not None else vectors
-
-        return usages
+    def reader(index: "UsageIndex", centre: Optional[numpy.ndarray]) -> Callable[[str], Usages]:
+        return lambda word: UsageRows(index.vectors, index.rows_of(word), centre)
 
     return compare(reader(index_a, centres[0]), reader(index_b, centres[1]), words, measures, min_usages, max_pairs, seed, progress)
 
@@ -168,7 +206,7 @@ def _mean_usage(index: "UsageIndex", chunk: int = 1 << 16) -> numpy.ndarray:
     total = numpy.zeros(index.vectors.shape[1], dtype=numpy.float64)
     for start in range(0, len(index), chunk):
         total += numpy.asarray(index.vectors[start : start + chunk], dtype=numpy.float64).sum(0)
-    return (total / max(len(index), 1)).astype(numpy.float32)
+    return total / max(len(index), 1)
 
 
 def check_comparable(index_a: "UsageIndex", index_b: "UsageIndex") -> None:

@@ -51,6 +51,23 @@ def test_apd_samples_pairs_with_its_seed_over_many_usages():
     assert sampled == pytest.approx(exact, abs=0.01)
 
 
+def test_usages_read_in_chunks_from_an_index_equal_the_same_arrays(monkeypatch):
+    from spacy_elmo.usages import change
+
+    monkeypatch.setattr(change, "_CHUNK", 7)  # several chunks of a word's usages
+    rng = numpy.random.default_rng(3)
+    matrix = rng.normal(size=(500, 6)).astype(numpy.float16)
+    rows_a, rows_b = rng.choice(500, 40, replace=False), rng.choice(500, 90, replace=False)
+    a, b = change.UsageRows(matrix, rows_a), change.UsageRows(matrix, rows_b)
+    dense_a, dense_b = matrix[numpy.sort(rows_a)].astype(numpy.float64), matrix[numpy.sort(rows_b)].astype(numpy.float64)
+    for max_pairs in (10**6, 500):  # every pair, and a sample
+        assert apd(a, b, max_pairs, seed=4) == pytest.approx(apd(dense_a, dense_b, max_pairs, seed=4), abs=1e-12)
+    assert prt(a, b) == pytest.approx(prt(dense_a, dense_b), abs=1e-12)
+    centre = rng.normal(size=6)
+    shifted = change.UsageRows(matrix, rows_a, centre)
+    assert prt(shifted, b) == pytest.approx(prt(dense_a - centre, dense_b), abs=1e-12)
+
+
 def test_a_word_with_too_few_usages_is_listed_and_never_scored():
     vectors = {"a": numpy.eye(3)[:2], "b": numpy.eye(3), "c": numpy.eye(3)}
     rows = compare(lambda w: vectors[w], lambda w: vectors["c"] if w != "a" else numpy.zeros((0, 3)), ["a", "b"], min_usages=2)
