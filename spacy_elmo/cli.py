@@ -801,15 +801,13 @@ def change_cli(
         ["apd", "prt"], "--measure", "-m", help="apd and/or prt (repeat the option); the first orders the rows"
     ),
     min_usages: int = typer.Option(5, "--min-usages", help="Fewer usages in either index: listed with a note, never scored", min=1),
-    max_pairs: int = typer.Option(10_000, "--max-pairs", help="APD over more usage pairs than this samples this many (with --seed)", min=1),
-    seed: int = typer.Option(0, "--seed", help="The seed of APD's sampled pairs"),
     standardize: bool = typer.Option(False, "--standardize", help="Subtract each index's mean usage vector first"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
     quiet: bool = quiet_option(),
 ) -> None:
     """Which words changed meaning between two corpora: for each word, its usages in each index and how much
-    they differ, APD (the mean cosine distance over pairs of one usage from each) and PRT (1 / cosine of the
-    two mean usages), most changed first (Kutuzov & Giulianelli 2020; docs/senses.md)."""
+    they differ, APD (the mean cosine distance over all pairs of one usage from each, exact) and PRT (1 / cosine
+    of the two mean usages), most changed first (Kutuzov & Giulianelli 2020; docs/senses.md)."""
     from .progress_bar import progress_bar
     from .usages.change import MEASURES, read_words, write_changes
     from .usages.index import UsageIndex
@@ -830,8 +828,8 @@ def change_cli(
     def progress(items):  # type: ignore[no-untyped-def]
         return progress_bar(list(items), unit=" words", disable=True if quiet else None, leave=False)
 
-    rows = a.change(b, targets, measure, min_usages=min_usages, max_pairs=max_pairs, seed=seed, standardize=standardize, progress=progress)
-    settings = {"index_a": str(index_a), "index_b": str(index_b), "max_pairs": max_pairs, "seed": seed, "standardize": standardize}
+    rows = a.change(b, targets, measure, min_usages=min_usages, standardize=standardize, progress=progress)
+    settings = {"index_a": str(index_a), "index_b": str(index_b), "min_usages": min_usages, "standardize": standardize}
     write_changes(rows, output, measure, settings)
     scored = sum(1 for r in rows if r.scores)
     _say(quiet)(f"Wrote the change of {len(rows)} words to {output} ({scored} scored, {len(rows) - scored} with too few usages)")

@@ -1,8 +1,9 @@
 """Which words changed meaning between two corpora: the measures of Kutuzov & Giulianelli (2020) over the
 usages of each word (SemEval-2020 Task 1, lexical semantic change detection).
 
-- APD (average pairwise distance): the mean cosine distance over pairs of one usage from each corpus; over many
-  usages, a sample of pairs drawn with a seed (the same seed gives the same pairs).
+- APD (average pairwise distance): the mean cosine distance over all pairs of one usage from each corpus. The
+  mean of the pairs' cosines is the dot product of the two sides' mean unit vectors (the dot product is
+  bilinear), so APD is exact over every pair at the cost of one pass over the usages: no pairs are sampled.
 - PRT (inverted similarity of prototypes): 1 / cos(mean of A's usages, mean of B's usages); 1 where the means
   point the same way, larger the more they differ.
 
@@ -27,14 +28,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from .index import UsageIndex
 
 MEASURES = ("apd", "prt")
-DEFAULT_MAX_PAIRS = 10_000
 DEFAULT_MIN_USAGES = 5
 _CHUNK = 1 << 15  # usages read at a time: a word's usages are never all in memory at once
 
 
 class UsageRows:
     """A word's usage vectors as rows of a (memory-mapped) matrix, read in chunks: memory stays bounded by the
-    chunk and the sampled pairs, however many usages the word has.
+    chunk, however many usages the word has.
 
     vectors (numpy.ndarray): (n_usages, D), e.g. a usage index's float16 `vectors`.
     rows (numpy.ndarray): the word's rows.
@@ -47,31 +47,25 @@ class UsageRows:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def take(self, positions: numpy.ndarray) -> numpy.ndarray:
-        """RETURNS (numpy.ndarray): float64 (len(positions), D), the usages at `positions` (0 .. len - 1)."""
-        order = numpy.argsort(positions, kind="stable")  # read the map in row order, then put back
-        taken = numpy.asarray(self.vectors[self.rows[positions[order]]], dtype=numpy.float64)
-        result = numpy.empty_like(taken)
-        result[order] = taken
-        return result - self.centre if self.centre is not None else result
-
-    def mean(self) -> numpy.ndarray:
+    def mean(self, unit: bool = False) -> numpy.ndarray:
+        """RETURNS (numpy.ndarray): float64 (D,), the mean usage (of the unit vectors, with `unit`)."""
         total = numpy.zeros(self.vectors.shape[1], dtype=numpy.float64)
         for start in range(0, len(self.rows), _CHUNK):
-            total += numpy.asarray(self.vectors[self.rows[start : start + _CHUNK]], dtype=numpy.float64).sum(0)
-        mean = total / max(len(self.rows), 1)
-        return mean - self.centre if self.centre is not None else mean
+            chunk = numpy.asarray(self.vectors[self.rows[start : start + _CHUNK]], dtype=numpy.float64)
+            if self.centre is not None:
+                chunk -= self.centre
+            total += (_unit(chunk) if unit else chunk).sum(0)
+        return total / max(len(self.rows), 1)
 
 
 Usages = Union[numpy.ndarray, UsageRows]
 
 
-def _take(usages: Usages, positions: numpy.ndarray) -> numpy.ndarray:
-    return usages.take(positions) if isinstance(usages, UsageRows) else numpy.asarray(usages, dtype=numpy.float64)[positions]
-
-
-def _mean(usages: Usages) -> numpy.ndarray:
-    return usages.mean() if isinstance(usages, UsageRows) else numpy.asarray(usages, dtype=numpy.float64).mean(0)
+def _mean(usages: Usages, unit: bool = False) -> numpy.ndarray:
+    if isinstance(usages, UsageRows):
+        return usages.mean(unit)
+    vectors = numpy.asarray(usages, dtype=numpy.float64)
+    return (_unit(vectors) if unit else vectors).mean(0)
 
 
 def _unit(vectors: numpy.ndarray) -> numpy.ndarray:
@@ -80,23 +74,17 @@ def _unit(vectors: numpy.ndarray) -> numpy.ndarray:
     return vectors / numpy.where(norms > 0, norms, 1.0)
 
 
-def apd(a: Usages, b: Usages, max_pairs: int = DEFAULT_MAX_PAIRS, seed: int = 0) -> float:
-    """The average cosine distance of usage pairs, one from `a` and one from `b`.
+def apd(a: Usages, b: Usages) -> float:
+    """The average cosine distance over all pairs of usages, one from `a` and one from `b`: 1 - the dot product
+    of the two sides' mean unit vectors (equal to the mean over the n_a * n_b pairs, in one pass).
 
     a (Usages): (n_a, D) usage vectors of the word in corpus A (an array, or `UsageRows` of an index).
     b (Usages): (n_b, D) in corpus B.
-    max_pairs (int): every pair where n_a * n_b is at most this, else this many drawn with `seed`.
     RETURNS (float): in [0, 2]; 0 where every usage points the same way.
     """
     if not len(a) or not len(b):
         raise ValueError("APD needs at least one usage on each side")
-    if len(a) * len(b) <= max_pairs:
-        ua, ub = _unit(_take(a, numpy.arange(len(a)))), _unit(_take(b, numpy.arange(len(b))))
-        return float(1.0 - (ua @ ub.T).mean())
-    rng = numpy.random.default_rng(seed)
-    i = rng.integers(0, len(a), max_pairs)
-    j = rng.integers(0, len(b), max_pairs)
-    return float(1.0 - numpy.einsum("nd,nd->n", _unit(_take(a, i)), _unit(_take(b, j))).mean())
+    return float(1.0 - _mean(a, unit=True) @ _mean(b, unit=True))
 
 
 def prt(a: Usages, b: Usages) -> float:
@@ -145,8 +133,6 @@ def compare(
     words: Iterable[str],
     measures: Sequence[str] = MEASURES,
     min_usages: int = DEFAULT_MIN_USAGES,
-    max_pairs: int = DEFAULT_MAX_PAIRS,
-    seed: int = 0,
     progress: Optional[Callable[[Iterable[str]], Iterable[str]]] = None,
 ) -> List[WordChange]:
     """The change of each word, sorted by the first measure (most changed first; words without a score last).
@@ -166,7 +152,7 @@ def compare(
             row.note = f"too few usages in {side} ({min(len(a), len(b))}; --min-usages {min_usages})"
         else:
             for measure in measures:
-                row.scores[measure] = apd(a, b, max_pairs, seed) if measure == "apd" else prt(a, b)
+                row.scores[measure] = apd(a, b) if measure == "apd" else prt(a, b)
         rows.append(row)
     first = measures[0]
     return sorted(rows, key=lambda r: (not r.scores, -r.scores.get(first, 0.0), r.word))
@@ -178,8 +164,6 @@ def index_change(
     words: Optional[Sequence[str]] = None,
     measures: Sequence[str] = MEASURES,
     min_usages: int = DEFAULT_MIN_USAGES,
-    max_pairs: int = DEFAULT_MAX_PAIRS,
-    seed: int = 0,
     standardize: bool = False,
     progress: Optional[Callable[[Iterable[str]], Iterable[str]]] = None,
 ) -> List[WordChange]:
@@ -199,7 +183,7 @@ def index_change(
     def reader(index: "UsageIndex", centre: Optional[numpy.ndarray]) -> Callable[[str], Usages]:
         return lambda word: UsageRows(index.vectors, index.rows_of(word), centre)
 
-    return compare(reader(index_a, centres[0]), reader(index_b, centres[1]), words, measures, min_usages, max_pairs, seed, progress)
+    return compare(reader(index_a, centres[0]), reader(index_b, centres[1]), words, measures, min_usages, progress)
 
 
 def _mean_usage(index: "UsageIndex", chunk: int = 1 << 16) -> numpy.ndarray:

@@ -319,8 +319,7 @@ class UsageIndex:
 
         words (Optional[Sequence[str]]): the target words; None: every word with at least `min_usages` in both.
         measure (Union[str, Sequence[str]]): "apd", "prt" or both; the first orders the rows.
-        settings: `min_usages` (5), `max_pairs` (10,000: APD over more pairs samples them), `seed` (0),
-            `standardize` (False: subtract each index's mean usage first).
+        settings: `min_usages` (5), `standardize` (False: subtract each index's mean usage first).
         RETURNS (List[WordChange]): one row per word; a word with too few usages has a note and no score.
 
         >>> old, new = UsageIndex().from_disk("index_1810"), UsageIndex().from_disk("index_1960")
