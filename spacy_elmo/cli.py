@@ -134,14 +134,17 @@ def threads_option() -> Any:
     )
 
 
-def _threads(threads: int, quiet: bool = False) -> None:
-    """--threads N fixes the number; 0 takes the cores not busy now and follows the machine."""
+def _threads(threads: int) -> None:
+    """--threads N fixes the number; 0 takes the cores not busy now and follows the machine (logged at INFO,
+    logger "spacy_elmo": stderr stays for errors and warnings)."""
+    import logging
+
     from .bilm.threads import fix_threads, start_job
 
     fix_threads(threads)
     why = start_job()
-    if why and not quiet:
-        typer.echo(why, err=True)
+    if why:
+        logging.getLogger("spacy_elmo").info(why)
 
 
 def shard_option() -> Any:
@@ -543,7 +546,7 @@ def embed_cli(
     from .pipeline.export import embed_to_file
     from .pipeline.loading import load_elmo_pipeline
 
-    _threads(threads, quiet)
+    _threads(threads)
     nlp = load_elmo_pipeline(model, lang, sentences and not pretokenized, dtype, precision)
     keep, n_docs, n_tokens = embed_to_file(nlp, settings, part, output, progress=not quiet)
     what = f"shard {part} ({n_docs} of the input's {keep.n_docs} documents)" if not part.whole else f"{n_docs} documents"
@@ -707,7 +710,7 @@ def index_usages_cli(
         from .pipeline.loading import load_elmo_pipeline
         from .usages.builder import build_from_settings
 
-        _threads(threads, quiet)
+        _threads(threads)
         build_from_settings(load_elmo_pipeline(model, lang), settings, output, part, progress=not quiet, log=_say(quiet))
     if ann:
         from .usages.ann_build import build_ann
@@ -774,7 +777,7 @@ def neighbours_cli(
     from .usages.index import UsageIndex
     from .usages.report import neighbours_table
 
-    _threads(threads, quiet=True)
+    _threads(threads)
     index = UsageIndex().from_disk(index_path)
     if model is not None:
         index.use_model(model)

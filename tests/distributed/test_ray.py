@@ -144,6 +144,7 @@ def test_ray_data_map_batches_gives_the_pipelines_layers(ray, setup):
     from spacy_elmo.pipeline.loading import load_elmo_pipeline
 
     texts = (setup / "lines.txt").read_text().split("\n")[:24]
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         ds = ray.data.from_items([{"text": t} for t in texts])
@@ -151,6 +152,8 @@ def test_ray_data_map_batches_gives_the_pipelines_layers(ray, setup):
         rows = ds.take_all()
     finally:
         ray.shutdown()
+        for s, handler in handlers.items():  # ray.init's own handlers, as a program that calls it must put back
+            signal.signal(s, handler)
     nlp = load_elmo_pipeline(setup)
     assert sorted(r["text"] for r in rows) == sorted(texts)
     for row in rows:
