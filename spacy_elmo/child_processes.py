@@ -17,6 +17,8 @@ picklable and defined at a module's top level.
 
 import multiprocessing
 import multiprocessing.context
+import os
+import sys
 from typing import Sequence
 
 START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
@@ -39,3 +41,14 @@ def process_context(preload: Sequence[str] = ()) -> multiprocessing.context.Base
         already = list(getattr(server, "_preload_modules", ["__main__"]))
         context.set_forkserver_preload(already + [m for m in preload if m not in already])  # type: ignore[attr-defined]
     return context
+
+
+def why_no_processes() -> str:
+    """RETURNS (str): why this program cannot start worker processes ("" where it can). A fresh interpreter
+    imports the program's main module again, from its file: a program read from standard input (`python -`)
+    has none, and every worker would die at start while the pool started new ones for ever."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if getattr(main, "__spec__", None) is None and path is not None and not os.path.isfile(path):
+        return f"the program's main module ({path}) is not a file that a worker process can import again"
+    return ""

@@ -195,7 +195,9 @@ def prepare_corpus_cli(
     output: Path = typer.Option(..., "--output", "-o", help="The prepared folder to write (new, empty, or prepared before)"),
     lang: str = typer.Option("en", help="spaCy language of the tokenizer (as [corpus] lang)"),
     max_length: int = typer.Option(100, help="Longest sentence, in tokens (as [corpus] max_length)"),
-    n_process: int = typer.Option(0, "--n-process", "-n", help="Tokenizing processes (0: one per CPU core)"),
+    n_process: int = typer.Option(
+        0, "--n-process", "-n", help="Tokenizing processes (0: one per CPU core; one for less than 32 MB of text)"
+    ),
     quiet: bool = quiet_option(),
 ) -> None:
     """Tokenize raw text once, in parallel, into memory-mapped arrays that `pretrain` reads

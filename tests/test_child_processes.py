@@ -113,3 +113,21 @@ def test_the_tokenizer_workers_build_their_own_splitter(tmp_path):
     for a, b in zip(alone[0], pooled[0]):
         assert (a == b).all() if hasattr(a, "all") else a == b
     assert max(alone[0][2]) == 9
+
+
+def test_a_program_read_from_standard_input_tokenizes_in_its_own_process(tmp_path):
+    """`python - < script`: a worker could not import the program again and would die at start, while the pool
+    started new ones for ever. The corpus is prepared in the process itself, said in one line."""
+    corpus = _write_corpus(tmp_path / "c.txt", 1.5)
+    script = (
+        "from pathlib import Path\n"
+        "from spacy_elmo.training.prepared import prepare_corpus\n"
+        f"p = prepare_corpus(Path({str(corpus)!r}), Path({str(tmp_path / 'p')!r}), n_process=2, progress=False, log=lambda s: None)\n"
+        "print(p.meta['tokens'])\n"
+    )
+    try:
+        done = subprocess.run([sys.executable, "-"], input=script, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a program read from standard input hung preparing a corpus in processes")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.strip()) > 0 and "tokenizing in this process" in done.stderr and "<stdin>" in done.stderr

@@ -10,6 +10,7 @@ by pool: `pool_size` sentences in that order, sorted by length, cut into batches
 (epoch, pool, batch), so a resumed run makes the same batches and goes on with the next one.
 """
 
+import logging
 import random
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, Generator, Iterator, List, Optional, Sequence, Sized, Tuple, TypeVar
@@ -17,7 +18,7 @@ from typing import Any, Dict, Generator, Iterator, List, Optional, Sequence, Siz
 import numpy
 import torch
 
-from ..child_processes import process_context
+from ..child_processes import process_context, why_no_processes
 from ..bilm import CharBatch, word_char_ids
 from ..bilm.char_ids import SENTENCE_END, SENTENCE_START
 from .prepared import PreparedCorpus
@@ -206,6 +207,9 @@ def batch_loader(stream: BatchStream, workers: int, device: torch.device) -> Gen
         "pin_memory": device.type == "cuda",
         "generator": torch.Generator().manual_seed(0),
     }
+    if workers > 0 and why_no_processes():
+        logging.getLogger("spacy_elmo").warning("batches are built in the training process: %s (run it from a file)", why_no_processes())
+        options["num_workers"] = workers = 0
     if workers > 0:
         options.update(
             prefetch_factor=4,

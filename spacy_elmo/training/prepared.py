@@ -16,6 +16,7 @@ made anew (inside a training output) or refused (when named explicitly). The fol
 a prepared corpus is ever replaced, and only its own files in it: a file a user put in the folder stays.
 """
 
+import logging
 import os
 import time
 from collections import deque
@@ -37,12 +38,13 @@ from ..output_folders import (
     remove_own,
     scratch_folder,
 )
-from ..child_processes import process_context
+from ..child_processes import process_context, why_no_processes
 from ..text_corpus import corpus_files, files_progress_bar, numbered_texts
 from ..types import PathLike
 from .corpus import SentenceSplitter, is_held_out
 
 FORMAT_VERSION = 1
+logger = logging.getLogger("spacy_elmo")
 META = "meta.json"
 # What a prepared folder holds: a folder with nothing else is one, also without a marker.
 FILES = (META, "tokens.bin", "lengths.npy", "lines.npy", "docs.npy", "words.bin", "word_offsets.npy")
@@ -166,7 +168,8 @@ def prepare_corpus(
     """Tokenize the text at `path` into the prepared folder `output`, unless `output` already
     holds it prepared with the same key.
 
-    n_process (int): tokenizing processes; 0 for one per CPU core.
+    n_process (int): tokenizing processes; 0: one per CPU core, or one alone for less than 32 MB of text (a
+        pool's first start, a fresh interpreter importing spaCy and torch, costs about 4 s: docs/safety.md).
     progress (bool): show a progress bar (bytes read, tokens/s, time left).
     RETURNS (PreparedCorpus): the prepared corpus.
     """
@@ -188,7 +191,7 @@ def prepare_corpus(
     tmp, lock = scratch_folder(output, PREPARED_CORPUS, "spacy-elmo prepare-corpus")
     try:
         with lock:
-            _write_prepared(files, tmp, key, lang, max_length, n_process or os.cpu_count() or 1, progress)
+            _write_prepared(files, tmp, key, lang, max_length, n_process or _default_processes(files), progress)
     except BaseException:
         remove_own(tmp, PREPARED_CORPUS)
         raise
@@ -200,6 +203,15 @@ def prepare_corpus(
         f"in {seconds:.0f}s ({n_tokens / max(seconds, 1e-9):,.0f} tokens/s, {meta['processes']} processes): {output}"
     )
     return PreparedCorpus(output)
+
+
+POOL_MIN_BYTES = 32 << 20  # less text than this is tokenized faster in one process than by a new pool
+
+
+def _default_processes(files: List[Path]) -> int:
+    if sum(f.stat().st_size for f in files) < POOL_MIN_BYTES:
+        return 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _write_prepared(files: List[Path], tmp: Path, key: Dict[str, Any], lang: str, max_length: int, n_process: int, progress: bool) -> None:
@@ -278,11 +290,14 @@ def _tokenized(texts: Iterator[Tuple[int, int, str]], splitter: SentenceSplitter
     of processes, with a bounded number of chunks in flight."""
     global _SPLITTER
     _SPLITTER = splitter
+    if n_process > 1 and why_no_processes():
+        logger.warning("tokenizing in this process: %s (run it from a file)", why_no_processes())
+        n_process = 1
     if n_process <= 1:
         for ids, chunk in _chunks(texts):
             yield ids, _tokenize(chunk)
         return
-    context = process_context(preload=(__name__,))
+    context = process_context(preload=(__name__, f"spacy.lang.{splitter.nlp.lang}"))
     pool = context.Pool(n_process, initializer=_init_worker, initargs=((splitter.nlp.lang, splitter.max_length),))
     finished = False
     try:
@@ -308,14 +323,9 @@ _SPLITTER: Optional[SentenceSplitter] = None
 
 
 def _init_worker(settings: Tuple[str, int]) -> None:
-    """settings: (lang, max_length) to build the splitter with."""
+    """settings: (lang, max_length) to build the splitter with. A worker is a fresh interpreter that tokenizes
+    only: torch is not imported there (it would cost each worker a second or two)."""
     global _SPLITTER
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:  # pragma: no cover
-        pass
     _SPLITTER = SentenceSplitter(*settings)
 
 
