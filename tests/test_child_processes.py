@@ -115,6 +115,7 @@ def test_the_tokenizer_workers_build_their_own_splitter(tmp_path):
     assert max(alone[0][2]) == 9
 
 
+@pytest.mark.slow
 def test_a_program_read_from_standard_input_tokenizes_in_its_own_process(tmp_path):
     """`python - < script`: a worker could not import the program again and would die at start, while the pool
     started new ones for ever. The corpus is prepared in the process itself, said in one line."""

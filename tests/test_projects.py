@@ -586,6 +586,7 @@ def test_sentence_probe_reads_the_subsets_and_scores_every_feature_set(shared_bi
     assert "| 1% |" in table and "(n=2)" in table and "| 100% |" in table
 
 
+@pytest.mark.slow
 def test_semantic_change_scores_a_wug_set_against_its_judgments(tmp_path):
     """projects/semantic_change's script on a WUG-format set written here: 6 words, two periods, judgments;
     the figures it reports are Spearman's rho and accuracies in range, the token layer among the rows."""

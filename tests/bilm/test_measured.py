@@ -124,6 +124,7 @@ print(measured(machine_key("pretraining", options={"two": "processes"}), measure
 """
 
 
+@pytest.mark.slow
 def test_two_processes_on_first_use_measure_once(cache, tmp_path):
     log = tmp_path / "measured.log"
     command = [sys.executable, "-c", textwrap.dedent(_FIRST_USE), str(log)]
@@ -187,6 +188,7 @@ def test_an_explicit_precision_slower_than_float32_is_obeyed_and_said_once(cache
     assert len(lines) == 1 and "0.50x float32" in lines[0]
 
 
+@pytest.mark.slow
 def test_pretraining_keeps_the_measured_precision_when_it_resumes(cache, tmp_path, monkeypatch):
     from spacy_elmo.training import devices
     from tests.training.test_pretrain import TEXT, _config
@@ -217,6 +219,7 @@ def test_pretraining_keeps_the_measured_precision_when_it_resumes(cache, tmp_pat
     assert any("bf16, as the run started" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_measuring_a_training_step_leaves_the_run_as_it_was(cache, tmp_path, monkeypatch):
     """The timed steps change no weight, gradient or random state: a run that measured equals one that did not."""
     from spacy_elmo.training import devices
