@@ -8,6 +8,7 @@ import torch
 
 from ..bilm.measured import MEASURE_ENV, fastest_of, machine_key, measured, measuring_on
 from ..bilm.precision import bf16_supported
+from .checkpoint import rng_state, set_rng_state
 
 Log = Callable[[str], None]
 
@@ -60,8 +61,7 @@ def time_step(model: torch.nn.Module, batch: Any, device: torch.device) -> Dict[
 
     RETURNS (Dict[str, float]): {"fp32": s, "bf16": s}.
     """
-    state = torch.get_rng_state()
-    cuda_state = torch.cuda.get_rng_state() if device.type == "cuda" else None
+    state = rng_state()
 
     def step(precision: str) -> Callable[[], None]:
         context = autocast(device, precision)
@@ -77,9 +77,7 @@ def time_step(model: torch.nn.Module, batch: Any, device: torch.device) -> Dict[
         sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
         seconds = fastest_of({p: step(p) for p in ("fp32", "bf16")}, repeats=2, sync=sync)
     finally:
-        torch.set_rng_state(state)
-        if cuda_state is not None:
-            torch.cuda.set_rng_state(cuda_state)
+        set_rng_state(state)
     return {p: s / batch.n_tokens for p, s in seconds.items()}
 
 

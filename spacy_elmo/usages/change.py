@@ -178,19 +178,12 @@ def index_change(
         words = sorted(
             k for k in set(index_a.keys) & set(index_b.keys) if min(len(index_a.rows_of(k)), len(index_b.rows_of(k))) >= min_usages
         )
-    centres = [_mean_usage(index) if standardize else None for index in (index_a, index_b)]
+    centres = [UsageRows(index.vectors, numpy.arange(len(index))).mean() if standardize else None for index in (index_a, index_b)]
 
     def reader(index: "UsageIndex", centre: Optional[numpy.ndarray]) -> Callable[[str], Usages]:
         return lambda word: UsageRows(index.vectors, index.rows_of(word), centre)
 
     return compare(reader(index_a, centres[0]), reader(index_b, centres[1]), words, measures, min_usages, progress)
-
-
-def _mean_usage(index: "UsageIndex", chunk: int = 1 << 16) -> numpy.ndarray:
-    total = numpy.zeros(index.vectors.shape[1], dtype=numpy.float64)
-    for start in range(0, len(index), chunk):
-        total += numpy.asarray(index.vectors[start : start + chunk], dtype=numpy.float64).sum(0)
-    return total / max(len(index), 1)
 
 
 def check_comparable(index_a: "UsageIndex", index_b: "UsageIndex") -> None:
