@@ -1,0 +1,128 @@
+"""models, download, convert: the released biLMs and their formats."""
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..errors import InputError
+from ._util import check_output_file, command
+
+MODELS_WIDTH = 100  # `spacy-elmo models` fits a 100-column terminal
+CONVERTED = ("options.json", "weights.hdf5")
+
+
+@command("models")
+def models_cli(
+    cache: str = typer.Option(None, "--cache", help="The download cache (default: $SPACY_ELMO_CACHE, else ~/.cache/spacy-elmo)"),
+) -> None:
+    """List the released ELMo models that `spacy-elmo download NAME`, `--bilm NAME` and
+    `add_elmo(nlp, NAME)` take, and which are in the cache."""
+    import shutil
+
+    width = max(MODELS_WIDTH, shutil.get_terminal_size((MODELS_WIDTH, 24)).columns)
+    for line in models_table(cache, width):
+        typer.echo(line)
+
+
+def models_table(cache: Optional[str] = None, width: int = MODELS_WIDTH) -> List[str]:
+    """The lines of `spacy-elmo models`: one row per released model (the last column cut to WIDTH), then
+    what the columns and marks mean."""
+    import textwrap
+
+    from ..released import CATALOGUE, cache_dir
+    from ..released.download import cache_state
+
+    rows = [("name", "lang", "format", "size", "download", "cached", "licence", "trained on")]
+    for model in CATALOGUE.values():
+        name = model.name + ("*" if model.sha256 else "") + ("~" if model.assumed else "")
+        size = model.parameters.split(" ")[0] + ("+words" if "word embedding" in model.parameters else "")
+        licence = "not stated" if model.licence.startswith("not stated") else model.licence.split(" (")[0]
+        fmt = {"elmoformanylangs": "efml", "tensorflow": "tf"}.get(model.format, model.format)
+        state = cache_state(model.name, cache) or "no"
+        rows.append(
+            (name, model.language, fmt, size, model.download, state, licence, ("lemmas: " if model.lemmas else "") + model.trained_on)
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    room = width - sum(w + 2 for w in widths)
+    lines = []
+    for row in rows:
+        last = row[-1] if len(row[-1]) <= room else row[-1][: max(0, room - 3)].rstrip() + "..."
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + last)
+    lines.append("")
+    footer = (
+        f"Cache: {cache_dir(cache)}. cached: yes (complete and checked), partial (a download to resume), damaged "
+        "(download it again with --force). Every use checks the files against the sha256 recorded at download; the "
+        "download is checked against the sha256 its source publishes for the names marked *, else only by loading it, "
+        "so the server or mirror is trusted for its content. efml: ELMoForManyLangs; +words: with its word embedding; tf: a "
+        "TensorFlow checkpoint (read without TensorFlow); lemmas: trained on lemmas, so the pipeline feeds lemmas; ~: the "
+        "entry assumes what no source states (below). Each entry's full training text, licence and sources: "
+        "spacy_elmo/released/catalogue.py."
+    )
+    lines.append(textwrap.fill(footer, width, break_on_hyphens=False, break_long_words=False))
+    assumptions: dict = {}
+    for model in CATALOGUE.values():
+        if model.assumed:
+            assumptions.setdefault(model.assumed, []).append(model.name)
+    for text, names in assumptions.items():
+        lines.append(textwrap.fill(f"~ {', '.join(names)}: {text}.", width, subsequent_indent="  ", break_on_hyphens=False))
+    return lines
+
+
+@command("download")
+def download_cli(
+    name: str = typer.Argument(..., help="A released model's name (spacy-elmo models lists them)"),
+    cache: str = typer.Option(None, "--cache", help="The download cache (default: $SPACY_ELMO_CACHE, else ~/.cache/spacy-elmo)"),
+    mirror: str = typer.Option(
+        None,
+        "--mirror",
+        help="A server (http(s)://...) or a folder (a path or file:///...) holding NAME/FILE for each model, instead of the "
+        "original URLs (default: $SPACY_ELMO_MIRROR)",
+    ),
+    force: bool = typer.Option(False, "--force", help="Download again what spacy-elmo downloaded before"),
+) -> None:
+    """Download a released model into the cache (resuming an interrupted download), check it, and
+    say where it is. Later uses (`--bilm NAME`, `add_elmo(nlp, NAME)`) read it from there offline."""
+    from ..released import CATALOGUE, download
+
+    folder = download(name, cache, mirror, force=force)
+    size = sum(p.stat().st_size for p in folder.path.iterdir() if p.is_file() and not p.name.startswith(".")) / 1e6
+    typer.echo(f"{name}: {folder.path} ({folder.format} format, {size:.1f} MB), checked")
+    stated = CATALOGUE[name].download
+    if stated.endswith(" MB") and not stated.startswith("~") and abs(size - float(stated[:-3])) > 0.02 * float(stated[:-3]):
+        typer.echo(
+            f"Note: the catalogue gives {name} as {stated}, and this copy is {size:.1f} MB: it loaded and passed every check, "
+            "but it is not the size of the published file (a mirror's own copy?)"
+        )
+
+
+@command("convert")
+def convert_cli(
+    model: str = typer.Argument(..., help="A biLM folder (TensorFlow checkpoint, ELMoForManyLangs, AllenNLP) or a released model's name"),
+    output: Path = typer.Argument(..., help="The folder to write options.json + weights.hdf5 into"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace options.json and weights.hdf5 if OUTPUT holds them"),
+) -> None:
+    """Write a biLM in the AllenNLP format (options.json + weights.hdf5, as bilm-tf's dump_weights writes
+    them), for tools that read only that: a TF Hub module or a bilm-tf training checkpoint, for instance.
+    `load_original` on the result gives the same layers."""
+    found = convert(model, output, overwrite=overwrite)
+    typer.echo(f"Wrote {found.path} ({found.format}) as {output / 'options.json'} + {output / 'weights.hdf5'}")
+
+
+def convert(model: str, output: Path, *, overwrite: bool = False):  # type: ignore[no-untyped-def]
+    """Write the biLM MODEL (a folder of any format read, or a released name) as OUTPUT/options.json +
+    weights.hdf5; OUTPUT is new, empty or holds only those. Returns what MODEL was found to be."""
+    from ..bilm import save_original
+    from ..output_folders import check_not_inside
+    from ..released.download import resolve_bilm
+
+    found = resolve_bilm(model)
+    check_not_inside(output, found.path, "the biLM folder")
+    others = sorted(p.name for p in output.iterdir() if p.name not in CONVERTED) if output.is_dir() else []
+    if others:
+        shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
+        raise InputError(f"{output} holds other files ({shown}): convert writes into a new or empty folder, or one it wrote")
+    for name in CONVERTED:
+        check_output_file(output / name, overwrite)
+    save_original(found.load(cache_size=0), output / "options.json", output / "weights.hdf5")
+    return found
