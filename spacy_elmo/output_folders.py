@@ -89,6 +89,10 @@ def claim_folder(folder: PathLike, kind: str, hint: str = "") -> Path:
 def check_claimable(folder: PathLike, kind: str, hint: str = "") -> Path:
     """Raise an OutputFolderError unless `claim_folder` may take `folder`; changes nothing."""
     folder = Path(folder)
+    if folder.is_symlink():
+        raise OutputFolderError(
+            f"{folder} is a symbolic link: spacy-elmo writes through no link; give the folder it points to, or a new one"
+        )
     if folder.exists() and not folder.is_dir():
         raise OutputFolderError(f"{folder} is a file, not a folder: choose another output folder")
     if is_own(folder, kind):

@@ -5,16 +5,21 @@ each file in order) and cut into chunks of `chunk_docs(--docs-per-batch)` consec
 chunk k belongs to shard k mod N. The biLM's batches never cross a chunk and each chunk starts with
 an empty word cache (in a plain run too: a word's vector may differ in its last bit from one batch
 to another), so a shard computes each of its chunks exactly as the single run does, and the N parts, interleaved chunk by chunk, hold the
-single run's output bit for bit. Each part records a `shard` record (see `ShardRecord`), which
-`merge` checks: the same settings, the same corpus, every shard once.
+single run's output bit for bit. Each part carries a shard record (`shard_record`), written
+after its data, which `merge` checks: the same settings; the same corpus, by the digest of every
+document's text the shard read (every shard reads them all, and skips those of other shards);
+every shard once; each chunk in the shard that owns it; and the part's data as it was written
+(digests.py: of its datasets or its files).
 """
 
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .digests import CorpusDigest
 from .errors import InputError
 
 
+MAX_SHARDS = 100_000  # a part per shard: more would be parts of a few documents each, or none
 CHUNK_BATCHES = 16  # nlp.pipe batches a chunk: the word cache is emptied that seldom (it saves 15-30% of the small size's time)
 
 
@@ -42,6 +47,8 @@ class Shard:
             index, count = -1, 0
         if count < 1 or not 0 <= index < count:
             raise InputError(f"--shard {text!r}: give I/N with 0 <= I < N, e.g. 0/4 for the first of four shards")
+        if count > MAX_SHARDS:
+            raise InputError(f"--shard {text!r}: at most {MAX_SHARDS:,} shards (each a part file or folder to merge)")
         return cls(index, count)
 
     @property
@@ -55,10 +62,26 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
-def shard_record(shard: Shard, chunk_docs: int, n_docs: int, settings: Dict[str, Any]) -> Dict[str, Any]:
-    """The record a part carries: which shard, the chunking, the corpus's document count, and the
-    settings that must match across parts (model fingerprint, layers, corpus files, ...)."""
-    return {"index": shard.index, "count": shard.count, "chunk_docs": chunk_docs, "n_docs": n_docs, "settings": settings}
+def shard_record(shard: Shard, chunk_docs: int, corpus: CorpusDigest, settings: Dict[str, Any]) -> Dict[str, Any]:
+    """The record a part carries: which shard, the chunking, the corpus's document count and the
+    digest of its texts, and the settings that must match across parts (model fingerprint, layers,
+    corpus files, ...). The writer adds the digests of the part's data."""
+    return {
+        "index": shard.index,
+        "count": shard.count,
+        "chunk_docs": chunk_docs,
+        "n_docs": corpus.n_docs,
+        "corpus": corpus.hexdigest(),
+        "settings": settings,
+    }
+
+
+def check_owned(record: Dict[str, Any], chunks: Iterable[int], name: str) -> None:
+    """Raise an InputError unless every chunk of `chunks` belongs to the record's shard (k mod N == I)."""
+    shard = Shard(int(record["index"]), int(record["count"]))
+    stray = next((int(k) for k in chunks if not shard.owns(int(k))), None)
+    if stray is not None:
+        raise InputError(f"{name}: its shard record puts chunk {stray} in shard {shard}, which does not own it: write that part again")
 
 
 def check_parts(records: Sequence[Dict[str, Any]], names: Sequence[str]) -> Tuple[int, int]:
@@ -72,11 +95,17 @@ def check_parts(records: Sequence[Dict[str, Any]], names: Sequence[str]) -> Tupl
     for record, name in zip(records, names):
         if not isinstance(record, dict) or not {"index", "count", "chunk_docs", "n_docs", "settings"} <= set(record):
             raise InputError(f"{name} is not a shard's part (it has no shard record): give the outputs of runs with --shard I/N")
+        if "corpus" not in record:
+            raise InputError(f"{name} was written by an earlier spacy-elmo (its shard record has no digests): write that part again")
     first, first_name = records[0], names[0]
     for record, name in zip(records[1:], names[1:]):
         for field in ("count", "chunk_docs", "n_docs"):
             if record[field] != first[field]:
                 raise InputError(f"{name} and {first_name} differ in {_field_name(field)}: {record[field]} vs {first[field]}")
+        if record["corpus"] != first["corpus"]:
+            raise InputError(
+                f"{name} and {first_name} read different texts (the corpus changed between their runs?): run every shard on one corpus"
+            )
         differing = _differing(first["settings"], record["settings"])
         if differing:
             key = differing[0]
@@ -91,9 +120,11 @@ def check_parts(records: Sequence[Dict[str, Any]], names: Sequence[str]) -> Tupl
         if index in seen:
             raise InputError(f"{name} and {seen[index]} are both shard {index}/{count}: give each shard once")
         seen[index] = name
-    missing = [str(i) for i in range(count) if i not in seen]
-    if missing:
-        raise InputError(f"shard{'s' * (len(missing) > 1)} {', '.join(f'{m}/{count}' for m in missing)} missing: give all {count} parts")
+    if len(seen) < count:
+        missing = [f"{i}/{count}" for i in _first_missing(seen, count, 4)]
+        n_missing = count - len(seen)
+        shown = ", ".join(missing[:3]) + (f" and {n_missing - 3:,} more" if n_missing > 3 else "")
+        raise InputError(f"shard{'s' * (n_missing > 1)} {shown} missing: give all {count:,} parts")
     return count, int(first["chunk_docs"])
 
 
@@ -103,6 +134,16 @@ def interleave(parts: Sequence[Iterable[Tuple[int, Any]]]) -> List[Tuple[int, An
     import heapq
 
     return list(heapq.merge(*parts, key=lambda pair: pair[0]))
+
+
+def _first_missing(seen: Dict[int, str], count: int, n: int) -> List[int]:
+    missing: List[int] = []
+    for i in range(count):
+        if i not in seen:
+            missing.append(i)
+            if len(missing) == n:
+                break
+    return missing
 
 
 def _differing(a: Dict[str, Any], b: Dict[str, Any]) -> List[str]:

@@ -162,7 +162,9 @@ def ray_option() -> Any:
 
 
 def workers_option() -> Any:
-    return typer.Option(0, "--workers", help="With --ray: Ray actors, each loading the pipeline once (0: one per CPU of the cluster)")
+    return typer.Option(
+        0, "--workers", help="With --ray: Ray actors, each loading the pipeline once (0: one per CPU of the cluster; at most that)", min=0
+    )
 
 
 def parse_shard(text: Optional[str], ray: Optional[str]) -> Any:

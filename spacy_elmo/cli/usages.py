@@ -49,6 +49,10 @@ def index_usages_cli(
     appears complete or not at all; files you put in it stay. --shard I/N writes one part of N
     (`spacy-elmo merge` joins them); --ray runs every part on a Ray cluster and merges them."""
     part = parse_shard(shard, ray)
+    if ann and not part.whole:
+        raise typer.BadParameter(
+            "a part's approximate search is never used: build it on the merged index (spacy-elmo index-ann MERGED)", param_hint="--ann"
+        )
     if ann:
         from ..usages.ann import faiss_module
 
@@ -108,6 +112,11 @@ def merge_cli(
         ..., help="Every part: the outputs of index-usages or embed with --shard 0/N ... N-1/N", exists=True
     ),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it is a file that exists"),
+    virtual: bool = typer.Option(
+        False,
+        "--virtual",
+        help="HDF5: refer to the parts' datasets instead of copying them (seconds at any size; the parts must stay where they are)",
+    ),
     quiet: bool = quiet_option(),
 ) -> None:
     """Join the N parts that `index-usages` or `embed` wrote with --shard I/N into the output one
@@ -116,7 +125,7 @@ def merge_cli(
     missing or given twice, are refused. Joining usage indexes loads the index's biLM once."""
     from ..distributed.merge import merge_parts
 
-    merge_parts(parts, output, overwrite=overwrite, log=say(quiet))
+    merge_parts(parts, output, overwrite=overwrite, log=say(quiet), virtual=virtual)
 
 
 @command("index-ann")
@@ -152,13 +161,22 @@ def neighbours_cli(
         1, "--min-count", help="Context-free neighbours: only word types seen this often in the indexed sentences", min=1
     ),
     exact: bool = typer.Option(False, "--exact", help="Search exactly, also where the index has an approximate search"),
+    approximate: bool = typer.Option(
+        False, "--approximate", help="Use the index's approximate search (index-ann) also below 100,000 usages searched"
+    ),
     threads: int = threads_option(),
 ) -> None:
     """The usages in INDEX nearest to WORD as used in SENTENCE (cosine of their ELMo vectors),
     and WORD's context-free neighbours (the biLM's token layer; static vectors where the pipeline
-    has them): the paper's Table 4 on your corpus."""
+    has them): the paper's Table 4 on your corpus. The table says which search answered: exact, or the
+    approximate one that an index of more than 100,000 usages with index-ann uses."""
+    if exact and approximate:
+        raise typer.BadParameter("give --exact or --approximate, not both", param_hint="--approximate")
     use_threads(threads)
-    typer.echo(neighbours(index_path, sentence, word, n=n, model=model, any_word=any_word, min_count=min_count, exact=exact))
+    table = neighbours(
+        index_path, sentence, word, n=n, model=model, any_word=any_word, min_count=min_count, exact=exact, approximate=approximate
+    )
+    typer.echo(table)
 
 
 def neighbours(
@@ -171,6 +189,7 @@ def neighbours(
     any_word: bool = False,
     min_count: int = 1,
     exact: bool = False,
+    approximate: bool = False,
 ) -> str:
     """The table that `spacy-elmo neighbours` prints: WORD's first use in SENTENCE against the index."""
     from ..usages.index import UsageIndex
@@ -183,7 +202,7 @@ def neighbours(
     token = next((t for t in doc if t.lower_ == word.lower()), None)
     if token is None:
         raise typer.BadParameter(f"{word!r} is not a token of the sentence ({' '.join(t.text for t in doc)})", param_hint="--word")
-    return neighbours_table(index, token, n=n, same_word=not any_word, min_count=min_count, exact=exact)
+    return neighbours_table(index, token, n=n, same_word=not any_word, min_count=min_count, exact=exact, approximate=approximate)
 
 
 @command("change")

@@ -8,14 +8,19 @@ from ..errors import InputError
 from ..output_folders import check_not_inside
 
 
-def merge_parts(parts: Sequence[Path], output: Path, overwrite: bool = False, log: Callable[[str], Any] = print) -> None:
-    """Join `parts` into `output` as a single run would have written it (see shards.py)."""
+def merge_parts(
+    parts: Sequence[Path], output: Path, overwrite: bool = False, log: Callable[[str], Any] = print, virtual: bool = False
+) -> None:
+    """Join `parts` into `output` as a single run would have written it (see shards.py); `virtual`: an
+    HDF5 file that refers to the parts' datasets instead of copying them (see `merge_layer_parts`)."""
     parts = [Path(p) for p in parts]
     if any(output.resolve() == p.resolve() for p in parts):
         raise InputError(f"{output} is one of the parts: give a new OUTPUT")
     if all(p.is_dir() for p in parts):
         from ..usages.merge import merge_usage_indexes
 
+        if virtual:
+            raise InputError("--virtual refers to the parts' HDF5 datasets: a usage index is merged by copying (leave out --virtual)")
         for part in parts:
             check_not_inside(output, part, "a part")
         merge_usage_indexes(parts, output, log=log)
@@ -28,5 +33,6 @@ def merge_parts(parts: Sequence[Path], output: Path, overwrite: bool = False, lo
         raise InputError(f"{output} is a folder: give a .hdf5 or .spacy file name")
     if output.exists() and not overwrite:
         raise InputError(f"{output} exists: give --overwrite to replace it, or another file name")
-    n_docs, n_tokens = merge_layer_parts(parts, output)
-    log(f"Merged {len(parts)} parts: the ELMo layers of {n_docs} documents ({n_tokens} tokens) in {output}")
+    n_docs, n_tokens = merge_layer_parts(parts, output, virtual)
+    how = " (virtual datasets: keep the parts where they are)" if virtual else ""
+    log(f"Merged {len(parts)} parts: the ELMo layers of {n_docs} documents ({n_tokens} tokens) in {output}{how}")

@@ -9,9 +9,13 @@ one every node can write (a shared file system), as must the corpus and the mode
 """
 
 import contextlib
+import glob
+import json
 import os
+import re
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 from pathlib import Path
@@ -37,6 +41,9 @@ def ray_session(address: str) -> Iterator[Any]:
     if ray.is_initialized():
         yield ray
         return
+    reached = os.environ.get("RAY_ADDRESS") if address == "auto" else address
+    if reached:
+        check_reachable(reached)
     handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     kwargs: Dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": False}
     try:
@@ -54,6 +61,59 @@ def ray_session(address: str) -> Iterator[Any]:
             for signum, handler in handlers.items():
                 if handler is not None:
                     signal.signal(signum, handler)
+
+
+PROBE_SECONDS = 5.0
+PARTS_SUFFIX = ".spacy-elmo-parts"  # the scratch folder of a Ray run's parts, beside OUTPUT
+DRIVER = "driver.json"  # in it: the host and process that made it
+
+
+def remove_stale_parts(output: Path) -> int:
+    """Remove the scratch folders of earlier Ray runs into `output` whose driver, on this host, has ended
+    (killed before it could remove them); folders of a live driver, or of another host, stay.
+
+    RETURNS (int): how many were removed."""
+    removed = 0
+    for folder in output.parent.glob(f".{glob.escape(output.name)}.*{PARTS_SUFFIX}"):
+        try:
+            driver = json.loads((folder / DRIVER).read_text(encoding="utf8"))
+            host, pid = driver["host"], int(driver["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not one of ours, or its driver had not said who it was
+        if host != socket.gethostname() or _alive(pid):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def check_reachable(address: str) -> None:
+    """Raise an InputError, in one line, unless a Ray cluster's address ("host:port", "ray://host:port")
+    is well formed and something answers there within PROBE_SECONDS (Ray itself would wait for minutes)."""
+    import socket
+
+    match = re.fullmatch(r"(?:ray://)?(\[[0-9a-fA-F:.]+\]|[^:/\s]+):(\d{1,5})", address.strip())
+    if match is None:
+        raise InputError(f"--ray {address!r}: give a Ray cluster's address as HOST:PORT (e.g. 10.0.0.5:6379), or auto")
+    host, port = match.group(1).strip("[]"), int(match.group(2))
+    try:
+        with socket.create_connection((host, port), timeout=PROBE_SECONDS):
+            pass
+    except OSError as err:
+        why = "no answer" if isinstance(err, socket.timeout) else (err.strerror or type(err).__name__)
+        raise InputError(
+            f"the Ray cluster at {address} cannot be reached ({why}): start it (ray start --head) or check the address"
+        ) from None
 
 
 class _ShardWorker:
@@ -101,6 +161,11 @@ def run_embed(address: str, settings: Dict[str, Any], output: Path, workers: int
 
 
 def _run(kind: str, address: str, settings: Dict[str, Any], output: Path, workers: int, suffix: str, quiet: bool) -> None:
+    if workers < 0:
+        raise InputError(f"--workers {workers}: give a number of workers (0: one per CPU of the cluster)")
+    removed = remove_stale_parts(output)
+    if removed and not quiet:
+        print(f"Removed the parts of {removed} interrupted run{'s' * (removed > 1)} into {output} (their driver has ended)")
     with ray_session(address) as ray:
         _run_on(ray, kind, settings, output, workers, suffix, quiet)
 
@@ -111,12 +176,17 @@ def _run_on(ray: Any, kind: str, settings: Dict[str, Any], output: Path, workers
     from .merge import merge_parts
 
     cpus = max(int(ray.cluster_resources().get("CPU", 1)), 1)
+    if workers > cpus:
+        if not quiet:
+            print(f"--workers {workers}: the cluster has {cpus} CPUs, so {cpus} workers (each needs one)")
+        workers = cpus
     workers = workers or cpus
     threads = max(cpus // workers, 1)
     count = SHARDS_PER_WORKER * workers
     worker_class = ray.remote(num_cpus=threads, max_restarts=-1, max_task_retries=TASK_RETRIES)(_ShardWorker)
     output.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".spacy-elmo-parts", dir=output.parent))
+    scratch = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=PARTS_SUFFIX, dir=output.parent))
+    (scratch / DRIVER).write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}), encoding="utf8")
     actors: List[Any] = []
     try:
         parts = [str(scratch / f"part-{i:05d}-of-{count:05d}{suffix}") for i in range(count)]

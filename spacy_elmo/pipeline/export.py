@@ -18,6 +18,7 @@ from spacy.tokens import Doc, DocBin
 
 from ..errors import InputError
 from ..output_folders import temporary_path
+from ..digests import CorpusDigest, DataDigest
 from ..shards import Shard, chunk_docs
 from .component import Elmo
 
@@ -41,18 +42,22 @@ def read_lines(path: Path) -> Iterator[str]:
 
 class ShardFilter:
     """Passes on the documents of one shard (chunks of `chunk_size` documents, see shards.py),
-    chunk by chunk, and remembers each one's number in the input, in order, and how many the
-    input held."""
+    chunk by chunk, and remembers each one's number in the input, in order, and the digest and
+    count of every document the input held (`corpus`)."""
 
     def __init__(self, shard: Shard, chunk_size: int) -> None:
         self.shard, self.chunk_docs = shard, chunk_size
         self.numbers: Deque[int] = deque()
-        self.n_docs = 0
+        self.corpus = CorpusDigest()
+
+    @property
+    def n_docs(self) -> int:
+        return self.corpus.n_docs
 
     def chunks(self, items: Iterable[T]) -> Iterator[List[T]]:
         chunk: List[T] = []
         for number, item in enumerate(items):
-            self.n_docs = number + 1
+            self.corpus.add(_text_of(item))
             if number % self.chunk_docs == 0 and chunk:
                 yield chunk
                 chunk = []
@@ -61,6 +66,11 @@ class ShardFilter:
                 chunk.append(item)
         if chunk:
             yield chunk
+
+
+def _text_of(item: Any) -> str:
+    """A document as the digest reads it: a text, or a Doc's tokens with their whitespace."""
+    return item if isinstance(item, str) else "\x1f".join(t.text_with_ws for t in item)
 
 
 def embedded_docs(
@@ -122,7 +132,7 @@ def embed_to_file(
         return keep, *write_layers(docs, output, settings["layers"])
     elmos = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, Elmo)]
     recorded = dict(settings, fingerprints=[bilm_fingerprint(pipe.bilm) for pipe in elmos])
-    record = lambda: shard_record(shard, keep.chunk_docs, keep.n_docs, recorded)  # noqa: E731  (n_docs is known at the end)
+    record = lambda: shard_record(shard, keep.chunk_docs, keep.corpus, recorded)  # noqa: E731  (known at the end)
     return keep, *write_layers(docs, output, settings["layers"], numbers=keep.numbers, shard=record)
 
 
@@ -160,7 +170,8 @@ def write_layers(
         `ShardFilter`'s); None: 0, 1, 2, ...
     shard (Optional[Callable[[], Dict[str, Any]]]): gives a shard's record (`shards.shard_record`)
         once every Doc is written: the output is a part for `merge`. HDF5 keeps it, with every
-        Doc's text, in a dataset "shard"; a DocBin beside it in OUTPUT.shard.json.
+        Doc's text and the digest of the datasets ("data"), in a dataset "shard", written last; a
+        DocBin's goes beside it in OUTPUT.shard.json, with the DocBin's SHA-256 ("docbin").
     RETURNS (Tuple[int, int]): documents and tokens written.
     """
     output = Path(output)
@@ -170,11 +181,11 @@ def write_layers(
     numbered = _numbered(docs, numbers)
     try:
         if output.suffix == ".spacy":
-            counts = _write_docbin(numbered, tmp)
+            counts, digest = _write_docbin(numbered, tmp)
             if shard is not None:
                 from ..output_folders import write_atomically
 
-                write_atomically(shard_sidecar(output), json.dumps(shard()))
+                write_atomically(shard_sidecar(output), json.dumps({**shard(), "docbin": digest}))
         else:
             counts = _write_hdf5(numbered, tmp, layers, shard)
         os.replace(tmp, output)
@@ -193,14 +204,18 @@ def _numbered(docs: Iterable[Doc], numbers: Optional[Deque[int]]) -> Iterator[Tu
         yield (numbers.popleft() if numbers is not None else i), doc
 
 
-def _write_docbin(docs: Iterable[Tuple[int, Doc]], path: Path) -> Tuple[int, int]:
+def _write_docbin(docs: Iterable[Tuple[int, Doc]], path: Path) -> Tuple[Tuple[int, int], str]:
+    """RETURNS: documents and tokens written, and the file's SHA-256."""
+    import hashlib
+
     doc_bin = DocBin(store_user_data=True)
     n_docs = n_tokens = 0
     for _, doc in docs:
         doc_bin.add(doc)
         n_docs, n_tokens = n_docs + 1, n_tokens + len(doc)
-    path.write_bytes(doc_bin.to_bytes())
-    return n_docs, n_tokens
+    data = doc_bin.to_bytes()
+    path.write_bytes(data)
+    return (n_docs, n_tokens), hashlib.sha256(data).hexdigest()
 
 
 def layer_data(doc: Doc, layers: str) -> Any:
@@ -224,7 +239,7 @@ def _write_hdf5(
             texts.append((number, doc.text))
             n_tokens += len(doc)
         if shard is not None:
-            writer.add_json("shard", {**shard(), "texts": texts})
+            writer.add_json("shard", {**shard(), "texts": texts, "data": writer.digest.hexdigest()})
     return len(texts), n_tokens
 
 
@@ -238,9 +253,21 @@ class HDF5Writer:
         self._h5py = h5py
         self.file = h5py.File(path, "w")
         self.index: Dict[str, str] = {}
+        self.digest = DataDigest()
 
     def add(self, number: int, text: str, data: Any) -> None:
         self.file.create_dataset(str(number), data=data)
+        self.index[text] = str(number)
+        self.digest.add(number, data)
+
+    def add_reference(self, number: int, text: str, source: Path, shape: Tuple[int, ...], dtype: Any) -> None:
+        """Dataset `number` as a virtual dataset: the whole of dataset `number` of the file `source`."""
+        if 0 in shape:  # nothing to refer to: an empty dataset of its own
+            self.file.create_dataset(str(number), shape=shape, dtype=dtype)
+        else:
+            layout = self._h5py.VirtualLayout(shape=shape, dtype=dtype)
+            layout[...] = self._h5py.VirtualSource(str(source), str(number), shape=shape, dtype=dtype)
+            self.file.create_virtual_dataset(str(number), layout)
         self.index[text] = str(number)
 
     def add_json(self, name: str, value: Any) -> None:

@@ -2,9 +2,12 @@
 
 HDF5: the datasets of every part, in the order of their numbers, and "sentence_to_index" built
 over all texts in that order (each text -> its last occurrence), as one run builds it. DocBin:
-the parts' Docs in corpus order. The parts' shard records must agree (see shards.py).
+the parts' Docs in corpus order. The parts' shard records must agree (see shards.py), and each
+part must hold what its record says: the digest of its datasets (checked as they are copied) or
+of its DocBin. OUTPUT appears only when every check passed.
 """
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -12,29 +15,35 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from ..errors import InputError
 from ..output_folders import temporary_path
-from ..shards import Shard, check_parts, interleave
+from ..digests import DataDigest
+from ..shards import Shard, check_owned, check_parts, interleave
 from .export import HDF5Writer, shard_sidecar
 
 
-def merge_layer_parts(parts: Sequence[Path], output: Path) -> Tuple[int, int]:
+def merge_layer_parts(parts: Sequence[Path], output: Path, virtual: bool = False) -> Tuple[int, int]:
     """Write the parts' layers (all .hdf5 or all .spacy) to `output` as one run would have.
 
-    RETURNS (Tuple[int, int]): documents and tokens (DocBin) or datasets (HDF5) written.
+    virtual (bool): HDF5 only: datasets that refer to the parts' own (HDF5 virtual datasets) instead
+        of copies, written in seconds whatever the size; the parts must then stay where they are, and
+        their data is not read, so not checked against their digests (their records are).
+    RETURNS (Tuple[int, int]): documents and tokens written.
     """
     suffixes = {p.suffix for p in parts}
     if len(suffixes) != 1 or output.suffix not in suffixes or output.suffix not in (".hdf5", ".spacy"):
         raise InputError(f"merge joins .hdf5 parts into a .hdf5 file, or .spacy parts into a .spacy file: got {', '.join(map(str, parts))}")
+    if virtual and output.suffix != ".hdf5":
+        raise InputError("--virtual refers to the parts' HDF5 datasets: it merges .hdf5 parts only")
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_path(output)
     try:
-        counts = _merge_hdf5(parts, tmp) if output.suffix == ".hdf5" else _merge_docbins(parts, tmp)
+        counts = _merge_hdf5(parts, tmp, virtual) if output.suffix == ".hdf5" else _merge_docbins(parts, tmp)
         os.replace(tmp, output)
     finally:
         tmp.unlink(missing_ok=True)
     return counts
 
 
-def _merge_hdf5(parts: Sequence[Path], path: Path) -> Tuple[int, int]:
+def _merge_hdf5(parts: Sequence[Path], path: Path, virtual: bool = False) -> Tuple[int, int]:
     import h5py
 
     files = []
@@ -46,15 +55,32 @@ def _merge_hdf5(parts: Sequence[Path], path: Path) -> Tuple[int, int]:
                 raise InputError(f"{part}: not a readable HDF5 file ({err}): write that part again") from None
         records = [_hdf5_record(f, part) for f, part in zip(files, parts)]
         count, chunk_docs = check_parts(records, [str(p) for p in parts])
-        keyed = [[(number, (text, f)) for number, text in record["texts"]] for record, f in zip(records, files)]
+        for record, part in zip(records, parts):
+            check_owned(record, (number // chunk_docs for number, _ in record["texts"]), str(part))
+        keyed = [[(number, (text, k)) for number, text in record["texts"]] for k, record in enumerate(records)]
         items = interleave(keyed)
         _check_numbers([number for number, _ in items], records[0]["n_docs"], parts)
+        digests = [DataDigest() for _ in parts]
         n_tokens = 0
         with HDF5Writer(path) as writer:
-            for number, (text, source) in items:
-                data = source[str(number)][()]
-                writer.add(number, text, data)
-                n_tokens += int(data.shape[-2]) if data.ndim >= 2 else 0
+            for number, (text, k) in items:
+                if virtual:
+                    source = files[k][str(number)]
+                    writer.add_reference(number, text, parts[k].resolve(), source.shape, source.dtype)
+                    shape = source.shape
+                else:
+                    data = files[k][str(number)][()]
+                    digests[k].add(number, data)
+                    writer.add(number, text, data)
+                    shape = data.shape
+                n_tokens += int(shape[-2]) if len(shape) >= 2 else 0
+        if virtual:
+            return len(items), n_tokens
+        for digest, record, part in zip(digests, records, parts):
+            if digest.hexdigest() != record.get("data"):
+                raise InputError(
+                    f"{part}: its datasets are not those its shard record was written with (changed or damaged): write that part again"
+                )
         return len(items), n_tokens
     finally:
         for f in files:
@@ -82,7 +108,13 @@ def _merge_docbins(parts: Sequence[Path], path: Path) -> Tuple[int, int]:
     vocab = Vocab()
     keyed = []
     for part, record in zip(parts, records):
-        docs = list(DocBin().from_disk(part).get_docs(vocab))
+        data = part.read_bytes()
+        if hashlib.sha256(data).hexdigest() != record.get("docbin"):
+            raise InputError(
+                f"{part} is not the DocBin its record {shard_sidecar(part).name} was written with (changed, damaged, or the records "
+                "of two parts swapped): write that part again"
+            )
+        docs = list(DocBin().from_bytes(data).get_docs(vocab))
         numbers = _owned_numbers(record)
         if len(numbers) != len(docs):
             raise InputError(f"{part} holds {len(docs)} documents, its shard record {len(numbers)}: write that part again")

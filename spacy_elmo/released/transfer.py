@@ -50,7 +50,8 @@ class PartialFile:
     total: Optional[int] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
+        """What the download record keeps on disk: the URL without a user name or password in it."""
+        return {**asdict(self), "url": without_userinfo(self.url)}
 
     @classmethod
     def from_dict(cls, data: object) -> Optional["PartialFile"]:
@@ -61,6 +62,11 @@ class PartialFile:
         if not (validator is None or isinstance(validator, str)) or not (total is None or (isinstance(total, int) and total >= 0)):
             return None
         return cls(data["url"], validator, total)
+
+
+def without_userinfo(url: str) -> str:
+    """RETURNS (str): `url` without its user name and password (http://user:pw@host/x -> http://host/x)."""
+    return re.sub(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@", r"\1", url)
 
 
 def shown_url(url: str) -> str:
@@ -99,7 +105,7 @@ def fetch(
         return _copy_local(url, partial, remember, progress, desc)
     headers = {"Accept-Encoding": "identity"}
     start = 0
-    if known is not None and known.url == url and known.validator is not None and known.total is not None:
+    if known is not None and known.url == without_userinfo(url) and known.validator is not None and known.total is not None:
         start = os.lstat(partial).st_size if os.path.lexists(partial) else 0
         if start >= known.total:
             start = 0  # complete but not checked, or longer than the file: fetch it again

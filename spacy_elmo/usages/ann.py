@@ -34,8 +34,19 @@ def faiss_module() -> Any:
     return faiss
 
 
+TIMINGS = ("seconds",)  # meta.json entries that say how long a build took, not what it holds
+
+
 def meta_digest(index_path: Path) -> str:
-    """RETURNS (str): the SHA-256 of the index's meta.json: an ANN index belongs to one build."""
+    """RETURNS (str): the SHA-256 of what the index's meta.json says it holds (its timings left out, so
+    that a merged index and the single run's are one build): an ANN index belongs to one build."""
+    meta = json.loads((index_path / META).read_text(encoding="utf8"))
+    held = {k: v for k, v in meta.items() if k not in TIMINGS} if isinstance(meta, dict) else meta
+    return hashlib.sha256(json.dumps(held, sort_keys=True, ensure_ascii=False).encode("utf8")).hexdigest()
+
+
+def _raw_meta_digest(index_path: Path) -> str:
+    """The digest ann.json held before timings were left out (an ANN index built by an earlier spacy-elmo)."""
     return hashlib.sha256((index_path / META).read_bytes()).hexdigest()
 
 
@@ -57,18 +68,22 @@ class AnnSearch:
             record = json.loads((path / ANN_META).read_text(encoding="utf8"))
         except (ValueError, UnicodeDecodeError):
             raise InputError(f"{path / ANN_META} is damaged: {BUILD_AGAIN}") from None
-        if not isinstance(record, dict) or record.get("index_meta") != meta_digest(path):
+        if not isinstance(record, dict) or record.get("index_meta") not in (meta_digest(path), _raw_meta_digest(path)):
             raise InputError(f"{path / ANN_META} belongs to another build of the index: {BUILD_AGAIN}")
         file = path / ANN_INDEX
         if not file.is_file() or file.stat().st_size != record.get("ann_bytes"):
             raise InputError(f"{file} is missing or not the size {ANN_META} records: {BUILD_AGAIN}")
+        data = file.read_bytes()
+        if "ann_sha256" in record and hashlib.sha256(data).hexdigest() != record["ann_sha256"]:
+            raise InputError(f"{file} is not the file {ANN_META} records (changed or damaged): {BUILD_AGAIN}")
         faiss = faiss_module()
         try:
-            ann = faiss.read_index(str(file))
+            ann = faiss.deserialize_index(numpy.frombuffer(data, dtype="uint8"))
         except RuntimeError:
             raise InputError(f"{file} is damaged (FAISS cannot read it): {BUILD_AGAIN}") from None
         if ann.ntotal != n_usages or ann.d != dim:
             raise InputError(f"{file} holds {ann.ntotal} vectors {ann.d} wide, the index {n_usages} x {dim}: {BUILD_AGAIN}")
+        record = {**record, "path": str(file)}
         return cls(ann, record)
 
     def candidates(self, query: numpy.ndarray, n: int, rows: Optional[numpy.ndarray] = None) -> numpy.ndarray:
@@ -81,7 +96,10 @@ class AnnSearch:
             params.sel = faiss.IDSelectorBatch(numpy.ascontiguousarray(rows, dtype="int64"))
         _, found = self.ann.search(numpy.ascontiguousarray(query[None], dtype="float32"), k, params=params)
         found = found[0]
-        return numpy.sort(found[found >= 0])
+        found = found[found >= 0]
+        if len(found) and int(found.max()) >= self.ann.ntotal:  # ids that name no usage: a file rewritten by hand
+            raise InputError(f"{self.record.get('path', ANN_INDEX)} names usages the index does not have (damaged): {BUILD_AGAIN}")
+        return numpy.sort(found)
 
     def describe(self) -> Tuple[str, int, int]:
         return str(self.record.get("type")), self.nprobe, self.refine

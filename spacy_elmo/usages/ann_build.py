@@ -11,12 +11,15 @@ import numpy
 
 from ..errors import InputError
 from ..output_folders import USAGE_INDEX, FolderLock, is_own, temporary_path, write_atomically
+from ..digests import file_sha256
 from ..types import PathLike
 from .ann import BUILD_AGAIN, DEFAULT_NPROBE, DEFAULT_REFINE, faiss_module, meta_digest
 from .index import UsageIndex
 from .layout import ANN_INDEX, ANN_META
 
 ROWS_PER_ADD = 1 << 16  # usages added to the FAISS index at a time (as float32)
+MIN_USAGES = 1000  # below, an approximate search has too little to learn its codes from (and exact search is instant)
+POINTS_PER_CENTROID = 39  # FAISS's k-means asks for this many training points a centroid (and warns below)
 
 
 def default_lists(n_usages: int) -> int:
@@ -34,6 +37,12 @@ def default_bytes(dim: int) -> int:
     while dim % m:
         m -= 1
     return m
+
+
+def default_bits(train_size: int) -> int:
+    """RETURNS (int): bits of each product-quantizer code: 8 (256 centroids) where the training usages allow
+    39 a centroid, fewer (at least 4) for a smaller index."""
+    return int(min(8, max(4, numpy.floor(numpy.log2(max(train_size, 1) / POINTS_PER_CENTROID)))))
 
 
 def build_ann(
@@ -60,17 +69,28 @@ def build_ann(
     code_bytes = code_bytes or default_bytes(dim)
     if dim % code_bytes:
         raise InputError(f"--code-bytes {code_bytes} does not divide the vectors' width {dim}: give a divisor of {dim}")
-    if n < 39 * lists:  # FAISS's own minimum of training points per list
+    if n < MIN_USAGES:
+        raise InputError(
+            f"{path} holds {n:,} usages: an approximate search needs at least {MIN_USAGES:,} (and an index this small is "
+            "searched exactly, fast)"
+        )
+    if n < POINTS_PER_CENTROID * lists:  # FAISS's own minimum of training points per list
         raise InputError(f"{path} holds {n:,} usages, too few for {lists} lists (39 a list): exact search is fast at this size")
+    size = min(n, train_size or max(64 * lists, 100_000))
+    if size < POINTS_PER_CENTROID * lists or size < 16 * POINTS_PER_CENTROID:
+        raise InputError(
+            f"--train-size {size:,} is too few for {lists} lists (39 training usages a list, and at least {16 * POINTS_PER_CENTROID}): "
+            "give more, or 0"
+        )
+    bits = default_bits(size)
     started = time.perf_counter()
     if not is_own(path, USAGE_INDEX):
         raise InputError(f"{path} is not a usage index folder made by spacy-elmo: {BUILD_AGAIN}")
     with FolderLock(path, "spacy-elmo index-ann"):
         rng = numpy.random.default_rng(seed)
-        size = min(n, train_size or max(64 * lists, 100_000))
         sample = numpy.sort(rng.choice(n, size=size, replace=False))
         quantizer = faiss.IndexFlatIP(dim)
-        ann = faiss.IndexIVFPQ(quantizer, dim, lists, code_bytes, 8, faiss.METRIC_INNER_PRODUCT)
+        ann = faiss.IndexIVFPQ(quantizer, dim, lists, code_bytes, bits, faiss.METRIC_INNER_PRODUCT)
         ann.train(_unit_rows(index, sample))
         for start in range(0, n, ROWS_PER_ADD):
             ann.add(_unit_rows(index, numpy.arange(start, min(start + ROWS_PER_ADD, n))))
@@ -81,13 +101,15 @@ def build_ann(
         finally:
             tmp.unlink(missing_ok=True)
         record = {
-            "type": f"IVF{lists},PQ{code_bytes}",
+            "type": f"IVF{lists},PQ{code_bytes}" + (f"x{bits}" if bits != 8 else ""),
             "lists": lists,
             "code_bytes": code_bytes,
+            "bits": bits,
             "n_usages": n,
             "dim": dim,
             "index_meta": meta_digest(path),
             "ann_bytes": (path / ANN_INDEX).stat().st_size,
+            "ann_sha256": file_sha256(path / ANN_INDEX),
             "train_size": size,
             "nprobe": DEFAULT_NPROBE,
             "refine": DEFAULT_REFINE,

@@ -19,6 +19,7 @@ from spacy.tokens import Doc, Span, Token
 from ..errors import InputError
 from ..output_folders import check_claimable, check_not_inside
 from ..pipeline.loading import elmo_names, elmo_pipe
+from ..digests import CorpusDigest
 from ..shards import Shard, chunk_docs, shard_record
 from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from ..types import PathLike
@@ -98,9 +99,11 @@ def build_usage_index(
     prefilter = _word_pattern(chosen) if chosen and not lemmas else None
     bar = files_progress_bar(files, progress, "Indexing usages")
     types: Counter = Counter()
-    counter = _DocCounter()
+    corpus_read = CorpusDigest()
     with IndexWriter(output, meta) as writer:
-        texts = _numbered_texts(files, nlp, prefilter, bar.update if bar is not None else None, shard, chunk_docs(docs_per_batch), counter)
+        texts = _numbered_texts(
+            files, nlp, prefilter, bar.update if bar is not None else None, shard, chunk_docs(docs_per_batch), corpus_read
+        )
         docs = nlp.pipe(texts, as_tuples=True, disable=off, batch_size=docs_per_batch)
         for batch in _sentence_batches(docs, chosen, key):
             _index_batch(batch, pipe, weights, key, writer, types)
@@ -110,7 +113,7 @@ def build_usage_index(
             bar.close()
         if not shard.whole:
             settings = {k: meta[k] for k in SHARD_SETTINGS}
-            writer.meta["shard"] = {**shard_record(shard, chunk_docs(docs_per_batch), counter.n_docs, settings), "chunks": writer.chunks}
+            writer.meta["shard"] = {**shard_record(shard, chunk_docs(docs_per_batch), corpus_read, settings), "chunks": writer.chunks}
         elif writer.n_usages == 0:
             what = f"no usage of {', '.join(sorted(chosen))}" if chosen else "no token"
             raise InputError(
@@ -188,10 +191,6 @@ def _word_pattern(words: Set[str]) -> "re.Pattern[str]":
 Where = Tuple[int, int, int]  # file number, document number in the file, chunk
 
 
-class _DocCounter:
-    n_docs = 0
-
-
 def _numbered_texts(
     files: List[Path],
     nlp: Language,
@@ -199,17 +198,17 @@ def _numbered_texts(
     progress: Optional[Callable[[int], None]],
     shard: Shard,
     chunk_size: int,
-    counter: _DocCounter,
+    corpus_read: CorpusDigest,
 ) -> Iterator[Tuple[str, Where]]:
     """(text, (file number, document number, chunk)) for every text of the shard's documents
-    that the prefilter lets through; `counter` counts the corpus's documents."""
+    that the prefilter lets through; `corpus_read` takes every text of the corpus."""
     number = -1  # in the whole corpus
     for file_number, path in enumerate(files):
         doc_number = -1
         for text, new_doc in read_texts(path, nlp.vocab, progress):
             doc_number += new_doc
             number += new_doc
-            counter.n_docs = number + 1
+            corpus_read.add(text, new_doc)
             chunk = number // chunk_size
             if shard.owns(chunk) and (prefilter is None or prefilter.search(text)):
                 yield text, (file_number, doc_number, chunk)

@@ -330,13 +330,16 @@ class UsageIndex:
         measures = (measure,) if isinstance(measure, str) else tuple(measure)
         return index_change(self, other, words, measures, **settings)
 
-    def most_similar(self, token: "Token", n: int = 5, same_word: bool = True, exact: bool = False) -> List[Usage]:
+    def most_similar(
+        self, token: "Token", n: int = 5, same_word: bool = True, exact: bool = False, approximate: bool = False
+    ) -> List[Usage]:
         """The `n` usages nearest to `token` in its context, by cosine.
 
         token (Token): a token of a Doc made by the index's pipeline (`index.nlp`, or one set with
             `use_pipeline`, which checks that its biLM is the index's).
         same_word (bool): only usages of the same word (same key); False searches every usage.
         exact (bool): search every candidate exactly, also where an approximate search is built.
+        approximate (bool): use the approximate search (index-ann) also below ANN_MIN_ROWS usages.
         RETURNS (List[Usage]): best first; empty, with a warning, where the index holds no usage
             of the token's word.
         """
@@ -359,17 +362,28 @@ class UsageIndex:
                 stacklevel=2,
             )
             return []
-        return self.nearest(self.vector_of(token), n, rows, exact=exact)
+        return self.nearest(self.vector_of(token), n, rows, exact=exact, approximate=approximate)
 
-    def nearest(self, vector: numpy.ndarray, n: int = 5, rows: Optional[numpy.ndarray] = None, exact: bool = False) -> List[Usage]:
+    def searches_approximately(self, n_searched: int, exact: bool = False, approximate: bool = False) -> bool:
+        """RETURNS (bool): whether a search over `n_searched` usages uses the approximate search: where
+        one is built, above ANN_MIN_ROWS usages or when `approximate` asks for it, unless `exact`."""
+        if exact and approximate:
+            raise ValueError("a search is exact or approximate, not both")
+        if approximate and self.ann is None:
+            raise InputError(f"{self.path} has no approximate search: build it first (spacy-elmo index-ann INDEX), or search exactly")
+        return self.ann is not None and not exact and (approximate or n_searched > ANN_MIN_ROWS)
+
+    def nearest(
+        self, vector: numpy.ndarray, n: int = 5, rows: Optional[numpy.ndarray] = None, exact: bool = False, approximate: bool = False
+    ) -> List[Usage]:
         """The `n` usages (among `rows`, or all) nearest to `vector` by cosine: exact (brute
         force), or, where the index has an approximate search and more than ANN_MIN_ROWS usages
-        are searched, among the candidates it finds, scored exactly (unless `exact`)."""
-        found, scores = self.nearest_rows(vector, n, rows, exact)
+        are searched (or `approximate`), among the candidates it finds, scored exactly (unless `exact`)."""
+        found, scores = self.nearest_rows(vector, n, rows, exact, approximate)
         return [self.usage(int(row), float(score)) for row, score in zip(found, scores)]
 
     def nearest_rows(
-        self, vector: numpy.ndarray, n: int = 5, rows: Optional[numpy.ndarray] = None, exact: bool = False
+        self, vector: numpy.ndarray, n: int = 5, rows: Optional[numpy.ndarray] = None, exact: bool = False, approximate: bool = False
     ) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """`nearest`'s answer as arrays: RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): the rows and
         their cosines, best first (ties: the earlier row first)."""
@@ -383,7 +397,8 @@ class UsageIndex:
         query = query / norm
         if rows is not None:
             rows = numpy.sort(numpy.asarray(rows, dtype=numpy.int64))
-        if self.ann is not None and not exact and (len(self) if rows is None else len(rows)) > ANN_MIN_ROWS:
+        if self.searches_approximately(len(self) if rows is None else len(rows), exact, approximate):
+            assert self.ann is not None
             rows = self.ann.candidates(query, n, rows)
         query16 = torch.from_numpy(query).half()
         norms = self.arrays["norms"]

@@ -1,18 +1,20 @@
 """Joining the usage indexes that `spacy-elmo index-usages --shard I/N` wrote into the index one
 run writes: the parts' chunks in corpus order (sentences, usages and vectors as they are, key
 numbers given in order of first use), the word types' counts summed and their token-layer
-vectors computed again by the index's biLM over the whole list, as one run computes them."""
+vectors computed again by the index's biLM over the whole list, as one run computes them. Each
+part's files must be those its record's digests name, and each chunk in the shard that owns it."""
 
 from collections import Counter
+from pathlib import Path
 from typing import Any, Callable, List, Sequence, Tuple
 
 import numpy
 
 from ..errors import InputError
-from ..shards import check_parts, interleave
+from ..shards import check_owned, check_parts, interleave
 from ..types import PathLike
 from .index import UsageIndex
-from .storage import IndexWriter
+from .storage import IndexWriter, check_data
 
 # meta.json entries a part has and the merged index computes anew
 _PER_PART = ("shard", "kind", "format", "n_usages", "n_sentences", "n_types", "type_dim", "seconds")
@@ -27,6 +29,8 @@ def merge_usage_indexes(parts: Sequence[PathLike], output: PathLike, log: Callab
     names = [str(p) for p in parts]
     indexes = [UsageIndex().from_disk(p) for p in parts]
     check_parts([index.meta.get("shard", {}) for index in indexes], names)
+    for part, index, name in zip(parts, indexes, names):
+        check_data(Path(part), index.meta["shard"].get("files"), name)
     first = indexes[0]
     meta = {k: v for k, v in first.meta.items() if k not in _PER_PART}
     pieces = [_chunk_pieces(index, name) for index, name in zip(indexes, names)]
@@ -62,6 +66,7 @@ def _chunk_pieces(index: UsageIndex, name: str) -> List[Tuple[int, Tuple[UsageIn
             s, u = s + int(n_sentences), u + int(n_usages)
     except (TypeError, ValueError):
         raise InputError(f"{name}/meta.json: its shard record's chunks are damaged: index that shard again") from None
+    check_owned(index.meta["shard"], (chunk for chunk, _ in out), name)
     if (s, u) != (len(index.sentences), len(index)):
         raise InputError(f"{name}: its chunks hold {s} sentences and {u} usages, the index {len(index.sentences)} and {len(index)}")
     return out

@@ -30,16 +30,32 @@ def in_context(usage: Usage, width: int = _CONTEXT) -> str:
     return f"{left}[{usage.text}]{right}".replace("\n", " ")
 
 
-def neighbours_table(index: UsageIndex, token: Token, n: int = 5, same_word: bool = True, min_count: int = 1, exact: bool = False) -> str:
-    """RETURNS (str): the nearest usages of `token` in context, then its context-free neighbours
-    by the token layer (over the indexed word types) and by static vectors (where the pipeline has them)."""
+def neighbours_table(
+    index: UsageIndex,
+    token: Token,
+    n: int = 5,
+    same_word: bool = True,
+    min_count: int = 1,
+    exact: bool = False,
+    approximate: bool = False,
+) -> str:
+    """RETURNS (str): the nearest usages of `token` in context (and which search found them), then its
+    context-free neighbours by the token layer (over the indexed word types) and by static vectors
+    (where the pipeline has them)."""
     key = index.key_of(token)
     n_same = len(index.rows_of(key))
-    usages = index.most_similar(token, n=n, same_word=same_word, exact=exact) if n_same or not same_word else []
+    searched = n_same if same_word else len(index)
+    usages = index.most_similar(token, n=n, same_word=same_word, exact=exact, approximate=approximate) if searched else []
     where = f"{n_same:,} usages of {key!r}" if same_word else f"{len(index):,} usages"
+    if index.searches_approximately(searched, exact, approximate):
+        assert index.ann is not None
+        kind, nprobe, refine = index.ann.describe()
+        how = f"approximate search ({kind}, {nprobe} lists probed, {refine} candidates scored exactly; --exact for all)"
+    else:
+        how = "exact search" + (" (--approximate uses the index's approximate search)" if index.ann is not None else "")
     lines = [
         f"Nearest usages of {token.text!r} in {token.sent.text if token.doc.has_annotation('SENT_START') else token.doc.text!r}",
-        f"({describe_layer(index.meta['layer_weights'])}, cosine, among {where} in {index.path})",
+        f"({describe_layer(index.meta['layer_weights'])}, cosine, among {where} in {index.path}; {how})",
         "",
     ]
     if usages:

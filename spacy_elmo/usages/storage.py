@@ -11,10 +11,29 @@ import srsly
 
 from ..errors import InputError
 from ..output_folders import check_claimable, publish_files, remove_own, scratch_folder
+from ..digests import file_sha256
 from ..types import PathLike
 from .layout import ARRAYS, FILES, FORMAT_VERSION, META, USAGE_INDEX
 
 _HINT = " for the index (a usage index built before is replaced)"
+
+
+DATA_FILES = ("vectors.bin", "sentences.jsonl", "keys.json", "types.json", "type_vectors.bin", *ARRAYS)
+
+
+def data_digests(folder: Path) -> Dict[str, str]:
+    """RETURNS (Dict[str, str]): the SHA-256 of each data file of an index folder (all but meta.json and the ANN index)."""
+    return {name: file_sha256(folder / name) for name in DATA_FILES}
+
+
+def check_data(folder: Path, digests: Any, name: str) -> None:
+    """Raise an InputError naming the first data file of `folder` (a part called `name`) whose bytes are
+    not those its record's digests say."""
+    if not isinstance(digests, dict) or set(digests) != set(DATA_FILES):
+        raise InputError(f"{name}/meta.json: its shard record has no digests of its files: index that shard again")
+    for file in DATA_FILES:
+        if file_sha256(folder / file) != digests[file]:
+            raise InputError(f"{name}/{file} is not the file its part was written with (changed or damaged): index that shard again")
 
 
 class IndexWriter:
@@ -126,6 +145,8 @@ class IndexWriter:
             "type_dim": int(type_vectors.shape[1]) if type_vectors.ndim == 2 else 0,
             "seconds": round(time.perf_counter() - self._started if seconds is None else seconds, 1),
         }
+        if "shard" in meta:  # a part: its record proves what it holds (checked by merge)
+            meta["shard"] = {**meta["shard"], "files": data_digests(self.tmp)}
         srsly.write_json(self.tmp / META, meta)
         self._close()
         return publish_files(self.tmp, self.output, USAGE_INDEX, FILES, META)

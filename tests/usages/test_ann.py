@@ -80,3 +80,41 @@ def test_too_few_usages_for_the_lists_is_one_line(built):
 def test_defaults():
     assert default_lists(10_000_000) == 8192 and default_lists(1_000_000) == 2048 and default_lists(3000) == 32
     assert default_bytes(256) == 32 and default_bytes(1024) == 128 and default_bytes(16) == 8 and default_bytes(200) == 25
+
+
+def test_a_small_index_is_one_line_and_faiss_stays_quiet(built, tmp_path, capfd):
+    result = CliRunner().invoke(app, ["index-usages", str(built), str(built / "corpus.txt"), str(tmp_path / "few"), "-q", "-w", "bank"])
+    assert result.exit_code == 0, result.output
+    with pytest.raises(InputError, match="at least 1,000"):
+        build_ann(tmp_path / "few", log=lambda _: None)
+    capfd.readouterr()
+    record = build_ann(built / "index", log=lambda _: None)  # a few thousand usages: fewer bits a code, no FAISS warning
+    assert record["bits"] < 8 and record["type"].endswith(f"x{record['bits']}")
+    assert "WARNING" not in capfd.readouterr().err
+    with pytest.raises(InputError, match="train-size"):
+        build_ann(built / "index", train_size=100, log=lambda _: None)
+
+
+def test_an_ann_file_rewritten_at_its_size_is_refused_and_timings_are_no_part_of_a_build(built, tmp_path):
+    import shutil
+
+    folder = tmp_path / "index"
+    shutil.copytree(built / "index", folder)
+    meta = json.loads((folder / "meta.json").read_text())
+    (folder / "meta.json").write_text(json.dumps({**meta, "seconds": meta["seconds"] + 100}))  # another run's timing
+    assert UsageIndex().from_disk(folder).ann is not None
+    data = bytearray((folder / "ann.faiss").read_bytes())
+    data[-200] ^= 0x01  # inside the lists' ids or codes: FAISS would read it
+    (folder / "ann.faiss").write_bytes(bytes(data))
+    with pytest.raises(InputError, match="changed or damaged"):
+        UsageIndex().from_disk(folder)
+
+
+def test_neighbours_says_which_search_answered_and_takes_the_approximate_one_on_request(built):
+    base = ["neighbours", str(built / "index"), "The bank of the river.", "-w", "bank", "--threads", "1"]
+    exact = CliRunner().invoke(app, base)
+    assert exact.exit_code == 0 and "exact search (--approximate" in exact.output, exact.output
+    approximate = CliRunner().invoke(app, [*base, "--approximate"])
+    assert approximate.exit_code == 0 and "approximate search (IVF32" in approximate.output, approximate.output
+    both = CliRunner().invoke(app, [*base, "--approximate", "--exact"])
+    assert both.exit_code == 2 and "not both" in both.output
