@@ -84,6 +84,19 @@ def check_owned(record: Dict[str, Any], chunks: Iterable[int], name: str) -> Non
         raise InputError(f"{name}: its shard record puts chunk {stray} in shard {shard}, which does not own it: write that part again")
 
 
+def balance_note(shard: Shard, chunk_size: int, n_docs: int) -> str:
+    """RETURNS (str): a note where the corpus has fewer chunks than shards (some shards then hold nothing,
+    and the work is not shared evenly), else ""."""
+    n_chunks = -(-n_docs // chunk_size)
+    if shard.whole or n_chunks >= shard.count:
+        return ""
+    return (
+        f"Note: the corpus's {n_docs:,} documents make {n_chunks:,} chunk{'s' * (n_chunks != 1)} of {chunk_size:,} "
+        f"(16 x --docs-per-batch), fewer than the {shard.count} shards: {shard.count - n_chunks} shard(s) hold nothing. "
+        "A smaller --docs-per-batch makes smaller chunks"
+    )
+
+
 def check_parts(records: Sequence[Dict[str, Any]], names: Sequence[str]) -> Tuple[int, int]:
     """Raise an InputError, in one line naming what differs, unless `records` (one per part,
     named by `names`) are the N shards of one run, each once.

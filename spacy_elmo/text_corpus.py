@@ -57,15 +57,14 @@ def _walk(folder: Path) -> Iterator[Path]:
 
 
 def files_progress_bar(files: List[Path], enabled: bool, desc: str):  # type: ignore[no-untyped-def]
-    """A bar over the bytes of `files` (for `read_texts`' progress callback), on a terminal only:
-    redirected output gets the caller's summary line, not frames. None where there is no bar."""
-    import sys
-
-    if not enabled or not sys.stderr.isatty():
+    """A bar over the bytes of `files` (for `read_texts`' progress callback): on a terminal a bar, elsewhere
+    progress lines (progress_bar.py). None where progress is off."""
+    if not enabled:
         return None
     from .progress_bar import progress_bar
 
-    return progress_bar(total=sum(f.stat().st_size for f in files), unit="B", unit_scale=True, desc=desc, mininterval=1.0)
+    total = sum(f.stat().st_size for f in files)
+    return progress_bar(total=total, unit="B", unit_scale=True, desc=desc, mininterval=1.0, disable=None)
 
 
 def read_texts(

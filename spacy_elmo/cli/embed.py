@@ -106,11 +106,12 @@ def embed(
         return None
     from ..pipeline.export import embed_to_file
     from ..pipeline.loading import load_elmo_pipeline
-    from ..shards import Shard
+    from ..shards import Shard, balance_note
 
     part = shard if shard is not None else Shard.parse(None)
     sentences = settings["sentences"] and not settings["pretokenized"]
     nlp = load_elmo_pipeline(settings["model"], settings["lang"], sentences, settings["dtype"], settings["precision"])
     keep, n_docs, n_tokens = embed_to_file(nlp, settings, part, output, progress=not quiet)
     what = f"shard {part} ({n_docs} of the input's {keep.n_docs} documents)" if not part.whole else f"{n_docs} documents"
-    return f"Wrote the ELMo layers of {what} ({n_tokens} tokens) to {output}"
+    note = balance_note(part, keep.chunk_docs, keep.n_docs)
+    return f"Wrote the ELMo layers of {what} ({n_tokens} tokens) to {output}" + (f"\n{note}" if note else "")

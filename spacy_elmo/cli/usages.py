@@ -132,7 +132,12 @@ def merge_cli(
 def index_ann_cli(
     index_path: Path = typer.Argument(..., metavar="INDEX", help="A folder written by spacy-elmo index-usages or merge", exists=True),
     lists: int = typer.Option(0, "--lists", help="Inverted lists (0: a power of two near 2 sqrt(usages), at most usages / 64)", min=0),
-    code_bytes: int = typer.Option(0, "--code-bytes", help="Bytes per usage of the product-quantized codes (0: width / 8)", min=0),
+    code_bytes: int = typer.Option(
+        0,
+        "--code-bytes",
+        help="Sub-quantizers of the product-quantized codes, a byte each (fewer bits below about 10,000 usages; 0: width / 8)",
+        min=0,
+    ),
     train_size: int = typer.Option(0, "--train-size", help="Usages to train on (0: 64 per list, at least 100,000)", min=0),
     quiet: bool = quiet_option(),
 ) -> None:
@@ -239,7 +244,7 @@ def change_cli(
     check_output_file(output, overwrite)
 
     def progress(items: Iterable[Any]) -> Iterable[Any]:
-        return progress_bar(list(items), unit=" words", disable=True if quiet else None, leave=False)
+        return progress_bar(list(items), desc="Comparing", unit=" words", disable=True if quiet else None, leave=False)
 
     rows = change(index_a, index_b, output, words, measure, min_usages=min_usages, standardize=standardize, progress=progress)
     scored = sum(1 for r in rows if r.scores)

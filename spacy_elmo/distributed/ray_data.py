@@ -58,11 +58,11 @@ class ElmoBatchEmbedder:
         out = dict(batch)
         out[self.output_column] = _column([layer_data(doc, self.layers) for doc in docs])
         if self.tokens_column:
-            out[self.tokens_column] = _column([numpy.asarray([t.text for t in doc], dtype=object) for doc in docs])
+            out[self.tokens_column] = _column([[t.text for t in doc] for doc in docs])  # lists: Arrow's list<string>
         return out
 
 
-def _column(arrays: List[numpy.ndarray]) -> numpy.ndarray:
+def _column(arrays: List[Any]) -> numpy.ndarray:
     """One object array of per-row arrays of different shapes (what Ray Data takes as a column)."""
     column = numpy.empty(len(arrays), dtype=object)
     for i, array in enumerate(arrays):  # not column[:] = arrays, which broadcasts arrays of one shape

@@ -45,7 +45,9 @@ def ray_session(address: str) -> Iterator[Any]:
     if reached:
         check_reachable(reached)
     handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
-    kwargs: Dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": False}
+    # Ray's own notices (token authentication, autoscaler) are not this job's: errors only, unless the
+    # user asks Ray for more (RAY_LOGGER_LEVEL)
+    kwargs: Dict[str, Any] = {"logging_level": os.environ.get("RAY_LOGGER_LEVEL", "ERROR").upper(), "log_to_driver": False}
     try:
         if address == "auto":
             ray.init(
@@ -193,7 +195,7 @@ def _run_on(ray: Any, kind: str, settings: Dict[str, Any], output: Path, workers
         actors = [worker_class.remote(kind, settings, threads) for _ in range(workers)]
         pool = ray.util.ActorPool(actors)
         done = pool.map_unordered(lambda actor, i: actor.run.remote(i, count, parts[i]), range(count))
-        bar = progress_bar(total=count, unit=" shards", disable=True if quiet else None, leave=False)
+        bar = progress_bar(total=count, desc="Ray", unit=" shards done", disable=True if quiet else None, leave=False)
         try:
             for _ in done:
                 bar.update(1)

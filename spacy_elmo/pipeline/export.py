@@ -127,7 +127,7 @@ def embed_to_file(
     batch = int(settings["docs_per_batch"])
     keep = ShardFilter(shard, chunk_docs(batch))
     docs: Iterable[Doc] = embedded_docs(nlp, Path(settings["input"]), settings["pretokenized"], batch, keep)
-    docs = progress_bar(docs, unit=" docs", disable=None if progress else True, leave=False)
+    docs = progress_bar(docs, desc="Embedding", unit=" docs", disable=None if progress else True, leave=False)
     if shard.whole:
         return keep, *write_layers(docs, output, settings["layers"])
     elmos = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, Elmo)]

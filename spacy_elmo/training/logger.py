@@ -44,14 +44,14 @@ def pretrain_logger(progress_bar: bool = True, console_output: bool = True) -> S
     """
 
     def setup(nlp: PretrainRun, stdout: IO = sys.stdout, stderr: IO = sys.stderr) -> Tuple[LogStep, Finalize]:
-        from ..progress_bar import progress_bar as make_bar
+        from ..progress_bar import ProgressLines, progress_bar as make_bar
 
         training = nlp.config["training"]
         bar = None
         if console_output and progress_bar:
             total = training["max_steps"] or None
             bar = make_bar(total=total, unit="step", file=stderr, dynamic_ncols=True, disable=None, leave=False)
-            bar = None if bar.disable else bar
+            bar = None if bar.disable or isinstance(bar, ProgressLines) else bar  # no terminal: the step lines below
 
         def write(line: str) -> None:
             if bar is not None:

@@ -4,6 +4,7 @@ checkpoint), trains, evaluates, and writes checkpoints, models and the log. The 
 picks one process or several is `pretrain.pretrain`.
 """
 
+import logging
 import math
 import os
 import signal
@@ -605,7 +606,8 @@ class Pretrainer:
         if self.rank == 0 and not plot_log(self.log_path, self.output / "perplexity.png") and not self._said_no_plot:
             if not can_plot():
                 self._said_no_plot = True
-                self.log(
+                # a note for whoever asks (logger "spacy_elmo", INFO): the run's own lines stay about the run
+                logging.getLogger("spacy_elmo").info(
                     "perplexity.png is not drawn: matplotlib is not installed (pip install 'spacy-elmo[plot]'); log.jsonl has the figures"
                 )
 

@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..output_folders import check_claimable, check_not_inside
 from ..pipeline.loading import elmo_names, elmo_pipe
 from ..digests import CorpusDigest
-from ..shards import Shard, chunk_docs, shard_record
+from ..shards import Shard, balance_note, chunk_docs, shard_record
 from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from ..types import PathLike
 from ..bilm.fingerprint import bilm_fingerprint
@@ -128,6 +128,9 @@ def build_usage_index(
         f"Indexed {len(index):,} usages in {index.meta['n_sentences']:,} sentences ({len(type_list):,} word types) "
         f"in {index.meta['seconds']:.0f}s: {folder}"
     )
+    note = balance_note(shard, chunk_docs(docs_per_batch), corpus_read.n_docs)
+    if note:
+        log(note)
     return index
 
 

@@ -97,3 +97,15 @@ def test_a_partial_download_record_keeps_no_password():
     record = PartialFile("https://user:s3cret@mirror.example/small/weights.hdf5", '"etag"', 10).to_dict()
     assert "s3cret" not in json.dumps(record) and "user" not in json.dumps(record)
     assert record["url"] == "https://mirror.example/small/weights.hdf5"
+
+
+def test_shards_that_hold_nothing_are_said(bilm_dir, corpus, tmp_path):  # noqa: F811
+    """35 documents in chunks of 16 x 40: one chunk for two shards, and the command says so."""
+    args = ["index-usages", str(bilm_dir), str(corpus / "docs.txt"), str(tmp_path / "p"), "--shard", "1/2", "--docs-per-batch", "40"]
+    result = CliRunner().invoke(app, [*args, "--words", "bank"])
+    assert result.exit_code == 0 and "35 documents make 1 chunk of 640" in result.output and "1 shard(s) hold nothing" in result.output
+    args = ["embed", str(bilm_dir), str(corpus / "lines.txt"), str(tmp_path / "p.hdf5"), "--shard", "0/4", "--docs-per-batch", "1"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0 and "37 documents make 3 chunks of 16" in result.output, result.output
+    result = CliRunner().invoke(app, [*args[:-4], "--shard", "0/2", "--docs-per-batch", "1", "--overwrite"])
+    assert result.exit_code == 0 and "Note" not in result.output

@@ -1,0 +1,39 @@
+"""Where stderr is a file or a pipe, long jobs say how far they are in lines (a bar's frames would be
+noise); --quiet silences them."""
+
+import pytest
+from typer.testing import CliRunner
+
+from spacy_elmo import progress_bar as progress_module
+from spacy_elmo import save_original
+from spacy_elmo.cli import app
+from spacy_elmo.progress_bar import ProgressLines, progress_bar
+
+from .helpers import tiny_bilm
+
+
+def test_lines_say_how_far_and_how_fast(monkeypatch, capsys):
+    monkeypatch.setattr(progress_module, "LINE_SECONDS", 0.0)
+    bar = progress_bar(range(4), desc="Embedding", unit=" docs", disable=None)
+    assert isinstance(bar, ProgressLines)
+    assert list(bar) == [0, 1, 2, 3]
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 4 and lines[-1].startswith("Embedding: 4 docs of 4 (100%), ") and "docs/s" in lines[-1]
+    scaled = ProgressLines(total=3_000_000, unit="B", unit_scale=True, desc="Indexing usages")
+    scaled.update(1_500_000)
+    scaled.set_postfix_str("12 usages")
+    assert scaled.line().startswith("Indexing usages: 1.5M B of 3.0M (50%)") and scaled.line().endswith(", 12 usages")
+    assert progress_bar(range(2), disable=True).disable  # off is off: tqdm's disabled bar
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_embed_and_index_usages_write_progress_lines_unless_quiet(tmp_path, monkeypatch, quiet):
+    monkeypatch.setattr(progress_module, "LINE_SECONDS", 0.0)
+    save_original(tiny_bilm(seed=5), tmp_path / "options.json", tmp_path / "weights.hdf5")
+    (tmp_path / "in.txt").write_text("The bank of the river.\n\nA bank loan.\n", encoding="utf8")
+    flag = ["-q"] if quiet else []
+    embed = CliRunner().invoke(app, ["embed", str(tmp_path), str(tmp_path / "in.txt"), str(tmp_path / "o.hdf5"), *flag])
+    index = CliRunner().invoke(app, ["index-usages", str(tmp_path), str(tmp_path / "in.txt"), str(tmp_path / "ix"), *flag])
+    assert embed.exit_code == 0 and index.exit_code == 0, embed.output + index.output
+    assert ("Embedding: 3 docs" in embed.output) != quiet
+    assert ("Indexing usages: " in index.output) != quiet
