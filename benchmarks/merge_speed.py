@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scale_overhead import SHARED, read_lines
+from scale_overhead import SHARED, embed_settings, read_lines
 
 
 def main() -> None:
@@ -37,28 +37,10 @@ def main() -> None:
     print(f"CPU: {cpu_class().describe()}")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        bilm = args.bilm
-        if bilm == "random":
-            from spacy_elmo import ElmoOptions, save_original
-            from spacy_elmo.bilm import BiLM
-
-            (tmp / "bilm").mkdir()
-            save_original(BiLM(ElmoOptions()).eval(), tmp / "bilm" / "options.json", tmp / "bilm" / "weights.hdf5")
-            bilm = str(tmp / "bilm")
         text = tmp / "text.txt"
         text.write_text("\n".join(read_lines(args.text, args.lines)) + "\n", encoding="utf8")
+        bilm, settings = embed_settings(args.bilm, tmp, text, 16)
         nlp = load_elmo_pipeline(bilm)
-        settings = {
-            "model": bilm,
-            "input": str(text),
-            "layers": "all",
-            "pretokenized": False,
-            "lang": "en",
-            "sentences": True,
-            "dtype": "float32",
-            "precision": "fp32",
-            "docs_per_batch": 16,
-        }
         parts = [tmp / f"part{i}.hdf5" for i in range(args.parts)]
         started = time.perf_counter()
         n_tokens = sum(embed_to_file(nlp, settings, Shard(i, args.parts), part)[2] for i, part in enumerate(parts))

@@ -13,7 +13,7 @@ import gzip
 import tempfile
 import time
 from pathlib import Path
-from typing import List
+from typing import Any, Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -28,6 +28,30 @@ def read_lines(path: Path, n: int) -> List[str]:
                 if len(lines) == n:
                     break
     return lines
+
+
+def embed_settings(bilm: str, tmp: Path, text: Path, docs_per_batch: int) -> Tuple[str, Dict[str, Any]]:
+    """The biLM folder (`random`: one of the released original size with random weights, written into
+    `tmp`) and `embed`'s settings for every layer of `text` as float32."""
+    if bilm == "random":
+        from spacy_elmo import ElmoOptions, save_original
+        from spacy_elmo.bilm import BiLM
+
+        (tmp / "bilm").mkdir()
+        save_original(BiLM(ElmoOptions()).eval(), tmp / "bilm" / "options.json", tmp / "bilm" / "weights.hdf5")
+        bilm = str(tmp / "bilm")
+    settings = {
+        "model": bilm,
+        "input": str(text),
+        "layers": "all",
+        "pretokenized": False,
+        "lang": "en",
+        "sentences": True,
+        "dtype": "float32",
+        "precision": "fp32",
+        "docs_per_batch": docs_per_batch,
+    }
+    return bilm, settings
 
 
 def main() -> None:
@@ -50,29 +74,11 @@ def main() -> None:
     print(f"CPU: {cpu_class().describe()}; torch threads {torch.get_num_threads()}")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        bilm = args.bilm
-        if bilm == "random":
-            from spacy_elmo import ElmoOptions, save_original
-            from spacy_elmo.bilm import BiLM
-
-            (tmp / "bilm").mkdir()
-            save_original(BiLM(ElmoOptions()).eval(), tmp / "bilm" / "options.json", tmp / "bilm" / "weights.hdf5")
-            bilm = str(tmp / "bilm")
         text = tmp / "text.txt"
         text.write_text("\n".join(read_lines(args.text, args.lines)) + "\n", encoding="utf8")
         texts = text.read_text(encoding="utf8").splitlines()
+        bilm, settings = embed_settings(args.bilm, tmp, text, args.docs_per_batch)
         nlp = load_elmo_pipeline(bilm)
-        settings = {
-            "model": bilm,
-            "input": str(text),
-            "layers": "all",
-            "pretokenized": False,
-            "lang": "en",
-            "sentences": True,
-            "dtype": "float32",
-            "precision": "fp32",
-            "docs_per_batch": args.docs_per_batch,
-        }
         list(nlp.pipe(texts[:20]))  # warm
         rows = []
 
