@@ -34,7 +34,7 @@ class DataDigest:
     def add(self, number: int, array: numpy.ndarray) -> None:
         array = numpy.ascontiguousarray(array)
         self._sha.update(f"{number}:{array.dtype.str}:{array.shape};".encode())
-        self._sha.update(array.tobytes())
+        self._sha.update(array.data if array.flags.c_contiguous and array.size else array.tobytes())  # no copy where it can
 
     def hexdigest(self) -> str:
         return self._sha.hexdigest()

@@ -233,12 +233,13 @@ def _write_hdf5(
 ) -> Tuple[int, int]:
     texts: List[Tuple[int, str]] = []
     n_tokens = 0
-    with HDF5Writer(path) as writer:
+    with HDF5Writer(path, digest=shard is not None) as writer:
         for number, doc in docs:
             writer.add(number, doc.text, layer_data(doc, layers))
             texts.append((number, doc.text))
             n_tokens += len(doc)
         if shard is not None:
+            assert writer.digest is not None
             writer.add_json("shard", {**shard(), "texts": texts, "data": writer.digest.hexdigest()})
     return len(texts), n_tokens
 
@@ -247,18 +248,19 @@ class HDF5Writer:
     """An HDF5 file as `allennlp elmo` writes it: dataset "i" per text, then "sentence_to_index"
     (each text -> the dataset of its last occurrence), written on close."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, digest: bool = False) -> None:
         import h5py
 
         self._h5py = h5py
         self.file = h5py.File(path, "w")
         self.index: Dict[str, str] = {}
-        self.digest = DataDigest()
+        self.digest = DataDigest() if digest else None  # a part's: its record names it
 
     def add(self, number: int, text: str, data: Any) -> None:
         self.file.create_dataset(str(number), data=data)
         self.index[text] = str(number)
-        self.digest.add(number, data)
+        if self.digest is not None:
+            self.digest.add(number, data)
 
     def add_reference(self, number: int, text: str, source: Path, shape: Tuple[int, ...], dtype: Any) -> None:
         """Dataset `number` as a virtual dataset: the whole of dataset `number` of the file `source`."""

@@ -62,11 +62,12 @@ def _merge_hdf5(parts: Sequence[Path], path: Path, virtual: bool = False) -> Tup
         _check_numbers([number for number, _ in items], records[0]["n_docs"], parts)
         digests = [DataDigest() for _ in parts]
         n_tokens = 0
+        sources = [part.resolve() for part in parts]
         with HDF5Writer(path) as writer:
             for number, (text, k) in items:
                 if virtual:
                     source = files[k][str(number)]
-                    writer.add_reference(number, text, parts[k].resolve(), source.shape, source.dtype)
+                    writer.add_reference(number, text, sources[k], source.shape, source.dtype)
                     shape = source.shape
                 else:
                     data = files[k][str(number)][()]
