@@ -638,3 +638,22 @@ def test_semantic_change_scores_a_wug_set_against_its_judgments(tmp_path):
     assert (out / "vectors-tiny.npz").exists() and "| tiny | token layer |" in (out / "change.md").read_text()
     again = subprocess.run(command, capture_output=True, text=True)  # from the kept vectors
     assert again.returncode == 0 and json.loads((out / "change.json").read_text())["results"] == rows
+    more = subprocess.run(
+        [sys.executable, str(SCRIPTS / "change_measures.py"), str(tmp_path / "wug"), str(out), "tiny"], capture_output=True, text=True
+    )
+    assert more.returncode == 0, more.stderr[-3000:]
+    table = (out / "more-measures.md").read_text().splitlines()[2:]
+    assert len(table) == 8 * 4 * 3  # token layer, average, 2 biLSTM layers whole and in halves; plain and 3 cuts; 3 measures
+    assert all(-1 <= float(x) <= 1 for row in table for x in row.strip("|").split("|")[3:])
+
+
+def test_the_further_change_measures_by_hand():
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        from change_measures import across, within
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    a, b = numpy.array([[1.0, 0.0], [0.0, 2.0]]), numpy.array([[3.0, 0.0], [1.0, 0.0]])
+    assert across(a, b) == pytest.approx(0.5)  # cosines 1, 1, 0, 0
+    assert within(a) == pytest.approx(1.0) and within(b) == pytest.approx(0.0)
+    assert across(a, b) - (within(a) + within(b)) / 2 == pytest.approx(0.0)  # the energy distance
