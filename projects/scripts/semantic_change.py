@@ -28,7 +28,7 @@ from typing import Callable, Dict, List, Sequence, Tuple
 import numpy
 import typer
 
-from spacy_elmo.usages.change import apd, prt
+from spacy_elmo.usages.change import apd, cluster_jsd, prt
 from spacy_elmo.usages.wug import read_dataset
 
 Vectors = Dict[str, Tuple[numpy.ndarray, numpy.ndarray]]  # word -> (period 1, period 2) usage vectors (n, L + 1, D)
@@ -91,24 +91,6 @@ def embed(wug: Dict, name: str, model: str, out: Path) -> Vectors:
         print(f"{name}: {word} {len(vectors[word][0])} + {len(vectors[word][1])} usages", flush=True)
     numpy.savez(cache, **{f"{w}/{g + 1}": v[g] for w, v in vectors.items() for g in (0, 1)})
     return vectors
-
-
-def cluster_jsd(a: numpy.ndarray, b: numpy.ndarray, k: int, seed: int) -> float:
-    """Jensen-Shannon divergence (nats) of the two periods' distributions over k clusters of all the word's usages
-    (spherical k-means, 30 rounds from k usages drawn with `seed`)."""
-    both = numpy.concatenate([a, b])
-    both = both / numpy.linalg.norm(both, axis=1, keepdims=True)
-    centres = both[numpy.random.default_rng(seed).choice(len(both), min(k, len(both)), replace=False)]
-    for _ in range(30):
-        labels = (both @ centres.T).argmax(1)
-        centres = numpy.stack([both[labels == j].mean(0) if (labels == j).any() else centres[j] for j in range(len(centres))])
-        centres /= numpy.linalg.norm(centres, axis=1, keepdims=True)
-    p = numpy.bincount(labels[: len(a)], minlength=len(centres)) / len(a)
-    q = numpy.bincount(labels[len(a) :], minlength=len(centres)) / len(b)
-    m = (p + q) / 2
-    return float(
-        sum(0.5 * x * math.log(x / y) for x, y in zip(p, m) if x > 0) + sum(0.5 * x * math.log(x / y) for x, y in zip(q, m) if x > 0)
-    )
 
 
 def pair_cosines(wug: Dict, vectors: Vectors, rep: Callable, transform: Callable) -> Tuple[List[float], List[float]]:

@@ -213,32 +213,47 @@ def neighbours(
 @command("change")
 def change_cli(
     index_a: Path = typer.Argument(
-        ..., metavar="INDEX_A", help="Usage index of corpus A (spacy-elmo index-usages), e.g. the earlier period", exists=True
+        ...,
+        metavar="A",
+        help="Corpus A, e.g. the earlier period: a usage index (spacy-elmo index-usages), or a corpus (with --model)",
+        exists=True,
     ),
     index_b: Path = typer.Argument(
-        ..., metavar="INDEX_B", help="Usage index of corpus B, built with the same MODEL, --layer and --lemmas", exists=True
+        ..., metavar="B", help="Corpus B: an index built with the same MODEL, --layer and --lemmas, or a corpus", exists=True
     ),
     output: Path = typer.Argument(..., help="The table to write: .tsv, or .json"),
     words: Path = typer.Option(
         None, "--words", "-w", help="The target words, one a line (default: every word with --min-usages in both)", exists=True
     ),
     measure: List[str] = typer.Option(
-        ["apd", "prt"], "--measure", "-m", help="apd and/or prt (repeat the option); the first orders the rows"
+        ["apd", "prt"],
+        "--measure",
+        "-m",
+        help="apd, prt and/or jsd (repeat the option; jsd: over 8 clusters of the word's usages, at most 10,000 a side "
+        "sampled with seed 0); the first orders the rows",
     ),
     min_usages: int = typer.Option(5, "--min-usages", help="Fewer usages in either index: listed with a note, never scored", min=1),
     standardize: bool = typer.Option(False, "--standardize", help="Subtract each index's mean usage vector first"),
+    model: str = typer.Option(
+        None, "--model", help="A or B given as a corpus: index it with this pipeline, biLM folder or released name first"
+    ),
+    layer: str = typer.Option("top", "--layer", help="A corpus's usage vectors (as index-usages --layer)"),
+    lemmas: bool = typer.Option(False, "--lemmas", help="A corpus's words matched on lemmas (as index-usages --lemmas)"),
+    lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
     quiet: bool = quiet_option(),
 ) -> None:
-    """Which words changed meaning between two corpora: for each word, its usages in each index and how much
-    they differ, APD (the mean cosine distance over all pairs of one usage from each, exact) and PRT (1 / cosine
-    of the two mean usages), most changed first (Kutuzov & Giulianelli 2020; docs/senses.md)."""
+    """Which words changed meaning between two corpora: for each word, its usages in each and how much they
+    differ, APD (the mean cosine distance over all pairs of one usage from each, exact), PRT (1 / cosine of the
+    two mean usages) and JSD (of the two sides' shares of clusters of the word's usages), most changed first
+    (Kutuzov & Giulianelli 2020; docs/senses.md). A and B are usage indexes, or corpora that --model indexes
+    first (only the --words, where given) into a temporary folder."""
     from ..progress_bar import progress_bar
     from ..usages.change import MEASURES
 
     bad = [m for m in measure if m not in MEASURES]
     if bad:
-        raise typer.BadParameter(f"{', '.join(bad)}: use apd and/or prt", param_hint="--measure")
+        raise typer.BadParameter(f"{', '.join(bad)}: use {', '.join(MEASURES)}", param_hint="--measure")
     if output.suffix not in (".tsv", ".json"):
         raise typer.BadParameter(f"{output.name}: write a .tsv or a .json file", param_hint="OUTPUT")
     check_output_file(output, overwrite)
@@ -246,7 +261,10 @@ def change_cli(
     def progress(items: Iterable[Any]) -> Iterable[Any]:
         return progress_bar(list(items), desc="Comparing", unit=" words", disable=True if quiet else None, leave=False)
 
-    rows = change(index_a, index_b, output, words, measure, min_usages=min_usages, standardize=standardize, progress=progress)
+    corpus = {"model": model, "layer": layer, "lemmas": lemmas, "lang": lang, "progress": not quiet, "log": say(quiet)}
+    rows = change(
+        index_a, index_b, output, words, measure, min_usages=min_usages, standardize=standardize, progress=progress, corpus=corpus
+    )
     scored = sum(1 for r in rows if r.scores)
     say(quiet)(f"Wrote the change of {len(rows)} words to {output} ({scored} scored, {len(rows) - scored} with too few usages)")
 
@@ -261,19 +279,67 @@ def change(
     min_usages: int = 5,
     standardize: bool = False,
     progress: Optional[Callable[[Iterable[Any]], Iterable[Any]]] = None,
+    corpus: Optional[Dict[str, Any]] = None,
 ) -> List[Any]:
     """Write OUTPUT (.tsv or .json): how each word of WORDS (a file, one a line; default: every word with
-    MIN_USAGES in both) changed between two usage indexes. Returns the rows, most changed first."""
+    MIN_USAGES in both) changed between A and B, usage indexes or corpora. Returns the rows, most changed first.
+
+    corpus (Optional[Dict[str, Any]]): how a corpus given as A or B is indexed first: "model" (needed then),
+        "layer", "lemmas", "lang", "progress", "log".
+    """
+    import tempfile
+
+    from ..output_folders import USAGE_INDEX, is_own
     from ..usages.change import read_words, write_changes
     from ..usages.index import UsageIndex
 
     targets = read_words(words) if words is not None else None
-    a, b = UsageIndex().from_disk(index_a), UsageIndex().from_disk(index_b)
-    if targets is not None:
-        absent = [w for w in targets if not len(a.rows_of(w)) and not len(b.rows_of(w))]
-        if len(absent) == len(targets):
-            raise InputError(f"none of the {len(targets)} words of {words} has a usage in either index (keys: {a.match})")
-    rows = a.change(b, targets, list(measure), min_usages=min_usages, standardize=standardize, progress=progress)
+    sides = [Path(index_a), Path(index_b)]
+    corpora = [p for p in sides if not is_own(p, USAGE_INDEX)]
+    with tempfile.TemporaryDirectory(prefix="spacy-elmo-change-") as scratch:
+        if corpora:
+            sides = _index_corpora(sides, corpora, targets, corpus or {}, Path(scratch))
+        a, b = UsageIndex().from_disk(sides[0]), UsageIndex().from_disk(sides[1])
+        if targets is not None:
+            absent = [w for w in targets if not len(a.rows_of(w)) and not len(b.rows_of(w))]
+            if len(absent) == len(targets):
+                raise InputError(f"none of the {len(targets)} words of {words} has a usage in either index (keys: {a.match})")
+        rows = a.change(b, targets, list(measure), min_usages=min_usages, standardize=standardize, progress=progress)
     settings = {"index_a": str(index_a), "index_b": str(index_b), "min_usages": min_usages, "standardize": standardize}
+    if "jsd" in measure:
+        from ..usages.change import JSD_CLUSTERS, JSD_SEED, JSD_USAGES
+
+        settings["jsd"] = f"{JSD_CLUSTERS} clusters, at most {JSD_USAGES} usages a side, seed {JSD_SEED}"
     write_changes(rows, output, list(measure), settings)
     return rows
+
+
+def _index_corpora(
+    sides: List[Path], corpora: List[Path], targets: Optional[List[str]], corpus: Dict[str, Any], scratch: Path
+) -> List[Path]:
+    """The sides with each corpus among them replaced by its usage index, built in `scratch` by one pipeline."""
+    from ..pipeline.loading import load_elmo_pipeline
+    from ..usages.builder import build_usage_index
+
+    if corpus.get("model") is None:
+        raise InputError(f"{corpora[0]} is not a usage index: give --model MODEL to index it as a corpus, or give an index")
+    nlp = load_elmo_pipeline(corpus["model"], corpus.get("lang", "en"))
+    built = []
+    for k, side in enumerate(sides):
+        if side not in corpora:
+            built.append(side)
+            continue
+        folder = scratch / f"index-{k}"
+        build_usage_index(
+            nlp,
+            side,
+            folder,
+            model=corpus["model"],
+            words=targets,
+            lemmas=bool(corpus.get("lemmas")),
+            layer=corpus.get("layer", "top"),
+            progress=bool(corpus.get("progress")),
+            log=corpus.get("log", print),
+        )
+        built.append(folder)
+    return built

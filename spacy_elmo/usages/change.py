@@ -6,6 +6,8 @@ usages of each word (SemEval-2020 Task 1, lexical semantic change detection).
   bilinear), so APD is exact over every pair at the cost of one pass over the usages: no pairs are sampled.
 - PRT (inverted similarity of prototypes): 1 / cos(mean of A's usages, mean of B's usages); 1 where the means
   point the same way, larger the more they differ.
+- JSD: the Jensen-Shannon divergence of the two corpora's distributions over clusters of the word's usages
+  (spherical k-means on both sides' usages together; at most JSD_USAGES a side, sampled with a fixed seed).
 
 Both read the usage vectors as they are (a layer or a mix: `index-usages --layer`); `standardize` first
 subtracts each corpus's mean over all its usages (the common direction that every contextual vector shares).
@@ -27,7 +29,8 @@ from ..types import PathLike
 if TYPE_CHECKING:  # pragma: no cover
     from .index import UsageIndex
 
-MEASURES = ("apd", "prt")
+MEASURES = ("apd", "prt", "jsd")
+JSD_CLUSTERS, JSD_USAGES, JSD_SEED = 8, 10_000, 0
 DEFAULT_MIN_USAGES = 5
 _CHUNK = 1 << 15  # usages read at a time: a word's usages are never all in memory at once
 
@@ -56,6 +59,14 @@ class UsageRows:
                 chunk -= self.centre
             total += (_unit(chunk) if unit else chunk).sum(0)
         return total / max(len(self.rows), 1)
+
+    def sample(self, n: int, seed: int = JSD_SEED) -> numpy.ndarray:
+        """RETURNS (numpy.ndarray): float64 (min(n, len), D): the usages, or n of them drawn with `seed`, in row order."""
+        rows = self.rows
+        if len(rows) > n:
+            rows = numpy.sort(numpy.random.default_rng(seed).choice(rows, n, replace=False))
+        vectors = numpy.asarray(self.vectors[rows], dtype=numpy.float64)
+        return vectors - self.centre if self.centre is not None else vectors
 
 
 Usages = Union[numpy.ndarray, UsageRows]
@@ -99,6 +110,37 @@ def prt(a: Usages, b: Usages) -> float:
         return 1.0
     cosine = float(_unit(mean_a) @ _unit(mean_b))
     return 1.0 / cosine if cosine > 0 else math.inf
+
+
+def cluster_jsd(a: Usages, b: Usages, k: int = JSD_CLUSTERS, seed: int = JSD_SEED, max_usages: int = JSD_USAGES) -> float:
+    """The Jensen-Shannon divergence (nats, at most ln 2) of A's and B's distributions over k clusters of all the
+    word's usages: spherical k-means, 30 rounds from k usages drawn with `seed`; at most `max_usages` a side.
+
+    RETURNS (float): 0 where both sides fall into the clusters alike; ln 2 where no cluster holds usages of both.
+    """
+    if not len(a) or not len(b):
+        raise ValueError("JSD needs at least one usage on each side")
+    a_, b_ = (_sampled(x, max_usages, seed) for x in (a, b))
+    both = _unit(numpy.concatenate([a_, b_]))
+    centres = both[numpy.random.default_rng(seed).choice(len(both), min(k, len(both)), replace=False)]
+    for _ in range(30):
+        labels = (both @ centres.T).argmax(1)
+        centres = _unit(numpy.stack([both[labels == j].mean(0) if (labels == j).any() else centres[j] for j in range(len(centres))]))
+    p = numpy.bincount(labels[: len(a_)], minlength=len(centres)) / len(a_)
+    q = numpy.bincount(labels[len(a_) :], minlength=len(centres)) / len(b_)
+    m = (p + q) / 2
+    return float(
+        sum(0.5 * x * math.log(x / y) for x, y in zip(p, m) if x > 0) + sum(0.5 * x * math.log(x / y) for x, y in zip(q, m) if x > 0)
+    )
+
+
+def _sampled(usages: Usages, n: int, seed: int) -> numpy.ndarray:
+    if isinstance(usages, UsageRows):
+        return usages.sample(n, seed)
+    vectors = numpy.asarray(usages, dtype=numpy.float64)
+    if len(vectors) > n:
+        vectors = vectors[numpy.sort(numpy.random.default_rng(seed).choice(len(vectors), n, replace=False))]
+    return vectors
 
 
 def usage_similarity(a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
@@ -152,7 +194,7 @@ def compare(
             row.note = f"too few usages in {side} ({min(len(a), len(b))}; --min-usages {min_usages})"
         else:
             for measure in measures:
-                row.scores[measure] = apd(a, b) if measure == "apd" else prt(a, b)
+                row.scores[measure] = apd(a, b) if measure == "apd" else prt(a, b) if measure == "prt" else cluster_jsd(a, b)
         rows.append(row)
     first = measures[0]
     return sorted(rows, key=lambda r: (not r.scores, -r.scores.get(first, 0.0), r.word))

@@ -225,3 +225,41 @@ def test_target_words_files(tmp_path):
     (tmp_path / "e.txt").write_text("\n# none\n", encoding="utf8")
     with pytest.raises(InputError, match="names no word"):
         read_words(tmp_path / "e.txt")
+
+
+def test_jsd_by_hand():
+    """Two sides in clusters of their own: ln 2; the same usages on both sides: 0."""
+    from spacy_elmo.usages.change import cluster_jsd
+
+    rng = numpy.random.default_rng(0)
+    a = numpy.array([1.0, 0.0, 0.0]) + rng.normal(0, 0.01, (20, 3))
+    b = numpy.array([0.0, 1.0, 0.0]) + rng.normal(0, 0.01, (30, 3))
+    assert cluster_jsd(a, b, k=2) == pytest.approx(math.log(2))
+    assert cluster_jsd(a, a, k=2) == pytest.approx(0.0, abs=1e-12)
+    mixed = numpy.concatenate([a, b])
+    assert cluster_jsd(mixed, mixed[::-1].copy(), k=2) == pytest.approx(0.0, abs=1e-12)
+    # at most max_usages a side, drawn with the seed: the same answer twice
+    assert cluster_jsd(mixed, a, k=2, max_usages=10) == cluster_jsd(mixed, a, k=2, max_usages=10)
+
+
+def test_the_change_command_takes_two_corpora_with_a_model(indexes, tmp_path):
+    tmp, built = indexes
+    (tmp_path / "words.txt").write_text("plane\ncat\n", encoding="utf8")
+    args = ["change", str(tmp / "old.txt"), str(tmp / "new.txt"), str(tmp_path / "c.json"), "--words", str(tmp_path / "words.txt")]
+    args += ["--min-usages", "2", "-q", "--measure", "apd", "--measure", "jsd"]
+    result = CliRunner().invoke(app, [*args, "--model", str(tmp / "bilm")])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "c.json").read_text())
+    by_word = {w["word"]: w for w in data["words"]}
+    expected = {r.word: r for r in built["old"].change(built["new"], ["plane", "cat"], ["apd", "jsd"], min_usages=2)}
+    for word in ("plane", "cat"):  # indexing only the words gives each usage the vector of the whole index
+        assert by_word[word]["apd"] == pytest.approx(expected[word].scores["apd"], abs=1e-6)
+        assert 0 <= by_word[word]["jsd"] <= math.log(2) + 1e-9
+    assert "seed 0" in data["settings"]["jsd"]
+    result = CliRunner().invoke(app, [*args[:3], str(tmp_path / "d.json"), *args[4:]])
+    assert result.exit_code == 1 and "give --model" in result.output and not (tmp_path / "d.json").exists()
+    (tmp_path / "empty.txt").write_text("\n", encoding="utf8")
+    result = CliRunner().invoke(
+        app, [*args[:2], str(tmp_path / "empty.txt"), str(tmp_path / "e.json"), *args[4:], "--model", str(tmp / "bilm")]
+    )
+    assert result.exit_code == 1 and "nothing was indexed" in result.output and not (tmp_path / "e.json").exists()
