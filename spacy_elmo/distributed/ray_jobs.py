@@ -19,7 +19,7 @@ import socket
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Dict, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List
 
 from ..errors import InputError
 
@@ -87,6 +87,17 @@ def remove_stale_parts(output: Path) -> int:
         shutil.rmtree(folder, ignore_errors=True)
         removed += 1
     return removed
+
+
+def worker_count(workers: int, cpus: int, say: Callable[[str], Any] = print) -> int:
+    """RETURNS (int): the Ray actors to start: `workers`, 0 for one per CPU, more than the cluster's CPUs
+    capped at them (an actor needs one, and the others would wait for ever), said in a line."""
+    if workers < 0:
+        raise InputError(f"--workers {workers}: give a number of workers (0: one per CPU of the cluster)")
+    if workers > cpus:
+        say(f"--workers {workers}: the cluster has {cpus} CPUs, so {cpus} workers (each needs one)")
+        return cpus
+    return workers or cpus
 
 
 def _alive(pid: int) -> bool:
@@ -163,8 +174,7 @@ def run_embed(address: str, settings: Dict[str, Any], output: Path, workers: int
 
 
 def _run(kind: str, address: str, settings: Dict[str, Any], output: Path, workers: int, suffix: str, quiet: bool) -> None:
-    if workers < 0:
-        raise InputError(f"--workers {workers}: give a number of workers (0: one per CPU of the cluster)")
+    worker_count(workers, 1 << 30)  # a count below 0 is refused before Ray starts
     removed = remove_stale_parts(output)
     if removed and not quiet:
         print(f"Removed the parts of {removed} interrupted run{'s' * (removed > 1)} into {output} (their driver has ended)")
@@ -178,11 +188,7 @@ def _run_on(ray: Any, kind: str, settings: Dict[str, Any], output: Path, workers
     from .merge import merge_parts
 
     cpus = max(int(ray.cluster_resources().get("CPU", 1)), 1)
-    if workers > cpus:
-        if not quiet:
-            print(f"--workers {workers}: the cluster has {cpus} CPUs, so {cpus} workers (each needs one)")
-        workers = cpus
-    workers = workers or cpus
+    workers = worker_count(workers, cpus, (lambda _: None) if quiet else print)
     threads = max(cpus // workers, 1)
     count = SHARDS_PER_WORKER * workers
     worker_class = ray.remote(num_cpus=threads, max_restarts=-1, max_task_retries=TASK_RETRIES)(_ShardWorker)

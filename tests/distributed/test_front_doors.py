@@ -109,3 +109,13 @@ def test_shards_that_hold_nothing_are_said(bilm_dir, corpus, tmp_path):  # noqa:
     assert result.exit_code == 0 and "37 documents make 3 chunks of 16" in result.output, result.output
     result = CliRunner().invoke(app, [*args[:-4], "--shard", "0/2", "--docs-per-batch", "1", "--overwrite"])
     assert result.exit_code == 0 and "Note" not in result.output
+
+
+def test_workers_past_the_clusters_cpus_are_capped_and_said():
+    from spacy_elmo.distributed.ray_jobs import worker_count
+
+    said = []
+    assert worker_count(1000, 2, said.append) == 2 and "the cluster has 2 CPUs, so 2 workers" in said[0]
+    assert worker_count(0, 8, said.append) == 8 and worker_count(3, 8, said.append) == 3 and len(said) == 1
+    with pytest.raises(InputError, match="--workers -1"):
+        worker_count(-1, 2)
