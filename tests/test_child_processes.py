@@ -31,6 +31,7 @@ def test_the_start_method_never_forks_this_process():
     assert process_context().get_start_method() == START_METHOD
 
 
+@pytest.mark.slow
 def test_preparing_a_corpus_in_processes_never_forks_this_process(tmp_path, monkeypatch):
     """os.fork in this process would copy its threads' locks and its handlers (and pytest itself)."""
 

@@ -162,6 +162,7 @@ def test_init_config_elmo_at_moves_the_listener_and_changes_nothing_else(task, t
     assert result.exit_code != 0 and "both" in result.output
 
 
+@pytest.mark.slow
 def test_spacy_init_elmo_config_is_the_same_command(tmp_path):
     """Registered under spaCy's own CLI through the spacy_cli entry point."""
     import subprocess
@@ -179,6 +180,7 @@ def test_spacy_init_elmo_config_is_the_same_command(tmp_path):
     assert (tmp_path / "t.cfg").read_text() == task_config("tagger").read_text()
 
 
+@pytest.mark.slow
 def test_generated_configs_pass_spacy_debug_config(tmp_path):
     """Every config init-config writes (with ELMo, each placement, and the baseline) passes
     spaCy's own validation, as `spacy init config`'s do."""
@@ -253,6 +255,7 @@ def test_help_lists_commands_in_workflow_order_and_flags_without_a_type():
     assert "<bool>" not in help_line, help_line
 
 
+@pytest.mark.slow
 def test_every_error_is_one_line_on_stderr(tmp_path):
     """A command-line mistake (missing argument, unknown option or command) reads like a bad file: one line
     starting 'Error:', exit status non-zero, nothing boxed."""
@@ -284,6 +287,7 @@ def test_embed_takes_precision_auto_and_names_the_choices(tmp_path):
     assert result.exit_code != 0 and "fp32, bf16, int8, auto" in result.output
 
 
+@pytest.mark.slow
 def test_init_config_sets_the_pipelines_language(tmp_path, monkeypatch):
     """--lang sets [nlp] lang (a German config must not train with the English tokenizer); a
     released biLM's name gives its own language; an unknown language is refused before writing."""
@@ -341,6 +345,7 @@ def test_a_task_config_without_a_biLM_refuses_to_train_on_random_weights(tmp_pat
         init_nlp(config)
 
 
+@pytest.mark.slow
 def test_long_commands_report_progress_unless_quiet_and_draw_no_bar_into_a_pipe(tmp_path):
     """prepare-corpus, embed and index-usages: without --quiet a summary line on stdout; with it nothing on
     stdout; a bar (tqdm's frames, carriage returns) never when the output is not a terminal."""

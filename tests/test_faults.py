@@ -133,6 +133,7 @@ def test_preparing_again_keeps_the_files_a_user_put_in_the_folder(corpus, tmp_pa
 # --- finished runs, concurrent runs --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_finished_run_is_not_started_over_without_resume_or_overwrite(corpus, tmp_path):
     out = tmp_path / "run"
     assert _cli(*_pretrain_args(corpus, out)).exit_code == 0
@@ -157,6 +158,7 @@ time.sleep(60)
 """
 
 
+@pytest.mark.slow
 def test_a_second_run_on_a_folder_in_use_is_refused_naming_the_first(corpus, tmp_path):
     out = tmp_path / "run"
     assert _cli(*_pretrain_args(corpus, out)).exit_code == 0
@@ -174,6 +176,7 @@ def test_a_second_run_on_a_folder_in_use_is_refused_naming_the_first(corpus, tmp
     assert _cli(*_pretrain_args(corpus, out, **{"training.max_steps": 5}), "--resume").exit_code == 0
 
 
+@pytest.mark.slow
 def test_the_log_has_each_step_once_after_a_resume(corpus, tmp_path):
     """Killed after logging steps past its last checkpoint: the resumed run logs them again, once."""
     out = tmp_path / "run"
@@ -250,6 +253,7 @@ def _fill(folder: Path) -> Path:
     return filler
 
 
+@pytest.mark.slow
 def test_a_full_disk_keeps_the_last_checkpoint_and_says_so(corpus, tmp_path):
     """On a small tmpfs where the test may mount one (root on Linux), else by a write that fails."""
     mount = tmp_path / "small"
@@ -424,6 +428,7 @@ def test_a_lone_surrogate_in_jsonl_names_the_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_resume_without_a_checkpoint_never_replaces_a_finished_run(corpus, tmp_path):
     out = tmp_path / "run"
     assert _cli(*_pretrain_args(corpus, out, **{"training.max_steps": 4})).exit_code == 0
@@ -436,6 +441,7 @@ def test_resume_without_a_checkpoint_never_replaces_a_finished_run(corpus, tmp_p
     assert _cli(*_pretrain_args(corpus, fresh), "--resume").exit_code == 0
 
 
+@pytest.mark.slow
 def test_a_users_old_and_tmp_folders_in_a_run_folder_survive_resume_and_overwrite(corpus, tmp_path):
     out = tmp_path / "run"
     assert _cli(*_pretrain_args(corpus, out, **{"training.max_steps": 3, "training.eval_every": 1})).exit_code == 0
@@ -450,6 +456,7 @@ def test_a_users_old_and_tmp_folders_in_a_run_folder_survive_resume_and_overwrit
     assert not [p for p in out.iterdir() if p.name.endswith(".spacy-elmo-scratch")]
 
 
+@pytest.mark.slow
 def test_a_model_folder_set_aside_by_a_killed_save_comes_back(corpus, tmp_path):
     from spacy_elmo.output_folders import mark
     from spacy_elmo.training.checkpoint import _OLD_MODEL

@@ -50,6 +50,7 @@ def test_nlp_pipe_with_two_spawned_processes(tmp_path):
     assert "spawned spawn" in out
 
 
+@pytest.mark.slow
 def test_without_fcntl_and_register_at_fork_the_component_and_folders_work(tmp_path):
     out = _python(
         f"""

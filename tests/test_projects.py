@@ -274,6 +274,7 @@ def test_convert_sst_writes_sst5_and_sst2_categories(tmp_path):
     assert run.returncode != 0 and "not an SST tree" in run.stderr
 
 
+@pytest.mark.slow
 def test_compare_gives_means_and_sd_over_seeds(tmp_path):
     metrics, training = tmp_path / "metrics", tmp_path / "training"
     metrics.mkdir()
@@ -426,6 +427,7 @@ def _script_module(name: str):
         sys.path.remove(str(SCRIPTS))
 
 
+@pytest.mark.slow
 def test_few_labels_subsets_are_whole_articles_drawn_per_seed(tmp_path):
     few = _script_module("few_labels")
     articles = []
@@ -464,6 +466,7 @@ def test_few_labels_subsets_are_whole_articles_drawn_per_seed(tmp_path):
     assert few.choose(10, 30, 0) == few.choose(10, 30, 0) and len(few.choose(1000, 1, 2)) == 10 and few.choose(5, 1, 0) != []
 
 
+@pytest.mark.slow
 def test_few_labels_report_interpolates_in_log_fraction(tmp_path):
     few = _script_module("few_labels")
     # from 70 at 1% to 80 at 10%: 75 is reached halfway in log-fraction, at sqrt(10) = 3.16%

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SETUP_CFG = Path(__file__).resolve().parents[1] / "setup.cfg"
 REGISTRIES = {"spacy_architectures": "architectures", "spacy_layers": "layers", "spacy_loggers": "loggers", "spacy_elmo_sequences": None}
 
@@ -32,6 +34,7 @@ def test_every_registered_name_is_an_entry_point():
         assert ours <= set(points[group]), f"{group}: {sorted(ours - set(points[group]))} not in setup.cfg"
 
 
+@pytest.mark.slow
 def test_every_entry_point_resolves_in_a_fresh_process():
     names = [(REGISTRIES[group], name) for group, entries in _entry_points().items() if REGISTRIES[group] for name in entries]
     code = (

@@ -7,6 +7,7 @@ import torch
 from spacy_elmo.bilm.lstm import BiLstmLayer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hidden_dim,trainable", [(2, "all"), (4, "all"), (2, "hidden_weight frozen")])
 def test_layer_gradients_match_finite_differences(hidden_dim, trainable):
     torch.manual_seed(0)

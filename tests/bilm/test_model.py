@@ -156,6 +156,7 @@ def test_prepacked_inference_path_agrees_with_plain_matmul():
         numpy.testing.assert_allclose(a, b, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_prepacked_weights_follow_weight_changes():
     source, target = tiny_bilm(seed=1, **PACKED_SIZES), tiny_bilm(seed=2, **PACKED_SIZES)
     target.embed(SENTENCES)  # fills the caches from target's own weights
@@ -180,6 +181,7 @@ def test_pickled_copy_gives_identical_outputs():
         numpy.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow
 def test_char_cnn_grouped_by_length_equals_one_group(monkeypatch):
     """Types of very different lengths run through the char CNN in groups, each cut to its own
     length: the vectors and the gradients equal those of one uncut group."""
@@ -207,6 +209,7 @@ def test_char_cnn_grouped_by_length_equals_one_group(monkeypatch):
         torch.testing.assert_close(grouped_grads[name], whole_grads[name], atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sizes", [{}, PACKED_SIZES], ids=["tiny", "packed"])
 def test_inference_path_equals_the_training_path_on_mixed_lengths(sizes):
     """Inference runs the input products over the running rows only, in blocks, and its own cell:

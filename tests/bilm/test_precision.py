@@ -21,6 +21,7 @@ needs_int8 = pytest.mark.skipif(not int8_available(), reason="this PyTorch build
 TOLERANCE = {"bf16": (0.05, 0.9995), "int8": (0.1, 0.999)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("precision", [pytest.param("bf16", marks=needs_bf16), pytest.param("int8", marks=needs_int8)])
 @pytest.mark.parametrize("size", list(SIZES))
 def test_low_precision_is_close_to_fp32_at_the_released_sizes(size, precision):
@@ -260,6 +261,7 @@ def test_the_cpu_class_says_what_the_kernels_do():
     assert CpuClass("AVX512", "Y", 127, True, True).describe() == "Y: AVX512, int8 with 8-bit weights (VNNI), bfloat16 units, AMX"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"), reason="needs an x86 CPU with AVX2")
 def test_pytorchs_own_int8_kernel_without_vnni_gets_seven_bit_weights():
     """PyTorch's int8 kernels restricted to AVX2 (FBGEMM_ENABLE_INSTRUCTIONS, ONEDNN_MAX_CPU_ISA, as on a

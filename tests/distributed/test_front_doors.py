@@ -99,6 +99,7 @@ def test_a_partial_download_record_keeps_no_password():
     assert record["url"] == "https://mirror.example/small/weights.hdf5"
 
 
+@pytest.mark.slow
 def test_shards_that_hold_nothing_are_said(bilm_dir, corpus, tmp_path):  # noqa: F811
     """35 documents in chunks of 16 x 40: one chunk for two shards, and the command says so."""
     args = ["index-usages", str(bilm_dir), str(corpus / "docs.txt"), str(tmp_path / "p"), "--shard", "1/2", "--docs-per-batch", "40"]

@@ -70,6 +70,7 @@ def _index_shards(bilm_dir, corpus, tmp_path, n, *extra):
     return parts
 
 
+@pytest.mark.slow
 def test_three_index_shards_merge_into_the_single_runs_index(bilm_dir, corpus, tmp_path):
     _run("index-usages", bilm_dir, corpus / "docs.txt", tmp_path / "single", "--docs-per-batch", 1, "-q")
     parts = _index_shards(bilm_dir, corpus, tmp_path, 3)
@@ -95,6 +96,7 @@ def test_an_empty_shard_is_a_part_and_merges(bilm_dir, corpus, tmp_path):
     assert (tmp_path / "single" / "vectors.bin").read_bytes() == (tmp_path / "merged" / "vectors.bin").read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layers", ["--all", "--top"])
 def test_three_hdf5_shards_merge_into_the_single_runs_file_byte_for_byte(bilm_dir, corpus, tmp_path, layers):
     lines = corpus / "lines.txt"
@@ -110,6 +112,7 @@ def test_three_hdf5_shards_merge_into_the_single_runs_file_byte_for_byte(bilm_di
     assert index[lines.read_text().split("\n")[0]] == "34"  # a repeated line: its last occurrence
 
 
+@pytest.mark.slow
 def test_docbin_shards_merge_into_the_single_runs_docs(bilm_dir, corpus, tmp_path):
     lines = corpus / "lines.txt"
     _run("embed", bilm_dir, lines, tmp_path / "single.spacy", "--docs-per-batch", 1, "-q")
@@ -126,6 +129,7 @@ def test_docbin_shards_merge_into_the_single_runs_docs(bilm_dir, corpus, tmp_pat
     assert (tmp_path / "single.spacy").read_bytes() == (tmp_path / "merged.spacy").read_bytes()
 
 
+@pytest.mark.slow
 def test_merge_refuses_parts_that_do_not_add_up(bilm_dir, corpus, tmp_path):
     parts = _index_shards(bilm_dir, corpus, tmp_path, 3)
     assert "shard 2/3 missing" in _fail("merge", tmp_path / "m1", parts[0], parts[1])

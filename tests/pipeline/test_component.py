@@ -294,6 +294,7 @@ def test_a_truncated_model_file_is_named(nlp, tmp_path):
         spacy.load(tmp_path / "p")
 
 
+@pytest.mark.slow
 def test_docbin_reads_elmo_data_in_a_fresh_process(nlp, tmp_path):
     """The reader never built an elmo component: decoding the data registers doc._.elmo."""
     doc = nlp("The cat sat.")
@@ -377,6 +378,7 @@ def test_settings_overridden_at_load_take_effect_everywhere(elmo_files, tmp_path
     assert again.get_pipe("elmo").cache.max_bytes == 10 * 2**20
 
 
+@pytest.mark.slow
 def test_forked_children_get_one_thread_only_once_an_elmo_component_exists():
     """Importing the package leaves forked children alone; building an elmo component gives them
     one torch thread (a child of a multi-threaded parent would hang on its first parallel op)."""

@@ -34,6 +34,7 @@ def test_the_component_stores_the_biLM_layers():
     assert nlp.config["components"]["elmo"]["model"]["@architectures"] == "spacy-elmo.BiLM.v3"
 
 
+@pytest.mark.slow
 def test_saved_pipeline_loads_in_a_fresh_process_with_the_weights_inside(tmp_path):
     nlp = _pipeline()
     expected = nlp(Doc(nlp.vocab, words=WORDS))._.elmo.layers

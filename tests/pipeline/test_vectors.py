@@ -68,6 +68,7 @@ def test_bad_settings_are_explained():
         layer_weights([0.5, 0.5], 3)
 
 
+@pytest.mark.slow
 def test_the_same_word_in_two_senses_is_farther_apart(shared_bilm):
     """The paper's point (its Table 4: "play", and Section 5.3): the biLM's top layer separates
     word senses; the context-free token layer cannot (the same word gets the same vector)."""
@@ -115,6 +116,7 @@ def test_layer_weights_that_overflow_are_refused(weights):
         layer_weights(weights, 3)
 
 
+@pytest.mark.slow
 def test_worker_processes_do_not_warn_that_the_vector_hooks_are_lost(tiny_files):
     """spaCy warns (W109) when a worker serializes a Doc with user hooks; ours come back on the main side,
     so the workers drop them first. A user's own hook is still warned about. (A process of its own: under

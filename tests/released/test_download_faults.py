@@ -457,6 +457,7 @@ _NAMES = st.sampled_from(["options.json", "weights.hdf5", "../victim.txt", "/tmp
     complete=_JSON,
     extra=st.dictionaries(st.sampled_from(["sizes", "partial", "done", "name"]), _JSON, max_size=3),
 )
+@pytest.mark.slow
 def test_fuzzed_records_load_the_true_model_or_fail_in_one_line(mirror, cache, tmp_path, files, complete, extra):
     if not (cache / "small").exists():
         download("small", mirror=mirror.url, progress=False)
@@ -482,6 +483,7 @@ def test_fuzzed_records_load_the_true_model_or_fail_in_one_line(mirror, cache, t
         path.write_text(good)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(head=st.binary(max_size=4096), known=_JSON)
 def test_fuzzed_partial_files_end_with_the_true_file(mirror, cache, head, known):

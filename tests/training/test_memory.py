@@ -24,6 +24,7 @@ def _held_after_free(mode: str):
     return out[0], float(out[1])
 
 
+@pytest.mark.slow
 def test_freed_large_blocks_are_kept_for_reuse_only_when_asked():
     took, held = _held_after_free("reuse")
     if took != "True":

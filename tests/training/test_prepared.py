@@ -35,6 +35,7 @@ def text_dir(tmp_path):
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_process", [1, 2])
 def test_prepared_sentences_equal_the_streamed_corpus(text_dir, tmp_path, n_process):
     prepared = prepare_corpus(text_dir, tmp_path / "p", max_length=7, n_process=n_process, progress=False, log=_quiet)

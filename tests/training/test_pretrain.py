@@ -143,6 +143,7 @@ def test_batches_resume_at_the_same_position(corpus_file, tmp_path):
     assert sorted(len(s) for b in batches for s in b) == list(range(1, 9))
 
 
+@pytest.mark.slow
 def test_loss_falls_and_the_model_loads_in_the_elmo_component(corpus_file, tmp_path):
     out = tmp_path / "run"
     result = pretrain(_config(corpus_file, **{"training.max_steps": 30}), out, log=lambda s: None)
@@ -170,6 +171,7 @@ def test_loss_falls_and_the_model_loads_in_the_elmo_component(corpus_file, tmp_p
     assert again["average"] == pytest.approx(dev[-1], rel=1e-4)  # the last evaluation is at step 30
 
 
+@pytest.mark.slow
 def test_a_run_with_a_data_worker_releases_its_folder_when_it_returns(corpus_file, tmp_path):
     """A DataLoader worker is a fork of the trainer and inherits its folder lock: it must end with
     the run, or resuming in the same process is refused as 'in use' (found on CUDA, where one
@@ -181,6 +183,7 @@ def test_a_run_with_a_data_worker_releases_its_folder_when_it_returns(corpus_fil
     assert result["step"] == 5
 
 
+@pytest.mark.slow
 def test_kill_and_resume_continues_exactly(corpus_file, tmp_path):
     straight = tmp_path / "straight"
     pretrain(_config(corpus_file, **{"training.max_steps": 9}), straight, log=lambda s: None)
@@ -196,6 +199,7 @@ def test_kill_and_resume_continues_exactly(corpus_file, tmp_path):
         torch.testing.assert_close(b["model"][name], value, rtol=0, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_checkpoint_from_before_shuffled_blocks_resumes_in_corpus_order(corpus_file, tmp_path):
     out = tmp_path / "old"
     pretrain(_config(corpus_file, **{"training.max_steps": 6}), out, log=lambda s: None)
@@ -207,6 +211,7 @@ def test_a_checkpoint_from_before_shuffled_blocks_resumes_in_corpus_order(corpus
     assert load_checkpoint(out)["position"]["shuffle_block"] == 0
 
 
+@pytest.mark.slow
 def test_fine_tune_from_an_original_format_model(corpus_file, tmp_path):
     from spacy_elmo import save_original
 
@@ -232,6 +237,7 @@ def test_mismatched_init_model_is_explained(corpus_file, tmp_path):
         )
 
 
+@pytest.mark.slow
 def test_perplexity_cli(corpus_file, tmp_path):
     from typer.testing import CliRunner
 
@@ -251,6 +257,7 @@ def test_perplexity_cli(corpus_file, tmp_path):
     assert "holds no sentences to score" in message and "nan" not in message
 
 
+@pytest.mark.slow
 def test_pretraining_reports_through_a_spacy_logger(corpus_file, tmp_path):
     """[training.logger] takes spaCy's loggers: ConsoleLogger.v3's jsonl gets a row per report."""
     logger = {
@@ -280,6 +287,7 @@ def test_default_logger_prints_lines_off_a_terminal(corpus_file, tmp_path, capsy
     assert "step       2  00:00:0" in out and "tokens/s" in out
 
 
+@pytest.mark.slow
 def test_resume_after_the_time_budget_says_the_budget_counts_the_whole_run(corpus_file, tmp_path):
     """`pretrain --resume` once max_minutes is spent trains no step, and says why and what to give;
     without --paths.dev the log says which documents became dev."""
@@ -304,6 +312,7 @@ def test_resume_after_the_time_budget_says_the_budget_counts_the_whole_run(corpu
     assert "max_minutes = 0.002: the budget counts the whole run" in plain.output
 
 
+@pytest.mark.slow
 def test_a_text_of_one_document_holds_out_sentences_and_an_empty_one_is_one_line(tmp_path):
     from typer.testing import CliRunner
 

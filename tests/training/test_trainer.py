@@ -36,6 +36,7 @@ def test_partial_config_is_filled_and_misspelt_settings_are_named():
         fill_pretrain_config(Config().from_str("[bilm]\ncell_dim = 16\n\n[optimiser]\nx = 1\n"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("softmax", [{"softmax.kind": "full"}, {"softmax.kind": "adaptive", "softmax.cutoffs": [10, 20]}])
 def test_bf16_autocast_trains_close_to_float32(corpus_file, tmp_path, softmax):  # noqa: F811
     losses = {}
@@ -74,6 +75,7 @@ def test_asking_for_a_gpu_without_one_is_explained(corpus_file, tmp_path):  # no
         pretrain(_config(corpus_file, **{"training.max_steps": 1}), tmp_path / "o", log=lambda s: None, gpu_id=0)
 
 
+@pytest.mark.slow
 def test_a_second_run_reuses_the_prepared_corpus(corpus_file, tmp_path):  # noqa: F811
     lines = []
     pretrain(_config(corpus_file, **{"training.max_steps": 2}), tmp_path / "o", log=lines.append)
@@ -194,6 +196,7 @@ def test_bilm_lr_scale_gives_the_biLM_its_own_rate(corpus_file, tmp_path):  # no
         Pretrainer(_config(corpus_file, **{"training.bilm_lr_scale": 0.0}), tmp_path / "p", log=lambda s: None)
 
 
+@pytest.mark.slow
 def test_max_epochs_counts_passes_after_the_softmax_warmup(corpus_file, tmp_path):  # noqa: F811
     settings = {"training.max_steps": 0, "training.max_minutes": 0, "training.max_epochs": 1, "training.softmax_warmup_steps": 2}
     trainer = Pretrainer(_config(corpus_file, **settings), tmp_path / "o", log=lambda s: None)
