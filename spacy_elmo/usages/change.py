@@ -18,7 +18,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy
 
@@ -26,8 +26,33 @@ from ..errors import InputError
 from ..output_folders import write_atomically
 from ..types import PathLike
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .index import UsageIndex
+
+class Indexed(Protocol):
+    """What the measures read of a usage index (index.py's UsageIndex): its vectors, the rows of each key, and
+    what makes two indexes comparable."""
+
+    @property
+    def vectors(self) -> Any: ...
+
+    @property
+    def keys(self) -> Sequence[str]: ...
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    @property
+    def layer_weights(self) -> Any: ...
+
+    @property
+    def match(self) -> str: ...
+
+    @property
+    def path(self) -> Any: ...
+
+    def rows_of(self, key: str) -> numpy.ndarray: ...
+
+    def __len__(self) -> int: ...
+
 
 MEASURES = ("apd", "prt", "jsd")
 JSD_CLUSTERS, JSD_USAGES, JSD_SEED = 8, 10_000, 0
@@ -201,8 +226,8 @@ def compare(
 
 
 def index_change(
-    index_a: "UsageIndex",
-    index_b: "UsageIndex",
+    index_a: Indexed,
+    index_b: Indexed,
     words: Optional[Sequence[str]] = None,
     measures: Sequence[str] = MEASURES,
     min_usages: int = DEFAULT_MIN_USAGES,
@@ -222,13 +247,13 @@ def index_change(
         )
     centres = [UsageRows(index.vectors, numpy.arange(len(index))).mean() if standardize else None for index in (index_a, index_b)]
 
-    def reader(index: "UsageIndex", centre: Optional[numpy.ndarray]) -> Callable[[str], Usages]:
+    def reader(index: Indexed, centre: Optional[numpy.ndarray]) -> Callable[[str], Usages]:
         return lambda word: UsageRows(index.vectors, index.rows_of(word), centre)
 
     return compare(reader(index_a, centres[0]), reader(index_b, centres[1]), words, measures, min_usages, progress)
 
 
-def check_comparable(index_a: "UsageIndex", index_b: "UsageIndex") -> None:
+def check_comparable(index_a: Indexed, index_b: Indexed) -> None:
     """Refuse, in one line, two indexes whose vectors are not comparable."""
     for what, a, b in (
         ("biLMs", index_a.fingerprint, index_b.fingerprint),
