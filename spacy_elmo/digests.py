@@ -40,6 +40,11 @@ class DataDigest:
         return self._sha.hexdigest()
 
 
+def bytes_sha256(data: bytes) -> str:
+    """RETURNS (str): the SHA-256 of bytes already in memory (a file read whole anyway)."""
+    return hashlib.sha256(data).hexdigest()
+
+
 def file_sha256(path: Path) -> str:
     """RETURNS (str): the SHA-256 of a file's bytes, read a megabyte at a time."""
     digest = hashlib.sha256()

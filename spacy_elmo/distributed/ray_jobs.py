@@ -89,11 +89,16 @@ def remove_stale_parts(output: Path) -> int:
     return removed
 
 
+def check_workers(workers: int) -> None:
+    """Raise an InputError unless `workers` is a number of Ray actors (0: one per CPU); before Ray starts."""
+    if workers < 0:
+        raise InputError(f"--workers {workers}: give a number of workers (0: one per CPU of the cluster)")
+
+
 def worker_count(workers: int, cpus: int, say: Callable[[str], Any] = print) -> int:
     """RETURNS (int): the Ray actors to start: `workers`, 0 for one per CPU, more than the cluster's CPUs
     capped at them (an actor needs one, and the others would wait for ever), said in a line."""
-    if workers < 0:
-        raise InputError(f"--workers {workers}: give a number of workers (0: one per CPU of the cluster)")
+    check_workers(workers)
     if workers > cpus:
         say(f"--workers {workers}: the cluster has {cpus} CPUs, so {cpus} workers (each needs one)")
         return cpus
@@ -113,8 +118,6 @@ def _alive(pid: int) -> bool:
 def check_reachable(address: str) -> None:
     """Raise an InputError, in one line, unless a Ray cluster's address ("host:port", "ray://host:port")
     is well formed and something answers there within PROBE_SECONDS (Ray itself would wait for minutes)."""
-    import socket
-
     match = re.fullmatch(r"(?:ray://)?(\[[0-9a-fA-F:.]+\]|[^:/\s]+):(\d{1,5})", address.strip())
     if match is None:
         raise InputError(f"--ray {address!r}: give a Ray cluster's address as HOST:PORT (e.g. 10.0.0.5:6379), or auto")
@@ -174,7 +177,7 @@ def run_embed(address: str, settings: Dict[str, Any], output: Path, workers: int
 
 
 def _run(kind: str, address: str, settings: Dict[str, Any], output: Path, workers: int, suffix: str, quiet: bool) -> None:
-    worker_count(workers, 1 << 30)  # a count below 0 is refused before Ray starts
+    check_workers(workers)
     removed = remove_stale_parts(output)
     if removed and not quiet:
         print(f"Removed the parts of {removed} interrupted run{'s' * (removed > 1)} into {output} (their driver has ended)")

@@ -18,7 +18,7 @@ from spacy.tokens import Doc, DocBin
 
 from ..errors import InputError
 from ..output_folders import temporary_path
-from ..digests import CorpusDigest, DataDigest
+from ..digests import CorpusDigest, DataDigest, bytes_sha256
 from ..shards import Shard, chunk_docs
 from .component import Elmo
 
@@ -206,8 +206,6 @@ def _numbered(docs: Iterable[Doc], numbers: Optional[Deque[int]]) -> Iterator[Tu
 
 def _write_docbin(docs: Iterable[Tuple[int, Doc]], path: Path) -> Tuple[Tuple[int, int], str]:
     """RETURNS: documents and tokens written, and the file's SHA-256."""
-    import hashlib
-
     doc_bin = DocBin(store_user_data=True)
     n_docs = n_tokens = 0
     for _, doc in docs:
@@ -215,7 +213,7 @@ def _write_docbin(docs: Iterable[Tuple[int, Doc]], path: Path) -> Tuple[Tuple[in
         n_docs, n_tokens = n_docs + 1, n_tokens + len(doc)
     data = doc_bin.to_bytes()
     path.write_bytes(data)
-    return (n_docs, n_tokens), hashlib.sha256(data).hexdigest()
+    return (n_docs, n_tokens), bytes_sha256(data)
 
 
 def layer_data(doc: Doc, layers: str) -> Any:

@@ -7,7 +7,6 @@ part must hold what its record says: the digest of its datasets (checked as they
 of its DocBin. OUTPUT appears only when every check passed.
 """
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from ..errors import InputError
 from ..output_folders import temporary_path
-from ..digests import DataDigest
+from ..digests import DataDigest, bytes_sha256
 from ..shards import Shard, check_owned, check_parts, interleave
 from .export import HDF5Writer, shard_sidecar
 
@@ -24,7 +23,7 @@ def merge_layer_parts(parts: Sequence[Path], output: Path, virtual: bool = False
     """Write the parts' layers (all .hdf5 or all .spacy) to `output` as one run would have.
 
     virtual (bool): HDF5 only: datasets that refer to the parts' own (HDF5 virtual datasets) instead
-        of copies, written in seconds whatever the size; the parts must then stay where they are, and
+        of copies, in a time that grows with the datasets, not their bytes; the parts must then stay where they are, and
         their data is not read, so not checked against their digests (their records are).
     RETURNS (Tuple[int, int]): documents and tokens written.
     """
@@ -110,7 +109,7 @@ def _merge_docbins(parts: Sequence[Path], path: Path) -> Tuple[int, int]:
     keyed = []
     for part, record in zip(parts, records):
         data = part.read_bytes()
-        if hashlib.sha256(data).hexdigest() != record.get("docbin"):
+        if bytes_sha256(data) != record.get("docbin"):
             raise InputError(
                 f"{part} is not the DocBin its record {shard_sidecar(part).name} was written with (changed, damaged, or the records "
                 "of two parts swapped): write that part again"

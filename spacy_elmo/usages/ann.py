@@ -10,13 +10,13 @@ them returned, scored and ordered exactly as the exact search scores them. Why t
 table in docs/results.md ("Approximate search"); benchmarks/usage_index_speed.py --ann measures it.
 """
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
 import numpy
 
+from ..digests import bytes_sha256
 from ..errors import InputError
 from .layout import ANN_INDEX, ANN_META, META
 
@@ -42,12 +42,12 @@ def meta_digest(index_path: Path) -> str:
     that a merged index and the single run's are one build): an ANN index belongs to one build."""
     meta = json.loads((index_path / META).read_text(encoding="utf8"))
     held = {k: v for k, v in meta.items() if k not in TIMINGS} if isinstance(meta, dict) else meta
-    return hashlib.sha256(json.dumps(held, sort_keys=True, ensure_ascii=False).encode("utf8")).hexdigest()
+    return bytes_sha256(json.dumps(held, sort_keys=True, ensure_ascii=False).encode("utf8"))
 
 
 def _raw_meta_digest(index_path: Path) -> str:
     """The digest ann.json held before timings were left out (an ANN index built by an earlier spacy-elmo)."""
-    return hashlib.sha256((index_path / META).read_bytes()).hexdigest()
+    return bytes_sha256((index_path / META).read_bytes())
 
 
 class AnnSearch:
@@ -74,7 +74,7 @@ class AnnSearch:
         if not file.is_file() or file.stat().st_size != record.get("ann_bytes"):
             raise InputError(f"{file} is missing or not the size {ANN_META} records: {BUILD_AGAIN}")
         data = file.read_bytes()
-        if "ann_sha256" in record and hashlib.sha256(data).hexdigest() != record["ann_sha256"]:
+        if "ann_sha256" in record and bytes_sha256(data) != record["ann_sha256"]:
             raise InputError(f"{file} is not the file {ANN_META} records (changed or damaged): {BUILD_AGAIN}")
         faiss = faiss_module()
         try:
