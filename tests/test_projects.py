@@ -2,6 +2,7 @@
 from the built wheel alone: the projects need no checkout), their scripts, and the two task
 projects kept in step."""
 
+import math
 import os
 import re
 import shutil
@@ -646,17 +647,91 @@ def test_semantic_change_scores_a_wug_set_against_its_judgments(tmp_path):
     )
     assert more.returncode == 0, more.stderr[-3000:]
     table = (out / "more-measures.md").read_text().splitlines()[2:]
-    assert len(table) == 8 * 4 * 3  # token layer, average, 2 biLSTM layers whole and in halves; plain and 3 cuts; 3 measures
+    assert len(table) == 8 * 4 * 5  # token layer, average, 2 biLSTM layers whole and in halves; plain and 3 cuts; 5 measures
     assert all(-1 <= float(x) <= 1 for row in table for x in row.strip("|").split("|")[3:])
+    assert all(float(r.split("|")[5]) <= float(r.split("|")[4]) <= float(r.split("|")[6]) for r in table if "n/a" not in r)
+    # substitutes need the biLM's softmax: a folder as pretrain writes it
+    from spacy_elmo.bilm.language_model import SharedSoftmax
+    from spacy_elmo.training.checkpoint import save_model_dir
+    from spacy_elmo.training.vocab import Vocabulary
+
+    import torch
+
+    lm_words = ["<S>", "</S>", "<UNK>", *vocab, *(w.split("_")[0] for w in words)]
+    torch.manual_seed(0)
+    save_model_dir(
+        tmp_path / "lm", tiny_bilm(seed=1), Vocabulary(lm_words, list(range(1, len(lm_words) + 1))), SharedSoftmax(8, len(lm_words))
+    )
+    subs = subprocess.run(
+        [sys.executable, str(SCRIPTS / "change_substitutes.py"), str(tmp_path / "wug"), str(out), f"tiny={tmp_path / 'lm'}"],
+        capture_output=True,
+        text=True,
+    )
+    assert subs.returncode == 0, subs.stderr[-3000:]
+    found = json.loads((out / "substitutes-tiny.json").read_text())["results"]
+    assert len(found) == 4 * 3 * 4  # product, mixture, forward, backward; beta 0, 0.5, 1; 4 measures
+    assert all(-1 <= r["spearman_all"] <= 1 for r in found if r["spearman_all"] == r["spearman_all"])
+    assert [r["spearman_A"] for r in found] == sorted((r["spearman_A"] for r in found), reverse=True)
+    no_softmax = subprocess.run(
+        [sys.executable, str(SCRIPTS / "change_substitutes.py"), str(tmp_path / "wug"), str(out), f"tiny={tmp_path / 'bilm'}"],
+        capture_output=True,
+        text=True,
+    )
+    assert no_softmax.returncode != 0 and "substitutes need the biLM's softmax" in no_softmax.stderr
 
 
 def test_the_further_change_measures_by_hand():
     sys.path.insert(0, str(SCRIPTS))
     try:
-        from change_measures import across, within
+        from change_measures import across, nearest_across, within
     finally:
         sys.path.remove(str(SCRIPTS))
     a, b = numpy.array([[1.0, 0.0], [0.0, 2.0]]), numpy.array([[3.0, 0.0], [1.0, 0.0]])
     assert across(a, b) == pytest.approx(0.5)  # cosines 1, 1, 0, 0
     assert within(a) == pytest.approx(1.0) and within(b) == pytest.approx(0.0)
     assert across(a, b) - (within(a) + within(b)) / 2 == pytest.approx(0.0)  # the energy distance
+    # each usage's nearest of the other period: a1 -> b (distance 0), a2 -> b (1); b1, b2 -> a1 (0, 0)
+    assert nearest_across(a, b, 1) == pytest.approx((0.5 + 0.0) / 2)
+    assert nearest_across(a, b, 10) == pytest.approx(across(a, b))  # k past the other period: every pair
+
+
+def test_the_bootstrap_interval_holds_the_rho():
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        from semantic_change import bootstrap_interval, spearman
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    assert bootstrap_interval([1, 2, 3, 4, 5], [2, 4, 6, 8, 10]) == (1.0, 1.0)  # every resampling is in order
+    rng = numpy.random.default_rng(1)
+    x = rng.normal(size=40)
+    y = x + rng.normal(size=40)
+    low, high = bootstrap_interval(x, y)
+    assert low < spearman(x, y) < high and 0.1 < high - low < 0.8
+
+
+def test_substitute_distributions_and_measures_by_hand():
+    import torch
+
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        from change_substitutes import jsd, measures, substitutes
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    log = torch.log(torch.tensor([[0.5, 0.25, 0.25]]))
+    prior = torch.log(torch.tensor([0.5, 0.25, 0.25]))
+    keep = torch.zeros(1, 3, dtype=torch.bool)
+    # the product of the two directions, renormalised: 0.25, 0.0625, 0.0625 -> 2/3, 1/6, 1/6
+    assert substitutes(log, log, "product", 0.0, prior, keep)[0].tolist() == pytest.approx([2 / 3, 1 / 6, 1 / 6])
+    # dividing by the prior (beta 1) leaves the forward LM's p / prior: uniform here
+    assert substitutes(log, log, "forward", 1.0, prior, keep)[0].tolist() == pytest.approx([1 / 3] * 3)
+    # a left-out word gets nothing, the rest is renormalised; the mixture of equal directions is that direction
+    assert substitutes(log, log, "mixture", 0.0, prior, torch.tensor([[False, True, False]]))[0].tolist() == pytest.approx(
+        [2 / 3, 0, 1 / 3]
+    )
+    assert jsd(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0])) == pytest.approx(math.log(2))
+    p = torch.tensor([[1.0, 0.0] + [0.0] * 10, [0.0, 1.0] + [0.0] * 10])
+    found = measures(p, torch.tensor([True, False]))
+    assert found["JSD of means"] == pytest.approx(math.log(2)) and found["APD cosine"] == pytest.approx(1.0)
+    assert found["APD Hellinger"] == pytest.approx(1.0)
+    same = measures(torch.cat([p[:1], p[:1]]), torch.tensor([True, False]))
+    assert same["JSD of means"] == pytest.approx(0.0, abs=1e-6) and same["APD cosine"] == pytest.approx(0.0, abs=1e-6)

@@ -56,6 +56,15 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     return float((rx * ry).sum() / denominator) if denominator else float("nan")
 
 
+def bootstrap_interval(x: Sequence[float], y: Sequence[float], draws: int = 2000, seed: int = 0) -> Tuple[float, float]:
+    """The 95% interval of Spearman's rho over `draws` resamplings of the words with replacement (percentiles)."""
+    x, y = numpy.asarray(x, dtype=numpy.float64), numpy.asarray(y, dtype=numpy.float64)
+    rng = numpy.random.default_rng(seed)
+    rhos = [spearman(x[i], y[i]) for i in (rng.integers(0, len(x), len(x)) for _ in range(draws))]
+    low, high = numpy.nanpercentile(rhos, [2.5, 97.5])
+    return float(low), float(high)
+
+
 def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> float:
     """The threshold (score > threshold: changed) with the highest accuracy on these words; the lowest such."""
     candidates = sorted(set(scores))
