@@ -13,14 +13,13 @@ read on B).
 Writes OUT/more-measures.md.
 """
 
-import csv
 from pathlib import Path
 from typing import Callable, Dict, List
 
 import numpy
 import typer
 
-from semantic_change import bootstrap_interval, spearman
+from semantic_change import bootstrap_interval, halves_of, read_graded, spearman
 
 Rep = Callable[[numpy.ndarray], numpy.ndarray]
 
@@ -63,14 +62,13 @@ def representations(n_layers: int, width: int) -> Dict[str, Rep]:
 
 
 def main(wug_dir: Path, out: Path, names: List[str]) -> None:
-    gold_path = wug_dir / "stats" / "opt" / "stats_groupings.csv"
-    gold = {row["lemma"]: float(row["change_graded"]) for row in csv.DictReader(gold_path.open(encoding="utf8"), delimiter="\t")}
+    gold = read_graded(wug_dir)
     lines = ["| biLM | representation | measure | rho all | 95% low | 95% high | rho A | rho B |", "|---|---|---|---:|---:|---:|---:|---:|"]
     for name in names:
         data = numpy.load(out / f"vectors-{name}.npz", allow_pickle=False)
         words = sorted({key.split("/")[0] for key in data.files})
         vectors = {w: (data[f"{w}/1"], data[f"{w}/2"]) for w in words}
-        halves = {"all": words, "A": words[0::2], "B": words[1::2]}
+        halves = halves_of(words)
         first = vectors[words[0]][0]
         rows = []
         for rep_name, rep in representations(first.shape[1], first.shape[2]).items():

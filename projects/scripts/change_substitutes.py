@@ -18,7 +18,6 @@ A and B, sorted by half A.
 Writes OUT/substitutes-NAME.md and .json.
 """
 
-import csv
 import itertools
 import json
 from pathlib import Path
@@ -27,24 +26,15 @@ from typing import Dict, List, Tuple
 import torch
 import typer
 
-from semantic_change import spearman
+from semantic_change import halves_of, read_graded, spearman
 from spacy_elmo.bilm.context_prediction import context_log_probs
 from spacy_elmo.training.checkpoint import load_model_dir
+from spacy_elmo.usages.change import jensen_shannon
 from spacy_elmo.usages.wug import read_dataset
 
 BETAS = (0.0, 0.5, 1.0)
 COMBINATIONS = ("product", "mixture", "forward", "backward")
 TOP = 10
-
-
-def jsd(p: torch.Tensor, q: torch.Tensor) -> float:
-    """The Jensen-Shannon divergence (natural log) of two distributions."""
-    m = (p + q) / 2
-
-    def kl(x: torch.Tensor) -> torch.Tensor:
-        return (x * (x.clamp_min(1e-30).log() - m.clamp_min(1e-30).log())).sum()
-
-    return float((kl(p) + kl(q)) / 2)
 
 
 def substitutes(
@@ -70,7 +60,7 @@ def measures(p: torch.Tensor, first: torch.Tensor) -> Dict[str, float]:
     bags = top * torch.log(len(p) / (1 + top.sum(0)))
     bags = bags / bags.norm(dim=1, keepdim=True).clamp_min(1e-12)
     return {
-        "JSD of means": jsd(p[first].mean(0), p[second].mean(0)),
+        "JSD of means": jensen_shannon(p[first].mean(0).numpy(), p[second].mean(0).numpy()),
         "APD cosine": 1.0 - float((unit[first] @ unit[second].T).mean()),
         "APD Hellinger": 1.0 - float((root[first] @ root[second].T).mean()),
         f"APD top-{TOP} bags": 1.0 - float((bags[first] @ bags[second].T).mean()),
@@ -85,10 +75,9 @@ def main(wug_dir: Path, out: Path, bilm: str = typer.Argument(..., help="NAME=PA
     counts = torch.tensor(vocab.counts, dtype=torch.float64).clamp_min(1)
     log_prior = (counts / counts.sum()).log().float()
     wug = read_dataset(wug_dir)
-    with open(wug_dir / "stats" / "opt" / "stats_groupings.csv", encoding="utf8", newline="") as f:
-        gold = {row["lemma"]: float(row["change_graded"]) for row in csv.DictReader(f, delimiter="\t")}
+    gold = read_graded(wug_dir)
     words = sorted(w for w in wug if w in gold)
-    halves = {"all": words, "A": words[0::2], "B": words[1::2]}
+    halves = halves_of(words)
     scores: Dict[Tuple[str, float, str], Dict[str, float]] = {}
     for word in words:
         uses = wug[word][0]

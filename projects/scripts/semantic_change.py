@@ -65,6 +65,23 @@ def bootstrap_interval(x: Sequence[float], y: Sequence[float], draws: int = 2000
     return float(low), float(high)
 
 
+def read_gold(wug_dir: Path) -> Dict[str, Dict[str, str]]:
+    """The dataset's stats/opt/stats_groupings.csv: each word's row (`change_graded`, `change_binary`, ...)."""
+    with open(wug_dir / "stats" / "opt" / "stats_groupings.csv", encoding="utf8", newline="") as f:
+        return {row["lemma"]: row for row in csv.DictReader(f, delimiter="\t")}
+
+
+def read_graded(wug_dir: Path) -> Dict[str, float]:
+    """Each word's graded change (`change_graded`)."""
+    return {word: float(row["change_graded"]) for word, row in read_gold(wug_dir).items()}
+
+
+def halves_of(words: Sequence[str]) -> Dict[str, Sequence[str]]:
+    """All the words, and the fixed halves A and B: the words in sorted order, alternately."""
+    ordered = sorted(words)
+    return {"all": ordered, "A": ordered[0::2], "B": ordered[1::2]}
+
+
 def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> float:
     """The threshold (score > threshold: changed) with the highest accuracy on these words; the lowest such."""
     candidates = sorted(set(scores))
@@ -126,12 +143,12 @@ def main(
     """Score the dataset's change and usage pairs with each biLM."""
     out.mkdir(parents=True, exist_ok=True)
     wug = read_dataset(wug_dir)
-    with open(wug_dir / "stats" / "opt" / "stats_groupings.csv", encoding="utf8", newline="") as f:
-        gold = {row["lemma"]: row for row in csv.DictReader(f, delimiter="\t")}
+    gold = read_gold(wug_dir)
     words = sorted(w for w in wug if w in gold)
     graded = {w: float(gold[w]["change_graded"]) for w in words}
     binary = {w: int(gold[w]["change_binary"]) for w in words}
-    half_a, half_b = words[0::2], words[1::2]
+    halves = halves_of(words)
+    half_a, half_b = halves["A"], halves["B"]
     results = []
 
     def row(name: str, rep_name: str, variant: str, measure: str, by_word: Dict[str, float], usage_rho: float, pairs: int) -> Dict:

@@ -153,10 +153,19 @@ def cluster_jsd(a: Usages, b: Usages, k: int = JSD_CLUSTERS, seed: int = JSD_SEE
         centres = _unit(numpy.stack([both[labels == j].mean(0) if (labels == j).any() else centres[j] for j in range(len(centres))]))
     p = numpy.bincount(labels[: len(a_)], minlength=len(centres)) / len(a_)
     q = numpy.bincount(labels[len(a_) :], minlength=len(centres)) / len(b_)
+    return jensen_shannon(p, q)
+
+
+def jensen_shannon(p: numpy.ndarray, q: numpy.ndarray) -> float:
+    """RETURNS (float): the Jensen-Shannon divergence (nats) of two distributions over the same outcomes."""
+    p, q = numpy.asarray(p, dtype=numpy.float64), numpy.asarray(q, dtype=numpy.float64)
     m = (p + q) / 2
-    return float(
-        sum(0.5 * x * math.log(x / y) for x, y in zip(p, m) if x > 0) + sum(0.5 * x * math.log(x / y) for x, y in zip(q, m) if x > 0)
-    )
+
+    def kl(x: numpy.ndarray) -> float:
+        held = x > 0
+        return float((x[held] * numpy.log(x[held] / m[held])).sum())
+
+    return (kl(p) + kl(q)) / 2
 
 
 def _sampled(usages: Usages, n: int, seed: int) -> numpy.ndarray:
