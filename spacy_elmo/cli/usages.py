@@ -1,11 +1,10 @@
 """index-usages, merge, index-ann, neighbours, change: the usage index and what reads it."""
 
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import typer
 
-from ..errors import InputError
 from ._util import (
     bilm_source,
     check_output_file,
@@ -27,12 +26,25 @@ def index_usages_cli(
     corpus: Path = typer.Argument(..., help=".txt/.txt.gz/.jsonl/.spacy, a file or a folder of them", exists=True),
     output: Path = typer.Argument(..., help="The index folder to write (new, empty, or an index built before)"),
     words: str = typer.Option(
-        "", "--words", "-w", help="Index only these words, comma-separated (matched on token.lower_); default: every token"
+        "",
+        "--words",
+        "-w",
+        help="Index only these words: a file (one a line) or a comma-separated list, lowercased (matched on token.lower_, or "
+        "the lemma with --lemmas); default: every token",
     ),
-    lemmas: bool = typer.Option(False, "--lemmas", help="Match --words on lemmas (the pipeline needs a lemmatizer)"),
+    lemmas: bool = typer.Option(
+        False,
+        "--lemmas",
+        help="Match --words on lemmas and key usages by lemma: the pipeline's lemmatizer, else spaCy's lookup lemmatizer for "
+        "its language (pip install 'spacy-elmo[lemmas]'), named in the index",
+    ),
     layer: str = typer.Option(
         "top", "--layer", help="The vectors: top, average, a layer number (0 = token layer) or one weight per layer (0.2,0.3,0.5)"
     ),
+    all_layers: bool = typer.Option(
+        False, "--all-layers", help="Also keep every layer of each usage, so that change and neighbours pick the layer at query time"
+    ),
+    grouping: str = typer.Option(None, "--grouping", help="A WUG dataset as CORPUS: only the usages of this grouping (period), e.g. 1"),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     docs_per_batch: int = typer.Option(64, "--docs-per-batch", help="Documents per nlp.pipe batch"),
     shard: str = shard_option(),
@@ -45,9 +57,14 @@ def index_usages_cli(
     quiet: bool = quiet_option(),
 ) -> None:
     """Index the usages of words in a corpus, each with its ELMo vector, for `spacy-elmo
-    neighbours`. With --words, only the sentences that hold one go through the biLM. OUTPUT
-    appears complete or not at all; files you put in it stay. --shard I/N writes one part of N
-    (`spacy-elmo merge` joins them); --ray runs every part on a Ray cluster and merges them."""
+    neighbours` and `spacy-elmo change`. In a .txt file a blank line ends a document (a line is a
+    paragraph of it); in .jsonl each line is a document ({"text": ...}); the pipeline splits documents
+    into sentences, and each sentence is one sequence of the biLM. With --words, only the sentences
+    that hold one go through the biLM. A WUG dataset's root as CORPUS indexes the usages it marks
+    (each target token in its whole context, as the dataset tokenizes it; --grouping for one period),
+    filed under the target's lemma with their identifiers. OUTPUT appears complete or not at all;
+    files you put in it stay. --shard I/N writes one part of N (`spacy-elmo merge` joins them);
+    --ray runs every part on a Ray cluster and merges them."""
     part = parse_shard(shard, ray)
     if ann and not part.whole:
         raise typer.BadParameter(
@@ -57,18 +74,51 @@ def index_usages_cli(
         from ..usages.ann import faiss_module
 
         faiss_module()  # before the work: a missing extra is said now
-    chosen = [w for w in words.split(",") if w.strip()] if words else None
-    if words and not chosen:
-        raise typer.BadParameter("name one or more words, comma-separated", param_hint="--words")
+    from ..usages.change import parse_words
+    from ..usages.wug import is_wug_dataset
+
+    chosen = parse_words(words) if words else None
+    wug = is_wug_dataset(corpus)
+    if grouping is not None and not wug:
+        raise typer.BadParameter(
+            f"{corpus} is not a WUG dataset (data/WORD/uses.csv): --grouping picks a WUG dataset's period", param_hint="--grouping"
+        )
+    if wug:
+        if lemmas:
+            raise typer.BadParameter(
+                "a WUG dataset's usages are filed under their target's lemma already: leave out --lemmas", param_hint="--lemmas"
+            )
+        if not part.whole or ray is not None or ann:
+            raise typer.BadParameter("a WUG dataset is indexed in one run, without --shard, --ray or --ann", param_hint="CORPUS")
     settings = {
         "model": bilm_source(model),
         "corpus": str(corpus.resolve()),
         "words": chosen,
         "lemmas": lemmas,
         "layer": layer,
+        "all_layers": all_layers,
         "lang": lang,
         "docs_per_batch": docs_per_batch,
     }
+    if wug:
+        from ..pipeline.loading import load_elmo_pipeline
+        from ..usages.wug import build_wug_index
+
+        use_threads(threads)
+        nlp = load_elmo_pipeline(settings["model"], lang)
+        build_wug_index(
+            nlp,
+            corpus,
+            output,
+            model=settings["model"],
+            grouping=grouping,
+            words=chosen,
+            layer=layer,
+            all_layers=all_layers,
+            progress=not quiet,
+            log=say(quiet),
+        )
+        return
     if ray is None:
         use_threads(threads)
     index_usages(settings, output, shard=part, ray=ray, workers=workers, ann=ann, quiet=quiet)
@@ -215,15 +265,18 @@ def change_cli(
     index_a: Path = typer.Argument(
         ...,
         metavar="A",
-        help="Corpus A, e.g. the earlier period: a usage index (spacy-elmo index-usages), or a corpus (with --model)",
+        help="The earlier corpus or period: a usage index (index-usages), a corpus or a WUG dataset (both with --model)",
         exists=True,
     ),
     index_b: Path = typer.Argument(
-        ..., metavar="B", help="Corpus B: an index built with the same MODEL, --layer and --lemmas, or a corpus", exists=True
+        ..., metavar="B", help="The later one: an index built with the same MODEL and --lemmas, a corpus, or a WUG dataset", exists=True
     ),
-    output: Path = typer.Argument(..., help="The table to write: .tsv, or .json"),
-    words: Path = typer.Option(
-        None, "--words", "-w", help="The target words, one a line (default: every word with --min-usages in both)", exists=True
+    output: Path = typer.Argument(..., help="The table to write: .tsv (its settings beside it in OUTPUT.settings.json), or .json"),
+    words: str = typer.Option(
+        None,
+        "--words",
+        "-w",
+        help="The target words: a file (one a line) or a comma-separated list; lowercased (default: every word with --min-usages in both)",
     ),
     measure: List[str] = typer.Option(
         ["apd", "prt"],
@@ -234,11 +287,32 @@ def change_cli(
     ),
     min_usages: int = typer.Option(5, "--min-usages", help="Fewer usages in either index: listed with a note, never scored", min=1),
     standardize: bool = typer.Option(False, "--standardize", help="Subtract each index's mean usage vector first"),
-    model: str = typer.Option(
-        None, "--model", help="A or B given as a corpus: index it with this pipeline, biLM folder or released name first"
+    layer: str = typer.Option(
+        None,
+        "--layer",
+        help="The vectors compared: top, average, a layer number (0 = token layer) or one weight per layer; an index picks it "
+        "at query time where built with --all-layers (default: the index's own, top for corpora and WUG datasets)",
     ),
-    layer: str = typer.Option("top", "--layer", help="A corpus's usage vectors (as index-usages --layer)"),
+    model: str = typer.Option(
+        None, "--model", help="A or B given as a corpus or WUG dataset: index it with this pipeline, biLM folder or released name first"
+    ),
     lemmas: bool = typer.Option(False, "--lemmas", help="A corpus's words matched on lemmas (as index-usages --lemmas)"),
+    groupings: str = typer.Option("1,2", "--groupings", help="A WUG dataset given as A and B: the groupings (periods) of A and of B"),
+    gold: Path = typer.Option(
+        None,
+        "--gold",
+        help="People's change: a WUG dataset (its stats and clusters), its stats_groupings.csv, or SemEval-2020 Task 1's truth folder",
+        exists=True,
+    ),
+    report: Path = typer.Option(None, "--report", help="Write the evidence to this folder: index.html (one page, no network) and PNGs"),
+    answers: bool = typer.Option(False, "--answers", help="With --report: SemEval-2020 Task 1 answer files in REPORT/answer/task1, task2"),
+    clusters: bool = typer.Option(
+        False, "--clusters", help="With --report: each word's sense clusters as WUG files, REPORT/clusters/WORD.csv"
+    ),
+    evidence: bool = typer.Option(
+        False, "--evidence", help="Also in OUTPUT: each word's senses, changed usages and 95% intervals (--report and --gold imply it)"
+    ),
+    seed: int = typer.Option(0, "--seed", help="The seed of the senses' clusters and of the intervals' resamplings"),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
     quiet: bool = quiet_option(),
@@ -247,99 +321,95 @@ def change_cli(
     differ, APD (the mean cosine distance over all pairs of one usage from each, exact), PRT (1 / cosine of the
     two mean usages) and JSD (of the two sides' shares of clusters of the word's usages), most changed first
     (Kutuzov & Giulianelli 2020; docs/senses.md). A and B are usage indexes, or corpora that --model indexes
-    first (only the --words, where given) into a temporary folder."""
+    first (only the --words, where given) into a temporary folder, or a WUG dataset's marked usages (--groupings).
+    --report writes the evidence behind each score a person reads: sense clusters and their shares, example and
+    changed usages with the target marked, a map of the usages and intervals; --gold checks the scores against people's."""
     from ..progress_bar import progress_bar
     from ..usages.change import MEASURES
+    from ..usages.change_run import ChangeSettings, check_outputs
 
     bad = [m for m in measure if m not in MEASURES]
     if bad:
         raise typer.BadParameter(f"{', '.join(bad)}: use {', '.join(MEASURES)}", param_hint="--measure")
     if output.suffix not in (".tsv", ".json"):
         raise typer.BadParameter(f"{output.name}: write a .tsv or a .json file", param_hint="OUTPUT")
+    if (answers or clusters) and report is None:
+        raise typer.BadParameter("answer and cluster files are written into the report's folder: give --report DIR", param_hint="--answers")
+    pair = [g.strip() for g in groupings.split(",")]
+    if len(pair) != 2 or not all(pair):
+        raise typer.BadParameter(f"{groupings!r}: give the groupings of A and of B, e.g. 1,2", param_hint="--groupings")
+    inputs = [index_a, index_b] + ([gold] if gold is not None else []) + ([Path(words)] if words and Path(words).is_file() else [])
+    check_outputs([output, output.with_suffix(".settings.json") if output.suffix == ".tsv" else None, report], inputs)
     check_output_file(output, overwrite)
+    if output.suffix == ".tsv":
+        check_output_file(output.with_suffix(".settings.json"), overwrite)
 
     def progress(items: Iterable[Any]) -> Iterable[Any]:
         return progress_bar(list(items), desc="Comparing", unit=" words", disable=True if quiet else None, leave=False)
 
-    corpus = {"model": model, "layer": layer, "lemmas": lemmas, "lang": lang, "progress": not quiet, "log": say(quiet)}
-    rows = change(
-        index_a, index_b, output, words, measure, min_usages=min_usages, standardize=standardize, progress=progress, corpus=corpus
+    settings = ChangeSettings(
+        measures=list(measure),
+        min_usages=min_usages,
+        standardize=standardize,
+        layer=layer,
+        model=model,
+        lemmas=lemmas,
+        lang=lang,
+        groupings=(pair[0], pair[1]),
+        evidence=evidence or report is not None,
+        seed=seed,
     )
-    scored = sum(1 for r in rows if r.scores)
-    say(quiet)(f"Wrote the change of {len(rows)} words to {output} ({scored} scored, {len(rows) - scored} with too few usages)")
+    change(
+        index_a,
+        index_b,
+        output,
+        words,
+        settings,
+        gold=gold,
+        report=report,
+        answers=answers,
+        clusters=clusters,
+        progress=progress,
+        quiet=quiet,
+    )
 
 
 def change(
     index_a: Path,
     index_b: Path,
     output: Path,
-    words: Optional[Path] = None,
-    measure: Sequence[str] = ("apd", "prt"),
+    words: Any = None,
+    settings: Any = None,
     *,
-    min_usages: int = 5,
-    standardize: bool = False,
+    gold: Optional[Path] = None,
+    report: Optional[Path] = None,
+    answers: bool = False,
+    clusters: bool = False,
     progress: Optional[Callable[[Iterable[Any]], Iterable[Any]]] = None,
-    corpus: Optional[Dict[str, Any]] = None,
-) -> List[Any]:
-    """Write OUTPUT (.tsv or .json): how each word of WORDS (a file, one a line; default: every word with
-    MIN_USAGES in both) changed between A and B, usage indexes or corpora. Returns the rows, most changed first.
+    quiet: bool = False,
+) -> Any:
+    """Write OUTPUT (.tsv or .json): how each word of WORDS (a file, a comma list or a list; default: every word
+    with enough usages in both) changed between A and B (usage indexes, corpora or a WUG dataset's groupings),
+    with the report, answer and cluster files asked for. RETURNS (ChangeResult): the rows and what was written."""
+    from ..usages.change_report import write_report
+    from ..usages.change_run import ChangeSettings, run_change, write_answers, write_clusters, write_table
 
-    corpus (Optional[Dict[str, Any]]): how a corpus given as A or B is indexed first: "model" (needed then),
-        "layer", "lemmas", "lang", "progress", "log".
-    """
-    import tempfile
-
-    from ..output_folders import USAGE_INDEX, is_own
-    from ..usages.change import read_words, write_changes
-    from ..usages.index import UsageIndex
-
-    targets = read_words(words) if words is not None else None
-    sides = [Path(index_a), Path(index_b)]
-    corpora = [p for p in sides if not is_own(p, USAGE_INDEX)]
-    with tempfile.TemporaryDirectory(prefix="spacy-elmo-change-") as scratch:
-        if corpora:
-            sides = _index_corpora(sides, corpora, targets, corpus or {}, Path(scratch))
-        a, b = UsageIndex().from_disk(sides[0]), UsageIndex().from_disk(sides[1])
-        if targets is not None:
-            absent = [w for w in targets if not len(a.rows_of(w)) and not len(b.rows_of(w))]
-            if len(absent) == len(targets):
-                raise InputError(f"none of the {len(targets)} words of {words} has a usage in either index (keys: {a.match})")
-        rows = a.change(b, targets, list(measure), min_usages=min_usages, standardize=standardize, progress=progress)
-    settings = {"index_a": str(index_a), "index_b": str(index_b), "min_usages": min_usages, "standardize": standardize}
-    if "jsd" in measure:
-        from ..usages.change import JSD_CLUSTERS, JSD_SEED, JSD_USAGES
-
-        settings["jsd"] = f"{JSD_CLUSTERS} clusters, at most {JSD_USAGES} usages a side, seed {JSD_SEED}"
-    write_changes(rows, output, list(measure), settings)
-    return rows
-
-
-def _index_corpora(
-    sides: List[Path], corpora: List[Path], targets: Optional[List[str]], corpus: Dict[str, Any], scratch: Path
-) -> List[Path]:
-    """The sides with each corpus among them replaced by its usage index, built in `scratch` by one pipeline."""
-    from ..pipeline.loading import load_elmo_pipeline
-    from ..usages.builder import build_usage_index
-
-    if corpus.get("model") is None:
-        raise InputError(f"{corpora[0]} is not a usage index: give --model MODEL to index it as a corpus, or give an index")
-    nlp = load_elmo_pipeline(corpus["model"], corpus.get("lang", "en"))
-    built = []
-    for k, side in enumerate(sides):
-        if side not in corpora:
-            built.append(side)
-            continue
-        folder = scratch / f"index-{k}"
-        build_usage_index(
-            nlp,
-            side,
-            folder,
-            model=corpus["model"],
-            words=targets,
-            lemmas=bool(corpus.get("lemmas")),
-            layer=corpus.get("layer", "top"),
-            progress=bool(corpus.get("progress")),
-            log=corpus.get("log", print),
-        )
-        built.append(folder)
-    return built
+    log = say(quiet)
+    result = run_change(index_a, index_b, words, settings or ChangeSettings(), gold=gold, progress=progress, log=log)
+    written = write_table(result, output)
+    scored = sum(1 for r in result.rows if r.scores)
+    log(
+        f"Wrote the change of {len(result.rows)} words to {', '.join(map(str, written))} ({scored} scored, "
+        f"{len(result.rows) - scored} with too few usages)"
+    )
+    if "gold" in result.data:
+        log(f"Against people ({result.data['gold']['source']}): {result.data['gold']['summary']}")
+    if report is not None:
+        write_report(report, result.data, log=log)
+        if answers:
+            files = write_answers(result, Path(report) / "answer")
+            log(f"SemEval-2020 Task 1 answer files: {', '.join(map(str, files))}")
+        if clusters:
+            files = write_clusters(result, Path(report) / "clusters")
+            log(f"Sense clusters of {len(files)} words: {Path(report) / 'clusters'}")
+    return result

@@ -30,7 +30,7 @@ from .storage import IndexWriter
 
 _SENTENCES_PER_BATCH = 256  # sentences gathered before the biLM runs over them
 # what the parts of one index must share (`merge` refuses parts that differ in any)
-SHARD_SETTINGS = ("model", "load", "fingerprint", "elmo", "layer_weights", "match", "words", "files")
+SHARD_SETTINGS = ("model", "load", "fingerprint", "elmo", "layer_weights", "layers", "match", "words", "files", "lemmatizer")
 
 
 def build_usage_index(
@@ -42,6 +42,7 @@ def build_usage_index(
     words: Optional[Sequence[str]] = None,
     lemmas: bool = False,
     layer: Union[str, int, Sequence[float]] = "top",
+    all_layers: bool = False,
     elmo: Optional[str] = None,
     docs_per_batch: int = 64,
     shard: Shard = Shard(),
@@ -54,8 +55,11 @@ def build_usage_index(
     model (Optional[PathLike]): where `nlp` was loaded from (recorded, so that queries load it).
     words (Optional[Sequence[str]]): index only these words (matched on `token.lower_`, or on the
         lemma with `lemmas`); None indexes every token that is not whitespace.
-    lemmas (bool): match `words` on lemmas (the pipeline must set them) and key usages by lemma.
+    lemmas (bool): match `words` on lemmas and key usages by lemma: the pipeline's lemmatizer, else spaCy's
+        lookup lemmatizer for its language, added here (named in the index's meta).
     layer: "top", "average", a layer number or one weight per layer (see `parse_layer`).
+    all_layers (bool): also keep every layer of each usage (layers.bin), so that queries pick the layer
+        or a mix (`UsageIndex.with_layer`) without embedding again.
     elmo (Optional[str]): the elmo component to use; None: the first.
     docs_per_batch (int): documents per nlp.pipe batch; 16 of them make a chunk (see shards.py):
         the biLM's batches never span two chunks, so that the shards of a corpus add up to the
@@ -80,8 +84,9 @@ def build_usage_index(
     check_not_inside(output, corpus, "the corpus")
     check_claimable(output, USAGE_INDEX, " for the index")
     off = _elmo_dependents(nlp, names)
+    lemmatizer = None
     if lemmas:
-        _check_lemmas(nlp, off)
+        lemmatizer = _check_lemmas(nlp, off, log)
     meta = {
         # a released model's name stays a name (read from the download cache)
         "model": (str(Path(model).resolve()) if Path(model).exists() else str(model)) if model is not None else "",
@@ -89,6 +94,8 @@ def build_usage_index(
         "fingerprint": bilm_fingerprint(pipe.bilm),
         "elmo": pipe.name,
         "layer_weights": [float(w) for w in weights],
+        "layers": pipe.options.n_output_layers if all_layers else None,
+        "lemmatizer": lemmatizer,
         "dim": 2 * pipe.options.projection_dim,
         "match": "lemma" if lemmas else "lower",
         "words": sorted(chosen) if chosen else None,
@@ -106,7 +113,7 @@ def build_usage_index(
         )
         docs = nlp.pipe(texts, as_tuples=True, disable=off, batch_size=docs_per_batch)
         for batch in _sentence_batches(docs, chosen, key):
-            _index_batch(batch, pipe, weights, key, writer, types)
+            _index_batch(batch, pipe, weights, key, writer, types, all_layers)
             if bar is not None:
                 bar.set_postfix_str(f"{writer.n_usages:,} usages", refresh=False)
         if bar is not None:
@@ -124,8 +131,9 @@ def build_usage_index(
         folder = writer.finish(type_list, type_vectors)
     index = UsageIndex().from_disk(folder)
     index._embed_with(nlp, pipe.name)
+    what = f"of {len(index.keys):,} of the {len(chosen):,} words" if chosen else f"of {len(index.keys):,} words"
     log(
-        f"Indexed {len(index):,} usages in {index.meta['n_sentences']:,} sentences ({len(type_list):,} word types) "
+        f"Indexed {len(index):,} usages {what} in {index.meta['n_sentences']:,} sentences of {corpus} "
         f"in {index.meta['seconds']:.0f}s: {folder}"
     )
     note = balance_note(shard, chunk_docs(docs_per_batch), corpus_read.n_docs)
@@ -152,6 +160,7 @@ def build_from_settings(
         words=settings["words"],
         lemmas=settings["lemmas"],
         layer=settings["layer"],
+        all_layers=bool(settings.get("all_layers")),
         docs_per_batch=settings["docs_per_batch"],
         shard=shard,
         progress=progress,
@@ -170,18 +179,47 @@ def _elmo_dependents(nlp: Language, names: List[str]) -> List[str]:
     return [name for name in nlp.pipe_names if name in off]
 
 
-def _check_lemmas(nlp: Language, off: List[str]) -> None:
+def _check_lemmas(nlp: Language, off: List[str], log: Callable[[str], Any]) -> str:
+    """RETURNS (str): what sets the lemmas: the pipeline's own lemmatizer, or spaCy's lookup lemmatizer for the
+    pipeline's language, added here (spacy-lookups-data's tables)."""
     setters = [name for name in nlp.pipe_names if "token.lemma" in nlp.get_pipe_meta(name).assigns]
     if not setters:
-        raise InputError(
-            f"--lemmas needs a pipeline with a lemmatizer, and {nlp.pipe_names or 'this one'} has none: "
-            "match the word forms instead (--words without --lemmas), or add a lemmatizer"
-        )
+        added = add_lookup_lemmatizer(nlp)
+        log(f"Lemmas: {added}, added to the pipeline (a pipeline with a lemmatizer of its own uses that one)")
+        return added
     if all(name in off for name in setters):
         raise InputError(
             f"the lemmatizer ({', '.join(setters)}) needs ELMo's output, which is computed only for "
             "the sentences that hold a chosen word: match word forms (--words without --lemmas)"
         )
+    return f"the pipeline's {', '.join(setters)}"
+
+
+def add_lookup_lemmatizer(nlp: Language) -> str:
+    """Add spaCy's lookup lemmatizer for `nlp`'s language before its first elmo component.
+
+    RETURNS (str): what was added ("spaCy's lookup lemmatizer for en (spacy-lookups-data 1.0.5)").
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        data = version("spacy-lookups-data")
+    except PackageNotFoundError:
+        raise InputError(
+            "--lemmas with a pipeline that has no lemmatizer uses spaCy's lookup lemmas: pip install 'spacy-elmo[lemmas]' "
+            "(spacy-lookups-data), or give a pipeline with a lemmatizer"
+        ) from None
+    names = elmo_names(nlp)
+    lemmatizer = nlp.add_pipe("lemmatizer", name="lemmatizer", config={"mode": "lookup"}, before=names[0] if names else None)
+    try:
+        lemmatizer.initialize()  # type: ignore[attr-defined]
+    except Exception as err:  # spaCy's own error for a language without lookup tables
+        nlp.remove_pipe("lemmatizer")
+        raise InputError(
+            f"spaCy has no lookup lemmas for {nlp.lang!r} ({str(err).splitlines()[0][:120]}): match word forms (--words without "
+            "--lemmas), or give a pipeline with a lemmatizer for the language"
+        ) from None
+    return f"spaCy's lookup lemmatizer for {nlp.lang} (spacy-lookups-data {data})"
 
 
 def _word_pattern(words: Set[str]) -> "re.Pattern[str]":
@@ -243,17 +281,25 @@ def _sentence_batches(
 
 
 def _index_batch(
-    batch: List[Selected], pipe: Any, weights: numpy.ndarray, key: Callable[[Token], str], writer: IndexWriter, types: Counter
+    batch: List[Selected],
+    pipe: Any,
+    weights: numpy.ndarray,
+    key: Callable[[Token], str],
+    writer: IndexWriter,
+    types: Counter,
+    all_layers: bool = False,
 ) -> None:
     sentence_docs = [sent.as_doc() for sent, _, _ in batch]
     if writer.start_chunk(batch[0][2][2]):
         pipe.bilm.forget_words()  # each chunk from an empty word cache, in a shard as in the whole run
     first = writer.add_sentences({"text": sent.text, "file": where[0], "doc": where[1]} for sent, _, where in batch)
-    vectors, keys = [], []
+    vectors, keys, layers = [], [], []
     columns: Dict[str, List[int]] = {"usage_sentence": [], "usage_token": [], "usage_start": [], "usage_end": []}
     for number, (doc, (_, tokens, _)) in enumerate(zip(pipe.pipe(sentence_docs), batch)):
         types.update(t.text for t in doc if not t.is_space)
         vectors.append(mixed(doc._.elmo.layers[:, tokens], weights))
+        if all_layers:
+            layers.append(numpy.transpose(doc._.elmo.layers[:, tokens], (1, 0, 2)))
         for i in tokens:
             token = doc[i]
             columns["usage_sentence"].append(first + number)
@@ -261,4 +307,9 @@ def _index_batch(
             columns["usage_start"].append(token.idx)
             columns["usage_end"].append(token.idx + len(token.text))
             keys.append(key(token))
-    writer.add_usages(numpy.concatenate(vectors), {k: numpy.asarray(v) for k, v in columns.items()}, keys)
+    writer.add_usages(
+        numpy.concatenate(vectors),
+        {k: numpy.asarray(v) for k, v in columns.items()},
+        keys,
+        numpy.concatenate(layers) if all_layers else None,
+    )

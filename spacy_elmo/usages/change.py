@@ -14,7 +14,6 @@ subtracts each corpus's mean over all its usages (the common direction that ever
 """
 
 import csv
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,6 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequ
 import numpy
 
 from ..errors import InputError
-from ..output_folders import write_atomically
 from ..types import PathLike
 
 
@@ -80,6 +78,7 @@ class UsageRows:
         total = numpy.zeros(self.vectors.shape[1], dtype=numpy.float64)
         for start in range(0, len(self.rows), _CHUNK):
             chunk = numpy.asarray(self.vectors[self.rows[start : start + _CHUNK]], dtype=numpy.float64)
+            _check_finite(chunk)
             if self.centre is not None:
                 chunk -= self.centre
             total += (_unit(chunk) if unit else chunk).sum(0)
@@ -91,10 +90,19 @@ class UsageRows:
         if len(rows) > n:
             rows = numpy.sort(numpy.random.default_rng(seed).choice(rows, n, replace=False))
         vectors = numpy.asarray(self.vectors[rows], dtype=numpy.float64)
+        _check_finite(vectors)
         return vectors - self.centre if self.centre is not None else vectors
 
 
 Usages = Union[numpy.ndarray, UsageRows]
+
+
+def _check_finite(vectors: numpy.ndarray) -> None:
+    if not numpy.isfinite(vectors).all():
+        raise InputError(
+            "the usage index holds vectors that are not finite (NaN or infinite): it is damaged; build it again "
+            "(spacy-elmo index-usages MODEL CORPUS OUTPUT)"
+        )
 
 
 def _mean(usages: Usages, unit: bool = False) -> numpy.ndarray:
@@ -116,11 +124,11 @@ def apd(a: Usages, b: Usages) -> float:
 
     a (Usages): (n_a, D) usage vectors of the word in corpus A (an array, or `UsageRows` of an index).
     b (Usages): (n_b, D) in corpus B.
-    RETURNS (float): in [0, 2]; 0 where every usage points the same way.
+    RETURNS (float): in [0, 2]; 0 where every usage points the same way (never below: rounding is clipped).
     """
     if not len(a) or not len(b):
         raise ValueError("APD needs at least one usage on each side")
-    return float(1.0 - _mean(a, unit=True) @ _mean(b, unit=True))
+    return max(0.0, float(1.0 - _mean(a, unit=True) @ _mean(b, unit=True)))
 
 
 def prt(a: Usages, b: Usages) -> float:
@@ -224,8 +232,7 @@ def compare(
         a, b = usages_a(word), usages_b(word)
         row = WordChange(word, len(a), len(b))
         if min(len(a), len(b)) < min_usages:
-            side = "A" if len(a) < min_usages else "B"
-            row.note = f"too few usages in {side} ({min(len(a), len(b))}; --min-usages {min_usages})"
+            row.note = f"too few usages: {len(a)} in A, {len(b)} in B (at least {min_usages} on each side)"
         else:
             for measure in measures:
                 row.scores[measure] = apd(a, b) if measure == "apd" else prt(a, b) if measure == "prt" else cluster_jsd(a, b)
@@ -279,31 +286,32 @@ def check_comparable(index_a: Indexed, index_b: Indexed) -> None:
         raise InputError(f"{empty} holds no usages: index a corpus that holds the words")
 
 
-def write_changes(rows: Sequence[WordChange], path: PathLike, measures: Sequence[str], settings: Dict[str, object]) -> None:
-    """Write the rows as TSV (a `#` line of the settings first), or as JSON where `path` ends in .json; atomically."""
-    path = Path(path)
-    if path.suffix == ".json":
-        data = {"settings": settings, "words": [{"word": r.word, "n_a": r.n_a, "n_b": r.n_b, **r.scores, "note": r.note} for r in rows]}
-        write_atomically(path, json.dumps(data, indent=1) + "\n")
-        return
-    lines = ["# " + " ".join(f"{k}={v}" for k, v in settings.items())]
-    lines.append("\t".join(["word", "n_a", "n_b", *measures, "note"]))
-    for r in rows:
-        values = [f"{r.scores[m]:.6f}" if m in r.scores else "" for m in measures]
-        lines.append("\t".join([r.word, str(r.n_a), str(r.n_b), *values, r.note]))
-    write_atomically(path, "\n".join(lines) + "\n")
-
-
 def read_words(path: PathLike) -> List[str]:
-    """The target words of a file: one a line (WUG's `attack_nn` is read as `attack`), `#` lines skipped."""
+    """The target words of a file, lowercased: one a line (WUG's `attack_nn` is read as `attack`), `#` lines skipped."""
     words = []
-    with open(path, encoding="utf8", newline="") as f:
-        for row in csv.reader(f, delimiter="\t"):
-            if row and row[0].strip() and not row[0].startswith("#"):
-                words.append(split_pos(row[0].strip())[0])
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            for row in csv.reader(f, delimiter="\t"):
+                if row and row[0].strip() and not row[0].startswith("#"):
+                    words.append(split_pos(row[0].strip())[0].lower())
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path} is not UTF-8 ({err.reason} at byte {err.start}): save the word list as UTF-8") from None
     if not words:
         raise InputError(f"{path} names no word: one target word a line")
-    return words
+    return list(dict.fromkeys(words))
+
+
+def parse_words(words: Union[PathLike, Sequence[str]]) -> List[str]:
+    """The target words, lowercased, from a file (one a line, see `read_words`), a comma-separated string or a list."""
+    if isinstance(words, (list, tuple)):
+        found = [split_pos(w.strip())[0].lower() for w in words if w.strip()]
+    elif Path(str(words)).is_file():
+        return read_words(str(words))
+    else:
+        found = [split_pos(w.strip())[0].lower() for w in str(words).split(",") if w.strip()]
+    if not found:
+        raise InputError(f"{words!r} names no word: give a file (one word a line) or words separated by commas")
+    return list(dict.fromkeys(found))
 
 
 WUG_POS = ("nn", "vb", "jj", "rb", "NN", "VB", "JJ", "RB")

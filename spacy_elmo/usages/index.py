@@ -3,10 +3,13 @@
 A usage index folder (kind "usage-index", see output_folders.py) holds
 - `vectors.bin`: float16 (n_usages, D), each usage's vector: a biLM layer or a mix of layers
   (`layer_weights`), memory-mapped when read; `norms.npy` their float32 norms;
+- `layers.bin` (built with `--all-layers`, meta "layers" = L + 1): float16 (n_usages, L + 1, D), every
+  layer of each usage, so that a query picks the layer or a mix (`with_layer`) without embedding again;
 - `usage_sentence.npy`, `usage_token.npy`, `usage_start.npy`, `usage_end.npy`, `usage_key.npy`: per
   usage its sentence, its token's index and character offsets in that sentence, and its key (the
   word's lowercase form, or its lemma);
-- `sentences.jsonl`: per sentence its text, corpus file and document number;
+- `sentences.jsonl`: per sentence its text, corpus file and document number (and, for a WUG dataset's
+  usages, the usage's identifier "id" and its "grouping");
 - `keys.json`: the key strings; `types.json` + `type_vectors.bin`: every word type of the indexed
   sentences, its count and its context-free token-layer vector (float16, P wide);
 - `meta.json`, written last: the pipeline it was built with, the fingerprint of its biLM, the layer
@@ -34,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .change import WordChange
 
 from ..types import PathLike
-from .layout import ARRAYS, FORMAT_VERSION, META, USAGE_INDEX
+from .layout import ARRAYS, FORMAT_VERSION, LAYERS, META, USAGE_INDEX
 from .storage import IndexWriter
 
 # what meta.json must hold besides the sizes
@@ -95,7 +98,30 @@ def parse_layer(layer: Union[str, int, Sequence[float]], n_output_layers: int) -
 def usage_key(token: "Token", match: str) -> str:
     """RETURNS (str): the key a usage of `token` is filed under: its lemma, lowercased, where
     `match` is "lemma", else its lowercase form."""
+    if match == "wug":  # a WUG dataset's usages are filed under their target lemma: a query's lemma, where it has one
+        return (token.lemma_ or token.text).lower()
     return token.lemma_.lower() if match == "lemma" else token.lower_
+
+
+MATCHES = ("lower", "lemma", "wug")
+
+
+class MixedLayers:
+    """The rows of every-layer vectors (n, L + 1, D) as one mix of them, read like a (n, D) float16 matrix:
+    what an index keeping every layer answers with for a layer or mix picked at query time."""
+
+    def __init__(self, layers: numpy.ndarray, weights: numpy.ndarray) -> None:
+        self.layers, self.weights = layers, numpy.asarray(weights, dtype="float32")
+        self.shape = (int(layers.shape[0]), int(layers.shape[2]))
+        self.dtype = numpy.dtype("float16")
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: Any) -> numpy.ndarray:
+        block = numpy.asarray(self.layers[rows], dtype="float32")
+        with numpy.errstate(over="ignore", invalid="ignore"):
+            return numpy.einsum("...ld,l->...d", block, self.weights).astype("float16")
 
 
 def mixed(layers: numpy.ndarray, weights: numpy.ndarray) -> numpy.ndarray:
@@ -130,6 +156,10 @@ class UsageIndex:
         self._elmo = ""  # the component of _nlp that holds the index's biLM
         self._checked: Dict[int, Any] = {}  # id -> vocab of each pipeline found to hold the index's biLM
         self.ann: Optional["AnnSearch"] = None
+        self.layers: Optional[numpy.ndarray] = None  # (n, L + 1, D) every layer, where the index keeps them
+        self._weights: Optional[numpy.ndarray] = None  # the layer picked at query time (with_layer)
+        self._stored: numpy.ndarray = self.vectors  # vectors.bin, whichever layer is picked
+        self._stored_norms = numpy.zeros(0, dtype="float32")
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
@@ -137,11 +167,65 @@ class UsageIndex:
     def __repr__(self) -> str:
         if not self.meta:
             return "UsageIndex(empty: read one with .from_disk(path))"
-        return f"UsageIndex({str(self.path)!r}, usages={len(self)}, words={len(self.keys)}, match={self.match!r})"
+        from .report import describe_layer
+
+        every = ", every layer kept" if self.layers is not None else ""
+        return (
+            f"UsageIndex({str(self.path)!r}, bilm={self.meta.get('model') or 'in memory'!r}, "
+            f"layer={describe_layer(list(map(float, self.layer_weights)))!r}{every}, usages={len(self)}, words={len(self.keys)}, "
+            f"match={self.match!r})"
+        )
 
     @property
     def layer_weights(self) -> numpy.ndarray:
+        """RETURNS (numpy.ndarray): the weight of each layer in the vectors answered with (see `with_layer`)."""
+        if self._weights is not None:
+            return self._weights
         return numpy.asarray(self.meta["layer_weights"], dtype="float32")
+
+    @property
+    def n_layers(self) -> int:
+        """RETURNS (int): the biLM's output layers (L + 1)."""
+        return len(self.meta["layer_weights"])
+
+    def with_layer(self, layer: Union[str, int, Sequence[float]]) -> "UsageIndex":
+        """The index answering with another layer or mix ("top", "average", a layer number, one weight per
+        layer): the stored vectors where they are that one, else every layer kept (`index-usages --all-layers`).
+
+        RETURNS (UsageIndex): a view of this index (the same files); this one is unchanged.
+        """
+        import copy
+
+        weights = parse_layer(layer, self.n_layers)
+        if numpy.array_equal(weights, numpy.asarray(self.meta["layer_weights"], dtype="float32")) and self._weights is None:
+            return self
+        view = copy.copy(self)
+        view.arrays = dict(self.arrays)
+        view._weights = weights
+        if numpy.array_equal(weights, numpy.asarray(self.meta["layer_weights"], dtype="float32")):
+            view.vectors, view._weights = self._stored, None
+            view.arrays["norms"] = self._stored_norms
+            return view
+        if self.layers is None:
+            from .report import describe_layer
+
+            raise InputError(
+                f"{self.path} keeps only its {describe_layer(list(map(float, self.meta['layer_weights'])))} vectors: build it with "
+                f"--all-layers to pick {describe_layer(list(map(float, weights)))} at query time, or build it with --layer {layer}"
+            )
+        single = numpy.flatnonzero(weights)
+        vectors: Any = (
+            self.layers[:, int(single[0])] if len(single) == 1 and weights[single[0]] == 1.0 else MixedLayers(self.layers, weights)
+        )
+        norms = numpy.empty(len(self), dtype="float32")
+        for start in range(0, len(self), _CHUNK_ROWS):
+            block = numpy.asarray(vectors[start : start + _CHUNK_ROWS], dtype="float32")
+            norms[start : start + len(block)] = numpy.linalg.norm(block, axis=1)
+        if not (numpy.isfinite(norms) & (norms > 0)).all():
+            raise InputError(f"{self.path}: {LAYERS} holds usage vectors that are not finite, or zero, in this mix: {_AGAIN}")
+        view.vectors, view.ann = vectors, None  # the approximate search was built over the stored vectors
+        view.arrays["norms"] = norms
+        return view
 
     @property
     def fingerprint(self) -> str:
@@ -149,7 +233,8 @@ class UsageIndex:
 
     @property
     def match(self) -> str:
-        """RETURNS (str): "lower" (keys are the words' lowercase forms) or "lemma"."""
+        """RETURNS (str): "lower" (keys are the words' lowercase forms), "lemma", or "wug" (a WUG dataset's marked
+        usages, filed under their target lemma)."""
         return str(self.meta["match"])
 
     def from_disk(self, path: PathLike, *, exclude: Sequence[str] = ()) -> "UsageIndex":
@@ -173,10 +258,15 @@ class UsageIndex:
             raise InputError(f"{path / META} is damaged (sizes or layer weights are not numbers): {_AGAIN}") from None
         if weights.ndim != 1 or not numpy.isfinite(weights).all() or not numpy.abs(weights).sum() > 0:
             raise InputError(f"{path / META} is damaged (its layer weights are not finite numbers, or all zero): {_AGAIN}")
-        if meta["match"] not in ("lower", "lemma"):
+        if meta["match"] not in MATCHES:
             raise InputError(f"{path / META} is damaged (match {meta['match']!r}): {_AGAIN}")
         self.path, self.meta, self._by_key, self._nlp, self._elmo = path, meta, None, None, ""
         self.vectors = _memmap(path / "vectors.bin", (n, dim))
+        self.layers, self._weights = None, None
+        if meta.get("layers"):
+            if not isinstance(meta["layers"], int) or meta["layers"] != len(weights):
+                raise InputError(f"{path / META} is damaged (layers {meta['layers']!r}, layer weights {len(weights)}): {_AGAIN}")
+            self.layers = _memmap(path / LAYERS, (n, len(weights) * dim)).reshape(n, len(weights), dim)
         self.type_vectors = _memmap(path / "type_vectors.bin", (n_types, p_dim))
         self.arrays = {}
         for name in ARRAYS:
@@ -188,6 +278,7 @@ class UsageIndex:
         bad = int(numpy.count_nonzero(~(numpy.isfinite(norms) & (norms > 0)))) if n else 0
         if bad:
             raise InputError(f"{path}: {bad} of its {n} usage vectors are not finite or zero, and would answer wrongly: {_AGAIN}")
+        self._stored, self._stored_norms = self.vectors, norms
         self.keys = _read_list(path / "keys.json")
         self.types = [(str(t), int(c)) for t, c in _read_list(path / "types.json")]
         self.sentences = _read_jsonl(path / "sentences.jsonl")
@@ -210,9 +301,10 @@ class UsageIndex:
             for start in range(0, len(self), _CHUNK_ROWS):
                 rows = slice(start, start + _CHUNK_ROWS)
                 writer.add_usages(
-                    numpy.asarray(self.vectors[rows]),
+                    numpy.asarray(self._stored[rows]),
                     {name: numpy.asarray(a[rows]) for name, a in self.arrays.items() if name != "norms"},
                     [self.keys[k] for k in self.arrays["usage_key"][rows]],
+                    None if self.layers is None else numpy.asarray(self.layers[rows]),
                 )
             writer.finish(self.types, numpy.asarray(self.type_vectors))
 
@@ -315,10 +407,13 @@ class UsageIndex:
         **settings: Any,
     ) -> List["WordChange"]:
         """How much each word's usages differ between this index (corpus A) and `other` (corpus B), built by the
-        same biLM with the same layer settings: APD and PRT (see `usages/change.py`), most changed first.
+        same biLM with the same layer settings (see `usages/change.py`), most changed first.
 
         words (Optional[Sequence[str]]): the target words; None: every word with at least `min_usages` in both.
-        measure (Union[str, Sequence[str]]): "apd", "prt" or both; the first orders the rows.
+        measure (Union[str, Sequence[str]]): one or more of "apd" (average pairwise cosine distance), "prt"
+            (1 / cosine of the two mean usages) and "jsd" (Jensen-Shannon divergence of the two sides' shares of 8
+            clusters of the word's usages); the first orders the rows. The evidence behind a score (senses,
+            changed usages, intervals): `senses.word_evidence`, or `spacy-elmo change --report`.
         settings: `min_usages` (5), `standardize` (False: subtract each index's mean usage first).
         RETURNS (List[WordChange]): one row per word; a word with too few usages has a note and no score.
 

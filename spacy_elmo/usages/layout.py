@@ -6,4 +6,5 @@ FORMAT_VERSION = 1
 META = "meta.json"  # written last: a folder without it is no finished index
 ARRAYS = ("usage_sentence.npy", "usage_token.npy", "usage_start.npy", "usage_end.npy", "usage_key.npy", "norms.npy")
 ANN_INDEX, ANN_META = "ann.faiss", "ann.json"  # the optional approximate search (ann.py), of one build
-FILES = (META, "vectors.bin", "sentences.jsonl", "keys.json", "types.json", "type_vectors.bin", *ARRAYS, ANN_INDEX, ANN_META)
+LAYERS = "layers.bin"  # optional (index-usages --all-layers): float16 (n_usages, L + 1, D), every layer of each usage
+FILES = (META, "vectors.bin", LAYERS, "sentences.jsonl", "keys.json", "types.json", "type_vectors.bin", *ARRAYS, ANN_INDEX, ANN_META)

@@ -47,7 +47,8 @@ def merge_usage_indexes(parts: Sequence[PathLike], output: PathLike, log: Callab
                 columns = {name: numpy.asarray(index.arrays[name][rows]) for name in ("usage_token", "usage_start", "usage_end")}
                 columns["usage_sentence"] = numpy.asarray(index.arrays["usage_sentence"][rows]) - s0 + first_sentence
                 keys = [index.keys[k] for k in index.arrays["usage_key"][rows]]
-                writer.add_usages(numpy.asarray(index.vectors[rows]), columns, keys)
+                layers = None if index.layers is None else numpy.asarray(index.layers[rows])
+                writer.add_usages(numpy.asarray(index.vectors[rows]), columns, keys, layers)
         type_vectors = bilm.embed_words([t for t, _ in type_list])
         folder = writer.finish(type_list, type_vectors, seconds=sum(float(index.meta["seconds"]) for index in indexes))
     merged = UsageIndex().from_disk(folder)

@@ -13,7 +13,7 @@ from ..errors import InputError
 from ..output_folders import check_claimable, publish_files, remove_own, scratch_folder
 from ..digests import file_sha256
 from ..types import PathLike
-from .layout import ARRAYS, FILES, FORMAT_VERSION, META, USAGE_INDEX
+from .layout import ARRAYS, FILES, FORMAT_VERSION, LAYERS, META, USAGE_INDEX
 
 _HINT = " for the index (a usage index built before is replaced)"
 
@@ -21,17 +21,22 @@ _HINT = " for the index (a usage index built before is replaced)"
 DATA_FILES = ("vectors.bin", "sentences.jsonl", "keys.json", "types.json", "type_vectors.bin", *ARRAYS)
 
 
+def data_files(folder: Path) -> Tuple[str, ...]:
+    """RETURNS (Tuple[str, ...]): the data files of an index folder: DATA_FILES, and layers.bin where it has one."""
+    return (*DATA_FILES, LAYERS) if (folder / LAYERS).is_file() else DATA_FILES
+
+
 def data_digests(folder: Path) -> Dict[str, str]:
     """RETURNS (Dict[str, str]): the SHA-256 of each data file of an index folder (all but meta.json and the ANN index)."""
-    return {name: file_sha256(folder / name) for name in DATA_FILES}
+    return {name: file_sha256(folder / name) for name in data_files(folder)}
 
 
 def check_data(folder: Path, digests: Any, name: str) -> None:
     """Raise an InputError naming the first data file of `folder` (a part called `name`) whose bytes are
     not those its record's digests say."""
-    if not isinstance(digests, dict) or set(digests) != set(DATA_FILES):
+    if not isinstance(digests, dict) or set(digests) != set(data_files(folder)):
         raise InputError(f"{name}/meta.json: its shard record has no digests of its files: index that shard again")
-    for file in DATA_FILES:
+    for file in data_files(folder):
         if file_sha256(folder / file) != digests[file]:
             raise InputError(f"{name}/{file} is not the file its part was written with (changed or damaged): index that shard again")
 
@@ -50,6 +55,7 @@ class IndexWriter:
         self.meta = dict(meta)
         self.tmp, self._lock = scratch_folder(self.output, USAGE_INDEX, "spacy-elmo index-usages")
         self._vectors: IO[bytes] = (self.tmp / "vectors.bin").open("wb")
+        self._layers: Optional[IO[bytes]] = (self.tmp / LAYERS).open("wb") if self.meta.get("layers") else None
         self._sentences: IO[str] = (self.tmp / "sentences.jsonl").open("w", encoding="utf8")
         self._columns: Dict[str, List[numpy.ndarray]] = {name[:-4]: [] for name in ARRAYS}
         self._key_ids: Dict[str, int] = {}
@@ -67,8 +73,8 @@ class IndexWriter:
             remove_own(self.tmp, USAGE_INDEX)
 
     def _close(self) -> None:
-        for handle in (self._vectors, self._sentences):
-            if not handle.closed:
+        for handle in (self._vectors, self._sentences, self._layers):
+            if handle is not None and not handle.closed:
                 handle.close()
         self._lock.release()
 
@@ -91,9 +97,14 @@ class IndexWriter:
             self.chunks[-1][1] += self.n_sentences - first
         return first
 
-    def add_usages(self, vectors: numpy.ndarray, columns: Dict[str, numpy.ndarray], keys: Sequence[str]) -> None:
+    def add_usages(
+        self, vectors: numpy.ndarray, columns: Dict[str, numpy.ndarray], keys: Sequence[str], layers: Optional[numpy.ndarray] = None
+    ) -> None:
         """Append usages: `vectors` (n, D), `columns` usage_sentence / usage_token / usage_start /
-        usage_end (n,) each, `keys` the n key strings."""
+        usage_end (n,) each, `keys` the n key strings; `layers` (n, L + 1, D) every layer, where the
+        index keeps them (meta "layers")."""
+        if (layers is None) != (self._layers is None):
+            raise ValueError("every layer of each usage goes with an index that keeps them (meta 'layers'), and only there")
         with numpy.errstate(over="ignore"):  # an overflow is refused just below
             vectors = numpy.ascontiguousarray(vectors, dtype="float16")
         norms = numpy.linalg.norm(vectors.astype("float32"), axis=1)
@@ -108,6 +119,12 @@ class IndexWriter:
         elif vectors.shape[1] != self.dim:
             raise ValueError(f"usage vectors are {vectors.shape[1]} wide, earlier ones {self.dim}")
         self._vectors.write(vectors.tobytes())
+        if self._layers is not None:
+            with numpy.errstate(over="ignore"):
+                stacked = numpy.ascontiguousarray(layers, dtype="float16")
+            if stacked.shape != (len(vectors), int(self.meta["layers"]), stacked.shape[-1]) or not numpy.isfinite(stacked).all():
+                raise InputError(f"the layers of {len(vectors)} usages are not finite in float16, or not {self.meta['layers']} a usage")
+            self._layers.write(stacked.tobytes())
         self._columns["norms"].append(norms.astype("float32"))
         for name in ("usage_sentence", "usage_token", "usage_start", "usage_end"):
             self._columns[name].append(numpy.asarray(columns[name], dtype="int64" if name == "usage_sentence" else "int32"))
@@ -126,6 +143,8 @@ class IndexWriter:
         """
         self._vectors.close()
         self._sentences.close()
+        if self._layers is not None:
+            self._layers.close()
         for name in ARRAYS:
             parts = self._columns[name[:-4]]
             dtype = "float32" if name == "norms.npy" else "int64" if name == "usage_sentence.npy" else "int32"

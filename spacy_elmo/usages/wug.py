@@ -13,11 +13,12 @@ tokens, so no re-tokenisation can shift it.
 """
 
 import csv
+import math
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, List, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -26,6 +27,8 @@ from ..types import PathLike
 
 if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
+
+    from .index import UsageIndex
 
 USE_COLUMNS = ("identifier", "grouping", "context_tokenized", "indexes_target_token_tokenized")
 JUDGMENT_COLUMNS = ("identifier1", "identifier2", "judgment")
@@ -45,15 +48,19 @@ class WugUse:
 def _rows(path: Path, required: Sequence[str]) -> Iterable[Tuple[int, Dict[str, str]]]:
     csv.field_size_limit(min(sys.maxsize, 1 << 31 - 1))
     try:
-        with open(path, encoding="utf8", newline="") as f:
+        # utf-8-sig: a byte order mark before the header is no part of its first column's name
+        with open(path, encoding="utf-8-sig", newline="") as f:
             reader = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
             missing = [c for c in required if c not in (reader.fieldnames or [])]
             if missing:
                 raise InputError(
                     f"{path} has no column {', '.join(missing)}: a WUG file is tab-separated with a header naming {', '.join(required)}"
                 )
-            for line, row in enumerate(reader, start=2):
-                yield line, row
+            width = len(reader.fieldnames or [])
+            for row in reader:
+                if None in row or any(value is None for value in row.values()):
+                    raise InputError(f"{path}, line {reader.line_num}: not the {width} tab-separated fields of its header: mend the row")
+                yield reader.line_num, row
     except FileNotFoundError:
         raise InputError(f"{path} does not exist: a WUG word folder holds uses.csv and judgments.csv") from None
     except UnicodeDecodeError as err:
@@ -67,6 +74,11 @@ def read_uses(path: PathLike) -> List[WugUse]:
     uses = []
     for line, row in _rows(path, USE_COLUMNS):
         tokens = tuple(row["context_tokenized"].split(" "))
+        if "" in tokens:
+            raise InputError(
+                f"{path}, line {line}: context_tokenized has an empty token (two spaces, or one at an end), which shifts the "
+                "target's index: one space between tokens"
+            )
         try:
             index = int(row["indexes_target_token_tokenized"].split(":")[0])
         except ValueError:
@@ -89,6 +101,8 @@ def read_judgments(path: PathLike) -> Dict[Tuple[str, str], float]:
             judgment = float(row["judgment"])
         except ValueError:
             raise InputError(f"{path}, line {line}: the judgment {row['judgment']!r} is not a number") from None
+        if not (math.isfinite(judgment) and 0 <= judgment <= 4):
+            raise InputError(f"{path}, line {line}: the judgment {row['judgment']!r} is not on the scale 1-4 (0: cannot decide)")
         if judgment > 0:
             a, b = sorted((row["identifier1"], row["identifier2"]))
             scores[(a, b)].append(judgment)
@@ -131,3 +145,151 @@ def embed_uses(nlp: "Language", uses: Sequence[WugUse], batch_size: int = 32) ->
     if not vectors:
         raise InputError("no usages to embed")
     return numpy.stack(vectors).astype(numpy.float32)
+
+
+def is_wug_dataset(path: PathLike) -> bool:
+    """RETURNS (bool): whether `path` is a WUG dataset's root (data/WORD/uses.csv)."""
+    data = Path(path) / "data"
+    return data.is_dir() and any((word / "uses.csv").is_file() for word in data.iterdir() if word.is_dir())
+
+
+def build_wug_index(
+    nlp: "Language",
+    dataset: PathLike,
+    output: PathLike,
+    *,
+    model: Optional[PathLike] = None,
+    grouping: Optional[str] = None,
+    words: Optional[Sequence[str]] = None,
+    layer: Union[str, int, Sequence[float]] = "top",
+    all_layers: bool = False,
+    batch_size: int = 32,
+    progress: bool = True,
+    log: Callable[[str], Any] = print,
+) -> "UsageIndex":
+    """Index the usages a WUG dataset marks: each usage's target token (never found again by a tokenizer) in
+    its whole context, one biLM sequence as the file gives it (as `embed_uses`), filed under its target's
+    lemma ("attack" for data/attack_nn), with its identifier and grouping kept (sentences.jsonl "id",
+    "grouping"). The same usage index format as `build_usage_index`'s, so `change`, `neighbours` and the
+    report read it alike.
+
+    grouping (Optional[str]): only the usages of this grouping (period), e.g. "1"; None: every usage.
+    words (Optional[Sequence[str]]): only these targets ("attack" or "attack_nn"); None: every target.
+    RETURNS (UsageIndex): the index.
+    """
+
+    from ..bilm.fingerprint import bilm_fingerprint
+    from ..output_folders import check_claimable, check_not_inside
+    from ..pipeline.loading import elmo_names, elmo_pipe
+    from ..progress_bar import progress_bar
+    from .index import UsageIndex, mixed, parse_layer
+    from .layout import USAGE_INDEX
+    from .storage import IndexWriter
+
+    names = elmo_names(nlp)
+    if not names:
+        raise InputError("the pipeline has no elmo component: give a pipeline with one, or a folder with options.json + weights.hdf5")
+    pipe = elmo_pipe(nlp, names[0])
+    weights = parse_layer(layer, pipe.options.n_output_layers)
+    targets = wug_targets(dataset, words)
+    check_not_inside(output, dataset, "the WUG dataset")
+    check_claimable(output, USAGE_INDEX, " for the index")
+    meta = {
+        "model": (str(Path(model).resolve()) if Path(model).exists() else str(model)) if model is not None else "",
+        "load": {"lang": nlp.lang},
+        "fingerprint": bilm_fingerprint(pipe.bilm),
+        "elmo": pipe.name,
+        "layer_weights": [float(w) for w in weights],
+        "layers": pipe.options.n_output_layers if all_layers else None,
+        "lemmatizer": None,
+        "dim": 2 * pipe.options.projection_dim,
+        "match": "wug",
+        "words": sorted(targets),
+        "files": [str((folder / "uses.csv").resolve()) for _, folder in targets.values()],
+        "wug": {"dataset": str(Path(dataset).resolve()), "grouping": grouping, "targets": {k: name for k, (name, _) in targets.items()}},
+    }
+    types: Counter = Counter()
+    n_uses = 0
+    with IndexWriter(output, meta) as writer:
+        for file_number, (key, (name, folder)) in enumerate(
+            progress_bar(list(targets.items()), desc="Indexing usages", disable=not progress)
+        ):
+            uses = [use for use in read_uses(folder / "uses.csv") if grouping is None or use.grouping == grouping]
+            for start in range(0, len(uses), batch_size):
+                batch = uses[start : start + batch_size]
+                docs = [_use_doc(nlp, u) for u in batch]
+                records = [
+                    {"text": doc.text, "file": file_number, "doc": start + k, "id": u.identifier, "grouping": u.grouping}
+                    for k, (u, doc) in enumerate(zip(batch, docs))
+                ]
+                first = writer.add_sentences(records)
+                vectors, layers = [], []
+                columns: Dict[str, List[int]] = {"usage_sentence": [], "usage_token": [], "usage_start": [], "usage_end": []}
+                for k, (use, doc) in enumerate(zip(batch, pipe.pipe(docs))):
+                    types.update(use.tokens)
+                    vectors.append(mixed(doc._.elmo.layers[:, use.index : use.index + 1], weights))
+                    layers.append(numpy.transpose(doc._.elmo.layers[:, use.index : use.index + 1], (1, 0, 2)))
+                    token = doc[use.index]
+                    columns["usage_sentence"].append(first + k)
+                    columns["usage_token"].append(use.index)
+                    columns["usage_start"].append(token.idx)
+                    columns["usage_end"].append(token.idx + len(token.text))
+                writer.add_usages(
+                    numpy.concatenate(vectors),
+                    {c: numpy.asarray(v) for c, v in columns.items()},
+                    [key] * len(batch),
+                    numpy.concatenate(layers) if all_layers else None,
+                )
+            n_uses += len(uses)
+        if n_uses == 0:
+            raise InputError(f"no usage of grouping {grouping!r} in {dataset}: its groupings are {', '.join(wug_groupings(dataset))}")
+        type_list = sorted(types.items(), key=lambda item: (-item[1], item[0]))
+        folder_out = writer.finish(type_list, pipe.bilm.embed_words([t for t, _ in type_list]))
+    index = UsageIndex().from_disk(folder_out)
+    index._embed_with(nlp, pipe.name)
+    which = f"grouping {grouping}" if grouping is not None else "every grouping"
+    log(f"Indexed {len(index):,} marked usages of {len(targets)} target words ({which}) of the WUG dataset {dataset}: {folder_out}")
+    return index
+
+
+def wug_targets(dataset: PathLike, words: Optional[Sequence[str]] = None) -> Dict[str, Tuple[str, Path]]:
+    """RETURNS (Dict[str, Tuple[str, Path]]): per target key (the lemma, lowercased: "attack"), its name in the
+    dataset ("attack_nn") and its folder; only `words` (keys or names) where given."""
+    from .change import split_pos
+
+    data = Path(dataset) / "data"
+    if not is_wug_dataset(dataset):
+        raise InputError(f"{dataset} is not a WUG dataset: give its root, with data/WORD/uses.csv")
+    targets: Dict[str, Tuple[str, Path]] = {}
+    for folder in sorted(p for p in data.iterdir() if p.is_dir() and (p / "uses.csv").is_file()):
+        key = split_pos(folder.name)[0].lower()
+        if key in targets:
+            raise InputError(
+                f"{dataset}: the targets {targets[key][0]} and {folder.name} share the lemma {key!r}: index them apart (--words)"
+            )
+        targets[key] = (folder.name, folder)
+    if words is not None:
+        wanted = {split_pos(w.strip())[0].lower() for w in words if w.strip()}
+        absent = sorted(wanted - set(targets))
+        if absent:
+            raise InputError(f"{dataset} has no target {', '.join(absent)} (it has {', '.join(sorted(targets)[:8])}, ...)")
+        targets = {k: v for k, v in targets.items() if k in wanted}
+    return targets
+
+
+def wug_groupings(dataset: PathLike) -> List[str]:
+    """RETURNS (List[str]): the groupings (periods) that the dataset's usages name, sorted."""
+    found: set = set()
+    for _, folder in wug_targets(dataset).values():
+        found.update(use.grouping for use in read_uses(folder / "uses.csv"))
+    return sorted(found)
+
+
+def _use_doc(nlp: "Language", use: WugUse) -> Any:
+    """A Doc of the usage's own tokens, one space between them, one sentence (the biLM reads it as one sequence)."""
+    from spacy.tokens import Doc
+
+    n = len(use.tokens)
+    starts: List[Union[bool, int, None]] = [True]
+    starts += [False] * (n - 1)
+    return Doc(nlp.vocab, words=list(use.tokens), spaces=[True] * (n - 1) + [False], sent_starts=starts)

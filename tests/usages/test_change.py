@@ -72,7 +72,7 @@ def test_a_word_with_too_few_usages_is_listed_and_never_scored():
     vectors = {"a": numpy.eye(3)[:2], "b": numpy.eye(3), "c": numpy.eye(3)}
     rows = compare(lambda w: vectors[w], lambda w: vectors["c"] if w != "a" else numpy.zeros((0, 3)), ["a", "b"], min_usages=2)
     assert [r.word for r in rows] == ["b", "a"]
-    assert rows[0].scores and rows[1].scores == {} and "too few usages in B (0" in rows[1].note
+    assert rows[0].scores and rows[1].scores == {} and rows[1].note == "too few usages: 2 in A, 0 in B (at least 2 on each side)"
     with pytest.raises(InputError, match="measures are apd, prt"):
         compare(lambda w: vectors[w], lambda w: vectors[w], ["b"], measures=["cosine"])
 
@@ -126,8 +126,10 @@ def test_the_change_command_writes_tsv_and_json(indexes, tmp_path):
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     lines = out.read_text().splitlines()
-    assert lines[0].startswith("# ") and "min_usages=2" in lines[0] and lines[1].split("\t") == ["word", "n_a", "n_b", "apd", "prt", "note"]
-    assert [line.split("\t")[0] for line in lines[2:]][-1] == "gay" and len(lines) == 5
+    # plain TSV: a header, then a word a line; the settings beside it
+    assert lines[0].split("\t") == ["word", "n_a", "n_b", "apd", "prt", "note"]
+    assert [line.split("\t")[0] for line in lines[1:]][-1] == "gay" and len(lines) == 4
+    assert json.loads((tmp_path / "change.settings.json").read_text())["settings"]["min_usages"] == 2
     result = CliRunner().invoke(app, [*args[:3], str(tmp_path / "c.json"), *args[4:], "--measure", "prt"])
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "c.json").read_text())

@@ -199,9 +199,36 @@ def test_build_refuses_a_foreign_folder_and_keeps_user_files(nlp, corpus, tmp_pa
     assert again.keys == ["bank"] and not list(index.path.parent.glob(".*.spacy-elmo-scratch"))
 
 
-def test_lemmas_need_a_lemmatizer(nlp, corpus, tmp_path):
-    with pytest.raises(InputError, match="lemmatizer"):
-        build_usage_index(nlp, corpus, tmp_path / "lemmas", words=["play"], lemmas=True, progress=False, log=lambda _: None)
+def test_lemmas_without_a_lemmatizer_add_spacys_lookup_lemmas_or_say_what_to_install(nlp, bilm_dir, tmp_path, monkeypatch):
+    """A plain biLM folder has no lemmatizer: spaCy's lookup lemmas for its language are added (named in the
+    index's meta); without spacy-lookups-data, or for a language it has no lemmas for, one line."""
+    import importlib.metadata
+
+    import spacy
+
+    pytest.importorskip("spacy_lookups_data", reason="needs spacy-lookups-data (pip install 'spacy-elmo[lemmas]')")
+    lines = []
+    forms = tmp_path / "forms.txt"
+    forms.write_text("She plays the piano.\n\nThey played a play.\n", encoding="utf8")
+    index = build_usage_index(nlp, forms, tmp_path / "lemmas", words=["play"], lemmas=True, progress=False, log=lines.append)
+    assert index.meta["match"] == "lemma" and "lookup lemmatizer for en" in index.meta["lemmatizer"]
+    # every form is filed under its lemma; matching forms would find "play" only
+    assert sorted(index.usage(int(r)).text for r in index.rows_of("play")) == ["play", "played", "plays"]
+    assert any("Lemmas: spaCy's lookup lemmatizer" in line for line in lines)
+    xx = spacy.blank("xx")
+    from spacy_elmo.usages.builder import add_lookup_lemmatizer
+
+    with pytest.raises(InputError, match="spaCy has no lookup lemmas for 'xx'"):
+        add_lookup_lemmatizer(xx)
+    assert "lemmatizer" not in xx.pipe_names
+
+    def absent(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", absent)
+    with pytest.raises(InputError, match=r"pip install 'spacy-elmo\[lemmas\]'"):
+        build_usage_index(load_elmo_pipeline(bilm_dir), forms, tmp_path / "l2", words=["play"], lemmas=True, progress=False)
+    assert not (tmp_path / "l2").exists()
 
 
 def test_component_gives_token_usages_and_saves_only_the_path(index, nlp, tmp_path, bilm_dir):
@@ -269,5 +296,6 @@ def test_a_string_query_says_what_to_give_and_a_word_without_usages_warns(index)
     doc = index.nlp("A cat sat.")
     with pytest.warns(UserWarning, match="no usage of 'cat'"):
         assert index.most_similar(doc[1]) == []
-    assert repr(index) == f"UsageIndex({str(index.path)!r}, usages={len(index)}, words={len(index.keys)}, match={index.match!r})"
+    bilm = index.meta["model"]
+    assert repr(index) == f"UsageIndex({str(index.path)!r}, bilm={bilm!r}, layer='layer 2', usages={len(index)}, words={len(index.keys)}, match='lower')"
     assert "empty" in repr(type(index)())

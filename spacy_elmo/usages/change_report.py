@@ -1,0 +1,296 @@
+"""The change report a person opens (`spacy-elmo change ... --report DIR`): one self-contained HTML page (styles,
+script, maps and data inline; nothing fetched) with the words ranked by change and their intervals, and per word
+a 2-D map of its usages coloured by sense and shaped by corpus, its senses' shares, the usages nearest each
+sense's centre and the usages that changed, each with the target marked; plus PNG figures (with matplotlib)."""
+
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from ..output_folders import claim_folder, write_atomically
+from ..types import PathLike
+
+CHANGE_REPORT = "change-report"
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+_MAP = 260  # the map's size in pixels
+
+_STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-top:1px solid #ddd;padding-top:16px}
+table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
+th{cursor:pointer;background:#f6f6f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
+mark{background:#ffe066;padding:0 2px;font-weight:600}.usage{font-size:13px;color:#333}.muted{color:#777}
+.word{display:flex;gap:24px;flex-wrap:wrap}.legend span{display:inline-block;margin-right:10px}
+.swatch{display:inline-block;width:10px;height:10px;border-radius:5px;margin-right:3px}
+input{font:inherit;padding:3px 6px;margin:6px 0}
+"""
+
+_SCRIPT = """
+(function(){
+  document.body.dataset.errors = "0";
+  window.addEventListener("error", function(){ document.body.dataset.errors = String(Number(document.body.dataset.errors) + 1); });
+  var table = document.getElementById("ranking");
+  var rows = Array.prototype.slice.call(table.tBodies[0].rows);
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function(th, col){
+    th.addEventListener("click", function(){
+      var up = th.dataset.up !== "1"; th.dataset.up = up ? "1" : "0";
+      rows.sort(function(a, b){
+        var x = a.cells[col].dataset.v || a.cells[col].textContent, y = b.cells[col].dataset.v || b.cells[col].textContent;
+        var nx = parseFloat(x), ny = parseFloat(y);
+        var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
+        return up ? c : -c;
+      });
+      rows.forEach(function(r){ table.tBodies[0].appendChild(r); });
+    });
+  });
+  document.getElementById("filter").addEventListener("input", function(e){
+    var q = e.target.value.toLowerCase();
+    rows.forEach(function(r){ r.style.display = r.cells[1].textContent.toLowerCase().indexOf(q) >= 0 ? "" : "none"; });
+  });
+  var data = JSON.parse(document.getElementById("data").textContent);
+  document.getElementById("count").textContent = String(data.words.length);
+  document.body.dataset.ready = "1";
+})();
+"""
+
+
+def _esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _number(value: Optional[float], digits: int = 3) -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def marked(usage: Dict[str, Any]) -> str:
+    """RETURNS (str): HTML of the usage's sentence with its target in <mark>."""
+    text, start, end = usage["text"], usage["start"], usage["end"]
+    return f"{_esc(text[:start])}<mark>{_esc(text[start:end])}</mark>{_esc(text[end:])}"
+
+
+def _svg_map(points: Sequence[Dict[str, Any]], label: str) -> str:
+    if not points:
+        return ""
+    xs, ys = [p["x"] for p in points], [p["y"] for p in points]
+    lo_x, hi_x, lo_y, hi_y = min(xs), max(xs), min(ys), max(ys)
+    span_x, span_y = (hi_x - lo_x) or 1.0, (hi_y - lo_y) or 1.0
+    pad = 10
+    marks = []
+    for p in points:
+        x = pad + (p["x"] - lo_x) / span_x * (_MAP - 2 * pad)
+        y = _MAP - pad - (p["y"] - lo_y) / span_y * (_MAP - 2 * pad)
+        colour = PALETTE[p["sense"] % len(PALETTE)]
+        title = f"<title>{_esc(p['side'])}, sense {p['sense'] + 1}: {_esc(p.get('text', ''))}</title>"
+        if p["side"] == "A":
+            marks.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}" fill-opacity="0.75">{title}</circle>')
+        else:
+            square = f'x="{x - 3.5:.1f}" y="{y - 3.5:.1f}" width="7" height="7"'
+            marks.append(f'<rect {square} fill="none" stroke="{colour}" stroke-width="1.5">{title}</rect>')
+    return (
+        f'<svg width="{_MAP}" height="{_MAP}" viewBox="0 0 {_MAP} {_MAP}" role="img" aria-label="{_esc(label)}" '
+        f'style="border:1px solid #ddd;background:#fff">{"".join(marks)}</svg>'
+    )
+
+
+def _interval_bar(low: Optional[float], value: Optional[float], high: Optional[float], top: float) -> str:
+    if None in (low, value, high) or not all(math.isfinite(v) for v in (low, value, high)) or top <= 0:  # type: ignore[arg-type]
+        return ""
+    w = 120
+    x0, x, x1 = (max(0.0, min(1.0, v / top)) * w for v in (low, value, high))  # type: ignore[operator]
+    return (
+        f'<svg width="{w}" height="12"><line x1="{x0:.1f}" y1="6" x2="{x1:.1f}" y2="6" stroke="#888" stroke-width="2"/>'
+        f'<circle cx="{x:.1f}" cy="6" r="3" fill="#222"/></svg>'
+    )
+
+
+def write_report(
+    folder: PathLike,
+    data: Dict[str, Any],
+    log: Callable[[str], Any] = print,
+) -> Path:
+    """Write the report into `folder` (new, empty, or a report written before): index.html, and ranking.png and
+    maps/WORD.png where matplotlib is installed.
+
+    data (Dict[str, Any]): what `spacy-elmo change` writes as JSON, with each word's "evidence".
+    RETURNS (Path): the page.
+    """
+    folder = claim_folder(folder, CHANGE_REPORT, " for the report")
+    page = folder / "index.html"
+    write_atomically(page, render_page(data))
+    pngs = write_figures(folder, data)
+    if pngs:
+        log(f"Wrote the report {page} and {len(pngs)} PNG figures")
+    else:
+        log(
+            f"Wrote the report {page}; ranking.png and maps/WORD.png were not written: matplotlib is not installed (pip install matplotlib)"
+        )
+    return page
+
+
+def render_page(data: Dict[str, Any]) -> str:
+    """RETURNS (str): the report's HTML: everything inline, no network."""
+    settings = data["settings"]
+    measure = settings["measures"][0]
+    words = data["words"]
+    top = max(
+        [w.get("interval", {}).get(measure, [0, 0])[1] or 0 for w in words if w.get("interval")]
+        + [w.get(measure) or 0 for w in words]
+        + [0]
+    )
+    gold = data.get("gold") or {}
+    graded = gold.get("graded", {})
+    head = ["#", "word", "usages A", "usages B", measure, "95% interval", "", "senses", "senses JSD", "binary"]
+    if graded:
+        head.append("people's graded change")
+    rows = []
+    for rank, w in enumerate(words, start=1):
+        interval = w.get("interval", {}).get(measure)
+        ev = w.get("evidence") or {}
+        cells = [
+            f'<td class="n">{rank}</td>',
+            f'<td><a href="#w-{_esc(w["word"])}">{_esc(w["word"])}</a></td>',
+            f'<td class="n">{w["n_a"]}</td>',
+            f'<td class="n">{w["n_b"]}</td>',
+            f'<td class="n" data-v="{w.get(measure) if w.get(measure) is not None else ""}">{_number(w.get(measure))}</td>',
+            f'<td class="n">{_number(interval[0]) + "-" + _number(interval[1]) if interval else ""}</td>',
+            f"<td>{_interval_bar(interval[0], w.get(measure), interval[1], top) if interval else ''}</td>",
+            f'<td class="n">{ev.get("senses", "")}</td>',
+            f'<td class="n">{_number(ev.get("sense_jsd")) if ev else ""}</td>',
+            f'<td class="n">{ev.get("binary", "")}</td>',
+        ]
+        if graded:
+            cells.append(f'<td class="n">{_number(graded.get(w["word"]))}</td>')
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    sections = [_word_section(w, measure) for w in words if w.get("evidence")]
+    agreement = ""
+    if gold:
+        agreement = f"<p><b>Against people</b> ({_esc(gold.get('source', ''))}): {_esc(gold.get('summary', ''))}</p>"
+    notes = "".join(f"<li>{_esc(n)}</li>" for n in data.get("notes", []))
+    title = f"Semantic change: {Path(str(settings.get('index_a', 'A'))).name} vs {Path(str(settings.get('index_b', 'B'))).name}"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>
+<style>{_STYLE}</style></head>
+<body>
+<h1>Which words changed meaning</h1>
+<p>A: <code>{_esc(settings.get("index_a"))}</code><br>B: <code>{_esc(settings.get("index_b"))}</code><br>
+biLM: <code>{_esc(settings.get("bilm", ""))}</code>; vectors: {_esc(settings.get("layer", ""))}; measure: <b>{_esc(measure)}</b>
+(intervals: {_esc(settings.get("intervals", ""))}).<br>
+Senses: {_esc(settings.get("senses", ""))}.</p>
+{agreement}
+{f"<ul>{notes}</ul>" if notes else ""}
+<p><span id="count"></span> words, most changed first (click a column to sort).
+<input id="filter" placeholder="filter words" aria-label="filter words"></p>
+<table id="ranking"><thead><tr>{"".join(f"<th>{_esc(h)}</th>" for h in head)}</tr></thead>
+<tbody>{"".join(rows)}</tbody></table>
+{"".join(sections)}
+<script type="application/json" id="data">{_json_for_script(data)}</script>
+<script>{_SCRIPT}</script>
+</body></html>
+"""
+
+
+def _json_for_script(data: Dict[str, Any]) -> str:
+    # "</" could end the script element early; JSON reads "<\/" as "</"
+    return json.dumps(
+        {"settings": data["settings"], "words": [{"word": w["word"], "n_a": w["n_a"], "n_b": w["n_b"]} for w in data["words"]]}
+    ).replace("</", "<\\/")
+
+
+def _word_section(w: Dict[str, Any], measure: str) -> str:
+    ev = w["evidence"]
+    interval = w.get("interval", {}).get(measure)
+    score = _number(w.get(measure)) + (f" (95% interval {_number(interval[0])}-{_number(interval[1])})" if interval else "")
+    legend = "".join(
+        f'<span><span class="swatch" style="background:{PALETTE[j % len(PALETTE)]}"></span>sense {j + 1}</span>'
+        for j in range(ev["senses"])
+    )
+    senses = []
+    for j, (na, nb) in enumerate(zip(ev["cluster_freq_dist1"], ev["cluster_freq_dist2"])):
+        share_a = na / max(sum(ev["cluster_freq_dist1"]), 1)
+        share_b = nb / max(sum(ev["cluster_freq_dist2"]), 1)
+        examples = "".join(f'<div class="usage">{_esc(u["side"])}: {marked(u)}</div>' for u in ev["examples"][j])
+        senses.append(
+            f'<tr><td><span class="swatch" style="background:{PALETTE[j % len(PALETTE)]}"></span>{j + 1}</td>'
+            f'<td class="n">{na}</td><td class="n">{nb}</td><td class="n">{share_a:.2f}</td><td class="n">{share_b:.2f}</td>'
+            f"<td>{examples}</td></tr>"
+        )
+    changed = []
+    for side, other in (("A", "B"), ("B", "A")):
+        items = "".join(
+            f'<div class="usage">{marked(u)} <span class="muted">(nearest usage of {other}: cosine {u["nearest"]:.3f})</span></div>'
+            for u in ev["changed"][side]
+        )
+        changed.append(f"<p><b>Usages of {side} farthest from every usage of {other}</b></p>{items}")
+    return f"""
+<h2 id="w-{_esc(w["word"])}">{_esc(w["word"])}: {_esc(measure)} {score}</h2>
+<div class="word"><div>{_svg_map(ev["points"], "usages of " + w["word"])}
+<div class="legend">{legend}<br><span class="muted">circle: A, square: B; first two principal components</span></div></div>
+<div><p>{ev["senses"]} senses (silhouette {_number(ev["silhouette"], 2)}); senses JSD {_number(ev["sense_jsd"])}
+(95% interval {_number(ev["intervals"]["senses"][0])}-{_number(ev["intervals"]["senses"][1])});
+binary change by the senses: {ev["binary"]}</p>
+<table><thead><tr><th>sense</th><th>A</th><th>B</th><th>share A</th><th>share B</th><th>usages nearest its centre</th></tr></thead>
+<tbody>{"".join(senses)}</tbody></table></div></div>
+{"".join(changed)}
+"""
+
+
+def write_figures(folder: Path, data: Dict[str, Any]) -> List[Path]:
+    """ranking.png (the scores with their intervals) and maps/WORD.png; RETURNS the files written, none without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    measure = data["settings"]["measures"][0]
+    words = [w for w in data["words"] if w.get(measure) is not None and math.isfinite(w[measure])]
+    written = []
+    if words:
+        fig, ax = plt.subplots(figsize=(7, max(2.5, 0.22 * len(words) + 1)))
+        ys = list(range(len(words)))[::-1]
+        values = [w[measure] for w in words]
+        low = [w[measure] - w.get("interval", {}).get(measure, [w[measure]] * 2)[0] for w in words]
+        high = [w.get("interval", {}).get(measure, [w[measure]] * 2)[1] - w[measure] for w in words]
+        ax.errorbar(values, ys, xerr=[low, high], fmt="o", ms=3, color="#222", ecolor="#888")
+        ax.set_yticks(ys)
+        ax.set_yticklabels([w["word"] for w in words], fontsize=7)
+        ax.set_xlabel(f"{measure} (95% bootstrap interval)")
+        fig.tight_layout()
+        fig.savefig(folder / "ranking.png", dpi=110)
+        plt.close(fig)
+        written.append(folder / "ranking.png")
+    maps = folder / "maps"
+    for w in data["words"]:
+        ev = w.get("evidence")
+        if not ev:
+            continue
+        maps.mkdir(exist_ok=True)
+        fig, ax = plt.subplots(figsize=(3.6, 3.6))
+        for side, marker in (("A", "o"), ("B", "s")):
+            points = [p for p in ev["points"] if p["side"] == side]
+            ax.scatter(
+                [p["x"] for p in points],
+                [p["y"] for p in points],
+                c=[PALETTE[p["sense"] % len(PALETTE)] for p in points],
+                marker=marker,
+                s=14,
+                alpha=0.7,
+                label=side,
+            )
+        ax.set_title(f"{w['word']}: {ev['senses']} senses", fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = maps / f"{_file_name(w['word'])}.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def _file_name(word: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in word) or "_"

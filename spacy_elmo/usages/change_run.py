@@ -1,0 +1,355 @@
+"""`spacy-elmo change` as a function: two sides (usage indexes, corpora, or a WUG dataset's groupings) compared
+word by word, with the evidence behind each score (senses, changed usages, intervals), checked against people's
+change where a gold is given, written as a table, JSON, answer files and a report."""
+
+import json
+import math
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from ..errors import InputError
+from ..output_folders import USAGE_INDEX, is_own, write_atomically
+from ..types import PathLike
+from .change import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, parse_words
+
+Progress = Optional[Callable[[Iterable[Any]], Iterable[Any]]]
+
+
+@dataclass
+class ChangeSettings:
+    """How `run_change` compares, beyond the two sides (each one named as on the command line)."""
+
+    measures: Sequence[str] = ("apd", "prt")
+    min_usages: int = DEFAULT_MIN_USAGES
+    standardize: bool = False
+    layer: Optional[str] = None  # None: as the indexes hold it ("top" for corpora and WUG datasets)
+    model: Optional[str] = None  # indexes corpora and WUG datasets given as A or B
+    lemmas: bool = False
+    lang: str = "en"
+    groupings: Tuple[str, str] = ("1", "2")  # of a WUG dataset given as A and B
+    evidence: bool = False
+    seed: int = 0
+    draws: int = 1000
+    binary_k: int = 1
+    binary_n: int = 5
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ChangeResult:
+    rows: List[WordChange]
+    data: Dict[str, Any]
+    evidence: Dict[str, Any]
+    notes: List[str]
+
+
+def run_change(
+    side_a: PathLike,
+    side_b: PathLike,
+    words: Any = None,
+    settings: ChangeSettings = ChangeSettings(),
+    gold: Optional[PathLike] = None,
+    progress: Progress = None,
+    log: Callable[[str], Any] = print,
+) -> ChangeResult:
+    """Compare the words of A and B (usage indexes; corpora or a WUG dataset, indexed first with `settings.model`).
+
+    words: a file of words, one a line, a comma-separated string or a list; None: every word with enough usages.
+    gold: people's change (see gold.read_gold): Spearman's rho with its interval, binary accuracy and the ARI of
+        the sense clusters against people's, in RETURNS.data["gold"].
+    RETURNS (ChangeResult): the rows (most changed first) and what `write_outputs` writes.
+    """
+    from .gold import read_gold
+    from .index import UsageIndex
+
+    targets = parse_words(words) if words is not None else None
+    people = read_gold(gold) if gold is not None else None  # a bad gold is said before any embedding
+    notes: List[str] = []
+    with tempfile.TemporaryDirectory(prefix="spacy-elmo-change-") as scratch:
+        sides = _indexed_sides([Path(side_a), Path(side_b)], targets, settings, Path(scratch), log)
+        a, b = (UsageIndex().from_disk(side) for side in sides)
+        if settings.layer is not None:
+            a, b = a.with_layer(settings.layer), b.with_layer(settings.layer)
+        weights = list(map(float, a.layer_weights))
+        if weights[0] and not any(weights[1:]):
+            notes.append(
+                "layer 0 (the token layer) is context-free: every usage of a word form gets one vector, so this measures only the "
+                "spelling and case of the forms on each side, not their senses; pick a biLSTM layer (layer 1, top or average)"
+            )
+        if targets is not None:
+            absent = [w for w in targets if not len(a.rows_of(w)) and not len(b.rows_of(w))]
+            if len(absent) == len(targets):
+                raise InputError(
+                    f"none of the {len(targets)} words has a usage in either index (keys: {a.match}): {', '.join(targets[:5])}"
+                )
+        rows = a.change(
+            b, targets, list(settings.measures), min_usages=settings.min_usages, standardize=settings.standardize, progress=progress
+        )
+        evidence = _evidence(a, b, rows, settings, progress) if settings.evidence or people is not None else {}
+        data = _data(a, b, side_a, side_b, rows, evidence, settings, notes)
+    if people is not None:
+        data["gold"] = _agreement(rows, evidence, people, settings, a.match == "wug")
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
+    return ChangeResult(rows, data, evidence, notes)
+
+
+def _indexed_sides(sides: List[Path], targets: Optional[List[str]], settings: ChangeSettings, scratch: Path, log: Callable) -> List[Path]:
+    """The sides, each corpus or WUG dataset among them replaced by its usage index (every layer kept) in `scratch`."""
+    from .wug import build_wug_index, is_wug_dataset
+
+    if all(is_own(side, USAGE_INDEX) for side in sides):
+        return sides
+    if settings.model is None:
+        other = next(side for side in sides if not is_own(side, USAGE_INDEX))
+        raise InputError(f"{other} is not a usage index: give --model MODEL to index it as a corpus, or give an index")
+    from ..pipeline.loading import load_elmo_pipeline
+    from .builder import build_usage_index
+
+    nlp = load_elmo_pipeline(settings.model, settings.lang)
+    built = []
+    for k, side in enumerate(sides):
+        folder = scratch / f"index-{k}"
+        if is_own(side, USAGE_INDEX):
+            built.append(side)
+        elif is_wug_dataset(side):
+            grouping = settings.groupings[k]
+            log(f"Indexing the usages of grouping {grouping} of the WUG dataset {side} with {settings.model}")
+            build_wug_index(
+                nlp, side, folder, model=settings.model, grouping=grouping, words=targets, all_layers=True, progress=False, log=log
+            )
+            built.append(folder)
+        else:
+            log(f"Indexing the corpus {side} with {settings.model}")
+            build_usage_index(
+                nlp, side, folder, model=settings.model, words=targets, lemmas=settings.lemmas, all_layers=True, progress=False, log=log
+            )
+            built.append(folder)
+    return built
+
+
+def usage_record(index: Any, row: int) -> Dict[str, Any]:
+    """RETURNS: a usage of the index as the JSON and the report show it: its identifier (a WUG dataset's, else
+    file:document:sentence:token), its sentence and the target's character offsets."""
+    sentence_number = int(index.arrays["usage_sentence"][row])
+    sentence = index.sentences[sentence_number]
+    usage = index.usage(row)
+    identifier = sentence.get("id") or f"{usage.file and Path(usage.file).name}:{usage.doc}:{sentence_number}:{usage.token}"
+    return {"id": identifier, "text": usage.sentence, "start": usage.start, "end": usage.end}
+
+
+def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, progress: Progress) -> Dict[str, Any]:
+    from .senses import word_evidence
+
+    out: Dict[str, Any] = {}
+    scored = [r for r in rows if r.scores]
+    for row in progress(scored) if progress is not None else scored:
+        ua, ub = UsageRows(a.vectors, a.rows_of(row.word)), UsageRows(b.vectors, b.rows_of(row.word))
+        ev = word_evidence(
+            ua, ub, settings.measures, settings.seed, draws=settings.draws, binary_k=settings.binary_k, binary_n=settings.binary_n
+        )
+        index_of = {"A": a, "B": b}
+
+        def record(side: str, r: int, **more: Any) -> Dict[str, Any]:
+            return {"side": side, **usage_record(index_of[side], r), **more}
+
+        out[row.word] = {
+            "senses": ev.senses,
+            "silhouette": _finite(ev.silhouette),
+            "cluster_freq_dist1": ev.freq_a,
+            "cluster_freq_dist2": ev.freq_b,
+            "sense_jsd": ev.sense_jsd,
+            "binary": ev.binary,
+            "intervals": {m: list(v) for m, v in ev.intervals.items()},
+            "examples": [[record(side, r) for side, r in sense] for sense in ev.examples],
+            "changed": {side: [record(side, r, nearest=c) for r, c in items] for side, items in ev.changed.items()},
+            "points": [
+                {"side": side, "x": round(x, 5), "y": round(y, 5), "sense": s, "id": usage_record(index_of[side], r)["id"]}
+                for side, r, x, y, s in ev.points
+            ],
+            # every usage's sense by its identifier: the clusters file, and the ARI against people's clusters
+            "labels": {usage_record(index_of[side], r)["id"]: s for side, by_row in ev.labels.items() for r, s in by_row.items()},
+        }
+    return out
+
+
+def _finite(value: float) -> Optional[float]:
+    return float(value) if value is not None and math.isfinite(value) else None
+
+
+def _data(
+    a: Any,
+    b: Any,
+    side_a: PathLike,
+    side_b: PathLike,
+    rows: List[WordChange],
+    evidence: Dict[str, Any],
+    settings: ChangeSettings,
+    notes: List[str],
+) -> Dict[str, Any]:
+    from .report import describe_layer
+    from .senses import CLUSTER_METHOD, EVIDENCE_USAGES
+
+    info: Dict[str, Any] = {
+        "index_a": str(side_a),
+        "index_b": str(side_b),
+        "bilm": a.meta.get("model", ""),
+        "layer": describe_layer(list(map(float, a.layer_weights))),
+        "match": a.match,
+        "measures": list(settings.measures),
+        "min_usages": settings.min_usages,
+        "standardize": settings.standardize,
+        **settings.extra,
+    }
+    if "jsd" in settings.measures:
+        info["jsd"] = f"{JSD_CLUSTERS} clusters, at most {JSD_USAGES} usages a side, seed {JSD_SEED}"
+    if evidence:
+        info["senses"] = f"{CLUSTER_METHOD}; at most {EVIDENCE_USAGES} usages a side; seed {settings.seed}"
+        info["intervals"] = f"95%, {settings.draws} resamplings of each side's usages, seed {settings.seed}"
+        info["binary"] = f"a sense with at most {settings.binary_k} usages on one side and at least {settings.binary_n} on the other"
+    targets = a.meta.get("wug", {}).get("targets", {}) if a.match == "wug" else {}
+    words = []
+    for r in rows:
+        entry: Dict[str, Any] = {"word": r.word, "n_a": r.n_a, "n_b": r.n_b, **{m: _finite(v) for m, v in r.scores.items()}, "note": r.note}
+        if r.word in targets:
+            entry["target"] = targets[r.word]
+        if r.word in evidence:
+            entry["interval"] = {m: v for m, v in evidence[r.word]["intervals"].items() if m != "senses"}
+            entry["evidence"] = evidence[r.word]
+        words.append(entry)
+    return {"settings": info, "words": words, "notes": notes}
+
+
+def _agreement(rows: List[WordChange], evidence: Dict[str, Any], gold: Any, settings: ChangeSettings, wug: bool) -> Dict[str, Any]:
+    from .gold import GOLD_DRAWS, GOLD_SEED, agreement
+
+    scored = [r for r in rows if r.scores]
+    binary = {w: e["binary"] for w, e in evidence.items()}
+    senses = {w: e["labels"] for w, e in evidence.items()} if wug else None
+    by_measure = {}
+    for measure in settings.measures:
+        result = agreement({r.word: r.scores[measure] for r in scored}, gold, binary, senses)
+        by_measure[measure] = {
+            "spearman": _finite(result.spearman),
+            "interval": [_finite(v) for v in result.interval],
+            "words": result.words,
+        }
+    result_senses = agreement({w: e["sense_jsd"] for w, e in evidence.items()}, gold, binary, senses)
+    by_measure["senses_jsd"] = {
+        "spearman": _finite(result_senses.spearman),
+        "interval": [_finite(v) for v in result_senses.interval],
+        "words": result_senses.words,
+    }
+    first = settings.measures[0]
+    head: Dict[str, Any] = by_measure[first]
+    lines = [
+        f"{first} against graded change: Spearman {_figure(head['spearman'])} (95% interval "
+        f"{_figure(head['interval'][0])} to {_figure(head['interval'][1])}, {GOLD_DRAWS:,} resamplings of "
+        f"the {head['words']} words, seed {GOLD_SEED})"
+    ]
+    if result_senses.binary_words:
+        lines.append(f"binary change from the senses: accuracy {result_senses.accuracy:.3f} over {result_senses.binary_words} words")
+    if result_senses.ari_words:
+        lines.append(
+            f"senses against people's clusters: mean adjusted Rand index {result_senses.ari:.3f} over {result_senses.ari_words} words"
+        )
+    if result_senses.missing:
+        lines.append(f"{len(result_senses.missing)} gold words have no row: {', '.join(result_senses.missing[:5])}")
+    return {
+        "source": gold.source,
+        "measures": by_measure,
+        "binary_accuracy": _finite(result_senses.accuracy),
+        "binary_words": result_senses.binary_words,
+        "ari": _finite(result_senses.ari),
+        "ari_by_word": result_senses.ari_by_word,
+        "graded": gold.graded,
+        "names": gold.names,
+        "summary": "; ".join(lines),
+    }
+
+
+def _figure(value: Optional[float]) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def write_table(result: ChangeResult, path: PathLike) -> List[Path]:
+    """Write the rows as plain TSV (a header line, then a word a line; the settings in a sidecar OUT.settings.json)
+    or, where `path` ends in .json, everything as JSON (no NaN or Infinity: null). RETURNS the files written."""
+    path = Path(path)
+    data = result.data
+    if path.suffix == ".json":
+        write_atomically(path, json.dumps(data, indent=1, allow_nan=False) + "\n")
+        return [path]
+    measures = data["settings"]["measures"]
+    with_intervals = any("interval" in w for w in data["words"])
+    head = ["word", "n_a", "n_b", *measures]
+    if with_intervals:
+        head += [f"{m}_{end}" for m in measures if m in ("apd", "prt") for end in ("low", "high")] + ["senses", "senses_jsd", "binary"]
+    lines = ["\t".join([*head, "note"])]
+    for w in data["words"]:
+        values = [w["word"], str(w["n_a"]), str(w["n_b"])] + [_cell(w.get(m)) for m in measures]
+        if with_intervals:
+            ev = w.get("evidence") or {}
+            for m in measures:
+                if m in ("apd", "prt"):
+                    values += [_cell(v) for v in w.get("interval", {}).get(m, [None, None])]
+            values += [str(ev.get("senses", "")), _cell(ev.get("sense_jsd")), str(ev.get("binary", ""))]
+        lines.append("\t".join([*values, w["note"]]))
+    sidecar = path.with_suffix(".settings.json")
+    write_atomically(path, "\n".join(lines) + "\n")
+    write_atomically(sidecar, json.dumps({k: v for k, v in data.items() if k != "words"}, indent=1, allow_nan=False) + "\n")
+    return [path, sidecar]
+
+
+def _cell(value: Optional[float]) -> str:
+    return "" if value is None else f"{value:.6f}"
+
+
+def write_answers(result: ChangeResult, folder: Path, language: str = "english") -> List[Path]:
+    """SemEval-2020 Task 1's answer files: task1/LANGUAGE.txt (binary change from the senses) and task2/LANGUAGE.txt
+    (the first measure), a word and its value a line, the words as the gold or the WUG dataset spell them."""
+    names = (result.data.get("gold") or {}).get("names", {})
+    measure = result.data["settings"]["measures"][0]
+    written = []
+    for task, value in (("task1", lambda w: w.get("evidence", {}).get("binary")), ("task2", lambda w: w.get(measure))):
+        lines = [
+            f"{names.get(w['word'], w.get('target', w['word']))}\t{value(w)}"
+            for w in sorted(result.data["words"], key=lambda w: w["word"])
+            if value(w) is not None
+        ]
+        (folder / task).mkdir(parents=True, exist_ok=True)
+        path = folder / task / f"{language}.txt"
+        write_atomically(path, "\n".join(lines) + "\n")
+        written.append(path)
+    return written
+
+
+def write_clusters(result: ChangeResult, folder: Path) -> List[Path]:
+    """A WUG clusters file per word (WORD.csv: identifier, cluster; tab-separated, as clusters/opt/WORD.csv)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for w in result.data["words"]:
+        ev = w.get("evidence")
+        if not ev:
+            continue
+        path = folder / f"{w.get('target', w['word'])}.csv"
+        lines = ["identifier\tcluster"] + [f"{i}\t{s}" for i, s in sorted(ev["labels"].items())]
+        write_atomically(path, "\n".join(lines) + "\n")
+        written.append(path)
+    return written
+
+
+def check_outputs(outputs: Sequence[Optional[PathLike]], inputs: Sequence[PathLike]) -> None:
+    """Refuse an output that is an input, lies inside an input folder or holds one, with --overwrite or not."""
+    for output in outputs:
+        if output is None:
+            continue
+        out = Path(output).resolve()
+        for source in inputs:
+            src = Path(source).resolve()
+            if out == src or src in out.parents or out in src.parents:
+                where = "over" if out == src else "inside or around"
+                raise InputError(f"{output} would be written {where} {source}, which this command reads: write it elsewhere")

@@ -1,0 +1,258 @@
+"""The evidence behind a word's change score: its usages clustered into senses over both corpora, each sense's
+count and share per corpus, the usages nearest each sense's centre, the usages of each corpus farthest from every
+usage of the other, a 2-D map of the usages, and a bootstrap interval of the score.
+
+Sense clusters: spherical k-means (cosine) over the unit vectors of the word's usages from both sides together,
+k-means++ starts drawn with `seed`, the best of `N_INIT` runs; k from 2 to `MAX_SENSES` chosen by the mean
+silhouette (cosine distance), the smallest k among ties. At most `max_usages` usages a side (drawn with `seed`).
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy
+
+from .change import UsageRows, Usages, _unit, jensen_shannon
+
+MAX_SENSES, N_INIT, ITERATIONS = 8, 10, 50
+EVIDENCE_USAGES, DRAWS, SEED = 1000, 1000, 0
+EXAMPLES = 3  # usages shown per sense and per side
+CLUSTER_METHOD = (
+    f"spherical k-means (cosine) over both sides' usages, best of {N_INIT} k-means++ starts; k from 2 to {MAX_SENSES} "
+    "by the mean silhouette (cosine distance)"
+)
+
+
+@dataclass
+class SenseClusters:
+    """Clusters of unit vectors: `labels` (n,), unit `centres` (k, D), the mean `silhouette` (nan for k < 2)."""
+
+    labels: numpy.ndarray
+    centres: numpy.ndarray
+    silhouette: float
+
+
+def spherical_kmeans(unit: numpy.ndarray, k: int, seed: int = SEED, n_init: int = N_INIT) -> SenseClusters:
+    """The best (highest total cosine to the centres) of `n_init` runs of spherical k-means from k-means++ starts.
+
+    unit (numpy.ndarray): (n, D) unit vectors; k (int): clusters, at most n.
+    """
+    rng = numpy.random.default_rng(seed)
+    n = len(unit)
+    k = max(1, min(k, n))
+    best: Optional[Tuple[float, numpy.ndarray, numpy.ndarray]] = None
+    for _ in range(n_init):
+        centres = [unit[rng.integers(n)]]
+        for _ in range(1, k):  # k-means++: the next start far (in cosine distance) from those chosen
+            distance = numpy.clip(1.0 - (unit @ numpy.stack(centres).T).max(1), 0.0, None)
+            total = distance.sum()
+            centres.append(unit[rng.choice(n, p=distance / total)] if total > 0 else unit[rng.integers(n)])
+        c = numpy.stack(centres)
+        labels = numpy.full(n, -1)
+        for _ in range(ITERATIONS):
+            new = (unit @ c.T).argmax(1)
+            if numpy.array_equal(new, labels):
+                break
+            labels = new
+            c = _unit(numpy.stack([unit[labels == j].sum(0) if (labels == j).any() else c[j] for j in range(k)]))
+        fit = float((unit * c[labels]).sum())
+        if best is None or fit > best[0] + 1e-9:
+            best = (fit, labels, c)
+    assert best is not None
+    return SenseClusters(_relabel(best[1]), best[2][_order(best[1])], float("nan"))
+
+
+def _order(labels: numpy.ndarray) -> numpy.ndarray:
+    """The clusters by size (largest first; ties: the first seen first)."""
+    ids, first, counts = numpy.unique(labels, return_index=True, return_counts=True)
+    return ids[numpy.lexsort((first, -counts))]
+
+
+def _relabel(labels: numpy.ndarray) -> numpy.ndarray:
+    mapping = {int(old): new for new, old in enumerate(_order(labels))}
+    return numpy.array([mapping[int(x)] for x in labels])
+
+
+def silhouette(unit: numpy.ndarray, labels: numpy.ndarray) -> float:
+    """RETURNS (float): the mean silhouette over the usages (cosine distance; a usage alone in its cluster: 0)."""
+    ids = numpy.unique(labels)
+    if len(ids) < 2:
+        return float("nan")
+    distance = numpy.clip(1.0 - unit @ unit.T, 0.0, None)
+    mean_to = numpy.stack([distance[:, labels == j].sum(1) for j in ids], 1)  # (n, k) summed distances
+    sizes = numpy.array([(labels == j).sum() for j in ids])
+    own = numpy.searchsorted(ids, labels)
+    a = mean_to[numpy.arange(len(unit)), own] / numpy.maximum(sizes[own] - 1, 1)
+    others = mean_to / sizes
+    others[numpy.arange(len(unit)), own] = numpy.inf
+    b = others.min(1)
+    s = numpy.where(sizes[own] > 1, (b - a) / numpy.maximum(numpy.maximum(a, b), 1e-12), 0.0)
+    return float(s.mean())
+
+
+def sense_clusters(vectors: numpy.ndarray, seed: int = SEED, max_senses: int = MAX_SENSES) -> SenseClusters:
+    """The usages' sense clusters, k chosen by the silhouette (see the module docstring)."""
+    unit = _unit(vectors)
+    if len(unit) < 3:
+        return SenseClusters(numpy.zeros(len(unit), dtype=int), _unit(unit.mean(0, keepdims=True)), float("nan"))
+    best: Optional[SenseClusters] = None
+    for k in range(2, min(max_senses, len(unit) - 1) + 1):
+        found = spherical_kmeans(unit, k, seed)
+        found.silhouette = silhouette(unit, found.labels)
+        if best is None or found.silhouette > best.silhouette + 1e-12:
+            best = found
+    assert best is not None
+    return best
+
+
+def adjusted_rand(a: Sequence[Any], b: Sequence[Any]) -> float:
+    """The adjusted Rand index of two clusterings of the same items (Hubert & Arabie 1985): 1 where they agree,
+    about 0 for chance; 1.0 where both put every item in one cluster."""
+    _, x = numpy.unique(numpy.asarray(a), return_inverse=True)
+    _, y = numpy.unique(numpy.asarray(b), return_inverse=True)
+    n = len(x)
+    if n != len(y):
+        raise ValueError("two clusterings of different items")
+    table = numpy.zeros((x.max() + 1, y.max() + 1)) if n else numpy.zeros((1, 1))
+    numpy.add.at(table, (x, y), 1)
+
+    def pairs(v: numpy.ndarray) -> float:
+        return float((v * (v - 1) / 2).sum())
+
+    index, rows, cols, total = pairs(table), pairs(table.sum(1)), pairs(table.sum(0)), n * (n - 1) / 2
+    expected = rows * cols / total if total else 0.0
+    maximum = (rows + cols) / 2
+    if maximum == expected:
+        return 1.0
+    return (index - expected) / (maximum - expected)
+
+
+def score_interval(a: numpy.ndarray, b: numpy.ndarray, measure: str, draws: int = DRAWS, seed: int = SEED) -> Tuple[float, float]:
+    """The 95% interval (percentiles) of APD or PRT over `draws` resamplings, with replacement, of each side's usages."""
+    rng = numpy.random.default_rng(seed)
+    ua, ub = (_unit(x) if measure == "apd" else numpy.asarray(x, dtype=numpy.float64) for x in (a, b))
+    values = []
+    for _ in range(draws):
+        ma, mb = ua[rng.integers(0, len(ua), len(ua))].mean(0), ub[rng.integers(0, len(ub), len(ub))].mean(0)
+        if measure == "apd":
+            values.append(max(0.0, 1.0 - float(ma @ mb)))
+        else:
+            cosine = float(ma @ mb) / max(float(numpy.linalg.norm(ma) * numpy.linalg.norm(mb)), 1e-300)
+            values.append(1.0 / cosine if cosine > 0 else numpy.inf)
+    low, high = numpy.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def share_interval(labels_a: numpy.ndarray, labels_b: numpy.ndarray, k: int, draws: int = DRAWS, seed: int = SEED) -> Tuple[float, float]:
+    """The 95% interval of the senses' JSD over resamplings of each side's usages (their clusters held fixed)."""
+    rng = numpy.random.default_rng(seed)
+    values = []
+    for _ in range(draws):
+        p = numpy.bincount(labels_a[rng.integers(0, len(labels_a), len(labels_a))], minlength=k) / len(labels_a)
+        q = numpy.bincount(labels_b[rng.integers(0, len(labels_b), len(labels_b))], minlength=k) / len(labels_b)
+        values.append(jensen_shannon(p, q))
+    low, high = numpy.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def binary_change(freq_a: Sequence[int], freq_b: Sequence[int], k: int = 1, n: int = 5) -> int:
+    """1 where a sense has at most `k` usages on one side and at least `n` on the other (gained or lost), else 0:
+    the rule by which WUG datasets derive binary change from sense clusters (DWUG EN's stats: k = 1, n = 5)."""
+    return int(any((x <= k and y >= n) or (y <= k and x >= n) for x, y in zip(freq_a, freq_b)))
+
+
+@dataclass
+class WordEvidence:
+    """What lies behind one word's score (rows are rows of the usage indexes: side "A" or "B").
+
+    senses (int): k; silhouette (float): its mean silhouette.
+    freq_a, freq_b (List[int]): usages per sense on each side (WUG's cluster_freq_dist1/2).
+    sense_jsd (float): the JSD of the two sides' shares of the senses; binary (int): `binary_change`.
+    examples (List[List[Tuple[str, int]]]): per sense, the (side, row) of the usages nearest its centre.
+    changed (Dict[str, List[Tuple[int, float]]]): per side, the (row, cosine to the nearest usage of the other side)
+        of its usages farthest from every usage of the other side, farthest first.
+    intervals (Dict[str, Tuple[float, float]]): the 95% bootstrap interval of each measure.
+    points (List[Tuple[str, int, float, float, int]]): (side, row, x, y, sense) of every usage on the 2-D map
+        (the first two principal components of the unit vectors).
+    """
+
+    senses: int
+    silhouette: float
+    freq_a: List[int]
+    freq_b: List[int]
+    sense_jsd: float
+    binary: int
+    examples: List[List[Tuple[str, int]]]
+    changed: Dict[str, List[Tuple[int, float]]]
+    intervals: Dict[str, Tuple[float, float]] = field(default_factory=dict)
+    points: List[Tuple[str, int, float, float, int]] = field(default_factory=list)
+    labels: Dict[str, Dict[int, int]] = field(default_factory=dict)  # side -> row -> sense
+
+
+def _rows_and_vectors(usages: Usages, n: int, seed: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    if isinstance(usages, UsageRows):
+        rows = usages.rows
+        if len(rows) > n:
+            rows = numpy.sort(numpy.random.default_rng(seed).choice(rows, n, replace=False))
+        return rows, UsageRows(usages.vectors, rows, usages.centre).sample(len(rows))
+    vectors = numpy.asarray(usages, dtype=numpy.float64)
+    rows = numpy.arange(len(vectors))
+    if len(rows) > n:
+        rows = numpy.sort(numpy.random.default_rng(seed).choice(rows, n, replace=False))
+    return rows, vectors[rows]
+
+
+def word_evidence(
+    a: Usages,
+    b: Usages,
+    measures: Sequence[str] = ("apd",),
+    seed: int = SEED,
+    max_usages: int = EVIDENCE_USAGES,
+    draws: int = DRAWS,
+    binary_k: int = 1,
+    binary_n: int = 5,
+) -> WordEvidence:
+    """The evidence of one word's change between its usages `a` and `b` (arrays, or `UsageRows` of indexes):
+    see `WordEvidence`; at most `max_usages` a side (drawn with `seed`)."""
+    rows_a, va = _rows_and_vectors(a, max_usages, seed)
+    rows_b, vb = _rows_and_vectors(b, max_usages, seed + 1)
+    both = numpy.concatenate([va, vb])
+    found = sense_clusters(both, seed)
+    unit = _unit(both)
+    k = len(found.centres)
+    labels_a, labels_b = found.labels[: len(va)], found.labels[len(va) :]
+    freq_a = numpy.bincount(labels_a, minlength=k).tolist()
+    freq_b = numpy.bincount(labels_b, minlength=k).tolist()
+    sides = numpy.array(["A"] * len(va) + ["B"] * len(vb))
+    rows = numpy.concatenate([rows_a, rows_b])
+    examples = []
+    for j in range(k):
+        members = numpy.flatnonzero(found.labels == j)
+        near = members[numpy.argsort(-(unit[members] @ found.centres[j]), kind="stable")[:EXAMPLES]]
+        examples.append([(str(sides[i]), int(rows[i])) for i in near])
+    across = _unit(va) @ _unit(vb).T  # (n_a, n_b) cosines
+    changed = {}
+    for side, nearest, side_rows in (("A", across.max(1), rows_a), ("B", across.max(0), rows_b)):
+        order = numpy.argsort(nearest, kind="stable")[:EXAMPLES]
+        changed[side] = [(int(side_rows[i]), float(nearest[i])) for i in order]
+    intervals = {m: score_interval(va, vb, m, draws, seed) for m in measures if m in ("apd", "prt")}
+    intervals["senses"] = share_interval(labels_a, labels_b, k, draws, seed)
+    centred = unit - unit.mean(0)
+    _, _, vt = numpy.linalg.svd(centred, full_matrices=False)
+    axes = vt[:2] * numpy.sign(vt[:2, [0]] + (vt[:2, [0]] == 0))  # signs fixed: the same map every run
+    xy = centred @ axes.T if len(axes) == 2 else numpy.zeros((len(unit), 2))
+    points = [(str(sides[i]), int(rows[i]), float(xy[i, 0]), float(xy[i, 1]), int(found.labels[i])) for i in range(len(unit))]
+    labels = {"A": dict(zip(rows_a.tolist(), labels_a.tolist())), "B": dict(zip(rows_b.tolist(), labels_b.tolist()))}
+    return WordEvidence(
+        senses=k,
+        silhouette=found.silhouette,
+        freq_a=freq_a,
+        freq_b=freq_b,
+        sense_jsd=jensen_shannon(numpy.array(freq_a) / len(va), numpy.array(freq_b) / len(vb)),
+        binary=binary_change(freq_a, freq_b, binary_k, binary_n),
+        examples=examples,
+        changed=changed,
+        intervals=intervals,
+        points=points,
+        labels=labels,
+    )
