@@ -394,8 +394,14 @@ def change(
     from ..usages.change_report import write_report
     from ..usages.change_run import ChangeSettings, run_change, write_answers, write_clusters, write_table
 
+    import warnings
+
     log = say(quiet)
-    result = run_change(index_a, index_b, words, settings or ChangeSettings(), gold=gold, progress=progress, log=log)
+    with warnings.catch_warnings():  # the notes are said as lines of their own below
+        warnings.simplefilter("ignore", UserWarning)
+        result = run_change(index_a, index_b, words, settings or ChangeSettings(), gold=gold, progress=progress, log=log)
+    for note in result.notes:
+        log(f"Note: {note}")
     written = write_table(result, output)
     scored = sum(1 for r in result.rows if r.scores)
     log(

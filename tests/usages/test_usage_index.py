@@ -297,5 +297,8 @@ def test_a_string_query_says_what_to_give_and_a_word_without_usages_warns(index)
     with pytest.warns(UserWarning, match="no usage of 'cat'"):
         assert index.most_similar(doc[1]) == []
     bilm = index.meta["model"]
-    assert repr(index) == f"UsageIndex({str(index.path)!r}, bilm={bilm!r}, layer='layer 2', usages={len(index)}, words={len(index.keys)}, match='lower')"
+    assert (
+        repr(index)
+        == f"UsageIndex({str(index.path)!r}, bilm={bilm!r}, layer='layer 2', usages={len(index)}, words={len(index.keys)}, match='lower')"
+    )
     assert "empty" in repr(type(index)())

@@ -1,0 +1,199 @@
+"""The evidence behind a change score and its check against people: sense clusters, the changed usages, the
+intervals and the adjusted Rand index against hand-made cases; gold files; the report, opened in a real browser."""
+
+import json
+import math
+import shutil
+import subprocess
+
+import numpy
+import pytest
+from typer.testing import CliRunner
+
+from spacy_elmo import save_original
+from spacy_elmo.cli import app
+from spacy_elmo.errors import InputError
+from spacy_elmo.usages.gold import Gold, agreement, read_gold, spearman
+from spacy_elmo.usages.senses import adjusted_rand, binary_change, sense_clusters, silhouette, word_evidence
+
+from ..helpers import tiny_bilm
+from .test_wug_route import write_wug
+
+
+def _blobs(rng, centres, sizes, spread=0.05):
+    return numpy.concatenate([numpy.asarray(c) + rng.normal(0, spread, (n, len(c))) for c, n in zip(centres, sizes)])
+
+
+def test_adjusted_rand_by_hand():
+    assert adjusted_rand([0, 0, 1, 1], [5, 5, 9, 9]) == pytest.approx(1.0)  # the same partition, other names
+    assert adjusted_rand([0, 0, 0, 0], [1, 1, 1, 1]) == 1.0
+    a, b = [0, 0, 1, 1], [0, 0, 0, 1]
+    # the formula by hand: sum_ij C(n_ij, 2) = 1, sum_i C(a_i, 2) = 2, sum_j C(b_j, 2) = 3, C(4, 2) = 6
+    expected = (1 - 2 * 3 / 6) / ((2 + 3) / 2 - 2 * 3 / 6)
+    assert adjusted_rand(a, b) == pytest.approx(expected)
+
+
+def test_silhouette_by_brute_force():
+    rng = numpy.random.default_rng(1)
+    unit = rng.normal(size=(9, 4))
+    unit /= numpy.linalg.norm(unit, axis=1, keepdims=True)
+    labels = numpy.array([0, 0, 0, 1, 1, 1, 2, 2, 2])
+    distance = 1 - unit @ unit.T
+    values = []
+    for i in range(9):
+        own = [j for j in range(9) if labels[j] == labels[i] and j != i]
+        a = distance[i, own].mean()
+        b = min(distance[i, labels == k].mean() for k in set(labels) if k != labels[i])
+        values.append((b - a) / max(a, b))
+    assert silhouette(unit, labels) == pytest.approx(numpy.mean(values))
+
+
+def test_senses_are_found_shared_and_the_changed_usages_named():
+    rng = numpy.random.default_rng(0)
+    # A: 30 usages of sense x; B: 20 of sense x and 10 of a new sense y
+    x, y = [1.0, 0, 0, 0], [0, 0, 1.0, 0]
+    a = _blobs(rng, [x], [30])
+    b = _blobs(rng, [x, y], [20, 10])
+    found = sense_clusters(numpy.concatenate([a, b]))
+    assert len(found.centres) == 2 and found.silhouette > 0.8
+    ev = word_evidence(a, b, measures=("apd", "prt"), draws=200)
+    assert ev.senses == 2 and ev.freq_a == [30, 0] and ev.freq_b == [20, 10]
+    assert ev.binary == 1 and binary_change([30, 0], [20, 10]) == 1 and binary_change([30, 1], [20, 4]) == 0
+    p, q = numpy.array([1.0, 0.0]), numpy.array([2 / 3, 1 / 3])
+    m = (p + q) / 2
+    expected_jsd = 0.5 * (numpy.sum(p[p > 0] * numpy.log(p[p > 0] / m[p > 0])) + numpy.sum(q * numpy.log(q / m)))
+    assert ev.sense_jsd == pytest.approx(expected_jsd)
+    # the usages of B farthest from every usage of A are the new sense's
+    assert all(row >= 20 for row, _ in ev.changed["B"]) and all(c < 0.5 for _, c in ev.changed["B"])
+    # the examples of each sense are its own usages; the interval holds the score
+    assert all(side == "B" and row >= 20 for side, row in ev.examples[1])
+    from spacy_elmo.usages.change import apd, prt
+
+    low, high = ev.intervals["apd"]
+    assert low <= apd(a, b) <= high and ev.intervals["prt"][0] <= prt(a, b) <= ev.intervals["prt"][1]
+    assert len(ev.points) == 60 and {p[0] for p in ev.points} == {"A", "B"}
+    # seeded: the same evidence twice
+    again = word_evidence(a, b, measures=("apd", "prt"), draws=200)
+    assert again.intervals == ev.intervals and again.points == ev.points
+
+
+def test_gold_files_and_agreement(tmp_path):
+    stats = tmp_path / "stats_groupings.csv"
+    stats.write_text("\ufefflemma\tchange_binary\tchange_graded\nattack_nn\t0\t0.1\nplane_nn\t1\t0.9\nbag_nn\t0\t0.4\nrag_nn\t1\t0.5\n")
+    gold = read_gold(stats)
+    assert gold.graded == {"attack": 0.1, "plane": 0.9, "bag": 0.4, "rag": 0.5} and gold.names["plane"] == "plane_nn"
+    truth = tmp_path / "truth"
+    truth.mkdir()
+    (truth / "graded.txt").write_text("attack_nn\t0.1\nplane_nn\t0.9\nbag_nn\t0.4\nrag_nn\t0.5\n")
+    (truth / "binary.txt").write_text("attack_nn\t0\nplane_nn\t1\nbag_nn\t0\nrag_nn\t1\n")
+    assert read_gold(tmp_path).graded == gold.graded and read_gold(tmp_path).binary == gold.binary
+    scores = {"attack": 0.2, "plane": 0.8, "bag": 0.6, "rag": 0.5}
+    result = agreement(scores, gold, binary={"attack": 0, "plane": 1, "bag": 1, "rag": 1})
+    # ranks 1, 4, 3, 2 against 1, 4, 2, 3: d^2 = 0 + 0 + 1 + 1, rho = 1 - 6 * 2 / (4 * 15)
+    assert result.spearman == pytest.approx(1 - 12 / 60) == spearman(list(scores.values()), [gold.graded[w] for w in scores])
+    assert result.interval[0] <= result.spearman <= result.interval[1] and result.accuracy == 0.75
+    assert agreement({"plane": 1.0}, Gold("x", graded={"plane": 0.3})).words == 1
+    for bad, match in (("attack_nn\tinf\n", "not a finite number"), ("plane_nn\n", "not a word and a value")):
+        (tmp_path / "graded.txt").write_text(bad)
+        with pytest.raises(InputError, match=match):
+            read_gold(tmp_path / "graded.txt")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("report")
+    bilm = tmp / "bilm"
+    bilm.mkdir()
+    save_original(tiny_bilm(seed=7), bilm / "options.json", bilm / "weights.hdf5")
+    wug = write_wug(tmp / "wug")
+    args = ["change", str(wug), str(wug), str(tmp / "change.json"), "--model", str(bilm), "--min-usages", "2", "--gold", str(wug)]
+    args += ["--report", str(tmp / "report"), "--answers", "--clusters"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return tmp, result.output
+
+
+def test_the_change_json_carries_the_evidence_and_the_check_against_people(report):
+    tmp, output = report
+    data = json.loads((tmp / "change.json").read_text())
+    by_word = {w["word"]: w for w in data["words"]}
+    ev = by_word["plane"]["evidence"]
+    assert sum(ev["cluster_freq_dist1"]) == 6 and sum(ev["cluster_freq_dist2"]) == 6 and ev["senses"] == len(ev["examples"])
+    assert by_word["plane"]["interval"]["apd"][0] <= by_word["plane"]["apd"] <= by_word["plane"]["interval"]["apd"][1]
+    assert set(ev["labels"]) == {f"plane_nn-{k}" for k in range(12)}  # every usage by its WUG identifier
+    gold = data["gold"]
+    assert gold["measures"]["apd"]["words"] == 2 and set(gold["ari_by_word"]) == {"plane", "gay"}
+    assert "Against people" in output and "mean adjusted Rand index" in output
+    assert all(-1.0 <= v <= 1.0 for v in gold["ari_by_word"].values())
+    # SemEval answer files under the dataset's names; WUG cluster files
+    task2 = (tmp / "report" / "answer" / "task2" / "english.txt").read_text().split()
+    assert task2[0] == "gay_jj" and float(task2[1]) == pytest.approx(by_word["gay"]["apd"])
+    task1 = (tmp / "report" / "answer" / "task1" / "english.txt").read_text().splitlines()
+    assert [line.split("\t")[1] for line in task1] == [str(by_word[w]["evidence"]["binary"]) for w in ("gay", "plane")]
+    clusters = (tmp / "report" / "clusters" / "plane_nn.csv").read_text().splitlines()
+    assert clusters[0] == "identifier\tcluster" and len(clusters) == 13
+
+
+def test_the_report_is_one_page_with_nothing_fetched(report):
+    tmp, _ = report
+    page = (tmp / "report" / "index.html").read_text()
+    assert "<mark>plane</mark>" in page and "<mark>planes</mark>" in page and 'id="w-gay"' in page
+    assert "farthest from every usage" in page and "95% interval" in page and "<svg" in page
+    for remote in ('src="http', "src='http", 'href="http', "@import", "url(http"):
+        assert remote not in page
+    if shutil.which("chromium") is None:
+        assert not (tmp / "report" / "ranking.png").exists() or (tmp / "report" / "maps" / "plane.png").exists()
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    pytest.skip("needs a headless Chromium (Debian: apt-get install chromium) to open the report as a person would")
+
+
+def test_the_report_opens_in_a_real_browser_without_errors(report, tmp_path):
+    browser = _chromium()
+    page = (report[0] / "report" / "index.html").resolve()
+    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + str(tmp_path / "profile")]
+    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    # the page's own script ran to its end, and no script error was raised on the page
+    assert 'data-ready="1"' in dom.stdout and 'data-errors="0"' in dom.stdout, dom.stdout[:500]
+    assert '<span id="count">2</span>' in dom.stdout
+    shot = tmp_path / "page.png"
+    run = subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1000,1400", page.as_uri()], capture_output=True, timeout=120)
+    assert run.returncode == 0 and shot.is_file()
+    image = pytest.importorskip("matplotlib.image").imread(shot)
+    # not blank: ink (text, points) on a white page, in more than one colour
+    ink = (image[..., :3] < 0.5).any(axis=-1).mean()
+    colours = len(numpy.unique((image[..., :3] * 15).astype(int).reshape(-1, 3), axis=0))
+    assert ink > 0.005 and colours > 8, (ink, colours)
+
+
+def test_png_figures_or_a_line_naming_them(report, monkeypatch, tmp_path):
+    tmp, output = report
+    if (tmp / "report" / "ranking.png").exists():
+        assert (tmp / "report" / "maps" / "plane.png").is_file() and "PNG figures" in output
+    import builtins
+
+    real = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    from spacy_elmo.usages.change_report import write_report
+
+    lines = []
+    write_report(tmp_path / "r", json.loads((tmp / "change.json").read_text()), log=lines.append)
+    assert "ranking.png and maps/WORD.png were not written: matplotlib is not installed" in lines[0]
+    assert (tmp_path / "r" / "index.html").is_file()
+
+
+def test_the_cluster_share_jsd_is_bounded(report):
+    tmp, _ = report
+    for w in json.loads((tmp / "change.json").read_text())["words"]:
+        assert 0 <= w["evidence"]["sense_jsd"] <= math.log(2) + 1e-12
