@@ -21,7 +21,6 @@ OUT/vectors-NAME.npz, so that a second run only scores.
 
 import csv
 import json
-import math
 from pathlib import Path
 from typing import Callable, Dict, List, Sequence, Tuple
 
@@ -29,40 +28,10 @@ import numpy
 import typer
 
 from spacy_elmo.usages.change import apd, cluster_jsd, prt
+from spacy_elmo.usages.gold import bootstrap_interval, ranks, spearman  # noqa: F401  (the other scripts import them from here)
 from spacy_elmo.usages.wug import read_dataset
 
 Vectors = Dict[str, Tuple[numpy.ndarray, numpy.ndarray]]  # word -> (period 1, period 2) usage vectors (n, L + 1, D)
-
-
-def ranks(values: Sequence[float]) -> numpy.ndarray:
-    """Ranks from 1, ties given their mean rank."""
-    values = numpy.asarray(values, dtype=numpy.float64)
-    order = numpy.argsort(values, kind="stable")
-    result = numpy.empty(len(values))
-    i = 0
-    while i < len(values):
-        j = i
-        while j + 1 < len(values) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        result[order[i : j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return result
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    rx, ry = ranks(x), ranks(y)
-    rx, ry = rx - rx.mean(), ry - ry.mean()
-    denominator = math.sqrt(float((rx**2).sum() * (ry**2).sum()))
-    return float((rx * ry).sum() / denominator) if denominator else float("nan")
-
-
-def bootstrap_interval(x: Sequence[float], y: Sequence[float], draws: int = 2000, seed: int = 0) -> Tuple[float, float]:
-    """The 95% interval of Spearman's rho over `draws` resamplings of the words with replacement (percentiles)."""
-    x, y = numpy.asarray(x, dtype=numpy.float64), numpy.asarray(y, dtype=numpy.float64)
-    rng = numpy.random.default_rng(seed)
-    rhos = [spearman(x[i], y[i]) for i in (rng.integers(0, len(x), len(x)) for _ in range(draws))]
-    low, high = numpy.nanpercentile(rhos, [2.5, 97.5])
-    return float(low), float(high)
 
 
 def read_gold(wug_dir: Path) -> Dict[str, Dict[str, str]]:
@@ -251,6 +220,7 @@ def _plot(results: List[Dict], path: Path) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        print(f"{path} was not written: matplotlib is not installed (pip install matplotlib, or pip install '.[projects]')")
         return
     rows = [r for r in results if r["measure"] == "APD" and r["vectors"] == "plain"]
     bilms = sorted({r["bilm"] for r in rows})

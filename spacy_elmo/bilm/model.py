@@ -3,7 +3,7 @@
 import contextlib
 import logging
 import warnings
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, cast
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, cast
 
 import numpy
 import torch
@@ -19,6 +19,7 @@ from .precision import DTYPES, PRECISIONS, resolve, unavailable_reason
 
 logger = logging.getLogger("spacy_elmo")
 _SAID_SLOWER: Set[str] = set()  # explicit precisions already said to be slower than float32 here
+_SAID_AUTO: Set[Tuple[str, str]] = set()  # (device, choice) that precision 'auto' has said in this process
 
 
 class BiLM(nn.Module):
@@ -86,7 +87,11 @@ class BiLM(nn.Module):
             return None
         rates = ", ".join(f"{p} {1 / s:,.0f}" for p, s in entry["seconds"].items())
         how = "kept from an earlier measurement" if entry["cached"] else f"measured in {entry['cost_s']:.2f} s"
-        logger.info("precision 'auto' runs the biLM in %s (tokens/s: %s; %s)", entry["choice"], rates, how)
+        said = (str(self.device), entry["choice"])
+        # the first time in a process one line says what was measured and chosen; after that, at INFO
+        level = logging.INFO if said in _SAID_AUTO else logging.WARNING
+        _SAID_AUTO.add(said)
+        logger.log(level, "precision 'auto' runs the biLM in %s here (tokens/s: %s; %s)", entry["choice"], rates, how)
         return str(entry["choice"])
 
     def _measurement(self) -> Optional[Dict[str, Any]]:

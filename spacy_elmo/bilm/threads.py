@@ -77,7 +77,8 @@ def busy_cores(samples: int = 5, every_s: float = 0.01) -> int:
         counts.append(count)
         if i + 1 < samples:
             time.sleep(every_s)
-    return sorted(counts)[len(counts) // 2]
+    # running tasks can outnumber the cores: never more busy cores than this process may use
+    return min(sorted(counts)[len(counts) // 2], usable_cores())
 
 
 def default_threads(processes: int = 1, count_busy: bool = True) -> Tuple[int, str]:

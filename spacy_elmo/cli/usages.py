@@ -219,6 +219,9 @@ def neighbours_cli(
     approximate: bool = typer.Option(
         False, "--approximate", help="Use the index's approximate search (index-ann) also below 100,000 usages searched"
     ),
+    layer: str = typer.Option(
+        None, "--layer", help="Compare this layer or mix (top, average, a number, weights): an index built with --all-layers picks it now"
+    ),
     threads: int = threads_option(),
 ) -> None:
     """The usages in INDEX nearest to WORD as used in SENTENCE (cosine of their ELMo vectors),
@@ -229,7 +232,16 @@ def neighbours_cli(
         raise typer.BadParameter("give --exact or --approximate, not both", param_hint="--approximate")
     use_threads(threads)
     table = neighbours(
-        index_path, sentence, word, n=n, model=model, any_word=any_word, min_count=min_count, exact=exact, approximate=approximate
+        index_path,
+        sentence,
+        word,
+        n=n,
+        model=model,
+        any_word=any_word,
+        min_count=min_count,
+        exact=exact,
+        approximate=approximate,
+        layer=layer,
     )
     typer.echo(table)
 
@@ -245,14 +257,18 @@ def neighbours(
     min_count: int = 1,
     exact: bool = False,
     approximate: bool = False,
+    layer: Optional[str] = None,
 ) -> str:
-    """The table that `spacy-elmo neighbours` prints: WORD's first use in SENTENCE against the index."""
+    """The table that `spacy-elmo neighbours` prints: WORD's first use in SENTENCE against the index (its
+    LAYER, where given: see UsageIndex.with_layer)."""
     from ..usages.index import UsageIndex
     from ..usages.report import neighbours_table
 
     index = UsageIndex().from_disk(index_path)
     if model is not None:
         index.use_model(model)
+    if layer is not None:
+        index = index.with_layer(layer)
     doc = index.nlp(sentence)
     token = next((t for t in doc if t.lower_ == word.lower()), None)
     if token is None:

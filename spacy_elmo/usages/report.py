@@ -55,7 +55,7 @@ def neighbours_table(
         how = "exact search" + (" (--approximate uses the index's approximate search)" if index.ann is not None else "")
     lines = [
         f"Nearest usages of {token.text!r} in {token.sent.text if token.doc.has_annotation('SENT_START') else token.doc.text!r}",
-        f"({describe_layer(index.meta['layer_weights'])}, cosine, among {where} in {index.path}; {how})",
+        f"({describe_layer(list(map(float, index.layer_weights)))}, cosine, among {where} in {index.path}; {how})",
         "",
     ]
     if usages:

@@ -262,3 +262,24 @@ def test_the_machine_command_shows_the_class_the_threads_and_the_kept_measuremen
     (cache / FILE_NAME).write_text("{")
     result = CliRunner().invoke(app, ["machine"])
     assert result.exit_code == 0 and "damaged" in result.output and ": 0" in result.output
+
+
+def test_auto_says_in_one_line_what_it_measured_and_chose_the_first_time(cache, caplog, monkeypatch):
+    from spacy_elmo.bilm import model as model_module
+
+    monkeypatch.setattr(model_module, "_SAID_AUTO", set())
+    bilm = tiny_bilm(seed=1)
+    with caplog.at_level(logging.INFO, logger="spacy_elmo"):
+        choice = bilm.measured_precision()
+        again = bilm.measured_precision()
+    said = [r for r in caplog.records if "precision 'auto' runs the biLM in" in r.getMessage()]
+    assert choice == again and len(said) == 2 and f"in {choice} here" in said[0].getMessage() and "tokens/s:" in said[0].getMessage()
+    assert said[0].levelno == logging.WARNING and said[1].levelno == logging.INFO  # said once, then only at INFO
+
+
+def test_never_more_busy_cores_than_the_machine_has(monkeypatch):
+    from spacy_elmo.bilm import threads
+
+    monkeypatch.setattr(threads, "others_running", lambda: 50)
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+    assert threads.busy_cores(samples=1) == 2

@@ -273,3 +273,13 @@ def test_corpus_indexes_match_keys_by_lemma_or_form(setup, tmp_path):
     index = build_usage_index(nlp, tmp_path / "c.txt", tmp_path / "i", words=["plane"], all_layers=True, progress=False, log=lambda _: None)
     doc = nlp("The plane landed.")
     numpy.testing.assert_allclose(numpy.asarray(index.layers[0], dtype="float32"), doc._.elmo.layers[:, 1], rtol=2e-3, atol=2e-3)
+
+
+def test_neighbours_picks_the_layer_of_an_every_layer_index(setup):
+    tmp, *_ = setup
+    runner = CliRunner()
+    for layer, said in (("0", "layer 0 (token layer)"), ("average", "average of layers 0-2"), (None, "layer 2")):
+        extra = ["--layer", layer] if layer else []
+        result = runner.invoke(app, ["neighbours", str(tmp / "wug2"), "Our plane landed in Paris , late .", "--word", "plane", *extra])
+        assert result.exit_code == 0, result.output
+        assert f"({said}, cosine" in result.output and "Paris" in result.output
