@@ -25,6 +25,7 @@ from spacy_elmo.bilm import save_original
 
 from .helpers import tiny_bilm
 from .released.mirror_server import MirrorServer
+from .usages.test_wug_route import write_wug
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -80,6 +81,7 @@ def _user_files(folder: Path) -> None:
     (folder / "sentences.txt").write_text("The bank is closed .\nA suit .\n", encoding="utf8")
     save_original(tiny_bilm(seed=5), folder / "options.json", folder / "weights.hdf5")
     shutil.copytree(EFML, folder / "de.model")
+    write_wug(folder / "dwug_en")  # a dataset of usages judged by people, in the WUG format
     nlp = spacy.blank("en")
     for name, size in (("train.spacy", 40), ("dev.spacy", 10)):
         docs = DocBin()
