@@ -161,7 +161,7 @@ def merge_cli(
     parts: List[Path] = typer.Argument(
         ..., help="Every part: the outputs of index-usages or embed with --shard 0/N ... N-1/N", exists=True
     ),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it is a file that exists"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists (a usage index folder, or a file)"),
     virtual: bool = typer.Option(
         False,
         "--virtual",

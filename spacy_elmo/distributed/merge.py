@@ -16,6 +16,10 @@ def merge_parts(
     parts = [Path(p) for p in parts]
     if any(output.resolve() == p.resolve() for p in parts):
         raise InputError(f"{output} is one of the parts: give a new OUTPUT")
+    if output.is_symlink():  # dangling or not: nothing is written through a link, nor is the link replaced
+        raise InputError(f"{output} is a symbolic link: give a new OUTPUT (merge writes through no link)")
+    if not overwrite and (output.is_file() or (output.is_dir() and any(p.name != ".lock" for p in output.iterdir()))):
+        raise InputError(f"{output} exists and holds a result: give --overwrite to replace it, or a new OUTPUT")
     if all(p.is_dir() for p in parts):
         from ..usages.merge import merge_usage_indexes
 

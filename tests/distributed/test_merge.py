@@ -1,6 +1,7 @@
 """Shards that add up to the single run: `--shard I/N` on index-usages and embed, joined by
 `spacy-elmo merge`, against one run over the whole corpus, byte for byte; and the refusals."""
 
+import shutil
 import json
 import random
 
@@ -168,3 +169,36 @@ def test_a_bad_shard_is_one_line(text):
     with pytest.raises(InputError, match="give I/N"):
         Shard.parse(text)
     assert Shard.parse("2/5").owns(7) and not Shard.parse("2/5").owns(8) and Shard.parse(None).whole
+
+
+def test_merge_never_replaces_a_result_without_overwrite(bilm_dir, corpus, tmp_path):
+    """An index folder at OUTPUT is a result, as a file is: kept unless --overwrite; a link (even dangling) is refused."""
+    parts = _index_shards(bilm_dir, corpus, tmp_path, 2, "--words", "bank,river", "--all-layers")
+    _run("merge", tmp_path / "merged", *parts, "-q")
+    victim = tmp_path / "victim"
+    shutil.copytree(tmp_path / "merged", victim)
+    (victim / "vectors.bin").write_bytes(b"\0" * (victim / "vectors.bin").stat().st_size)  # not what the merge writes
+    before = {p.name: p.read_bytes() for p in victim.iterdir() if p.is_file()}
+    assert "holds a result: give --overwrite" in _fail("merge", victim, *parts, "-q")
+    assert {p.name: p.read_bytes() for p in victim.iterdir() if p.is_file()} == before
+    _run("merge", victim, *parts, "-q", "--overwrite")
+    assert (victim / "vectors.bin").read_bytes() == (tmp_path / "merged" / "vectors.bin").read_bytes()
+    # every layer kept in the parts is merged as the single run keeps it
+    _run(
+        "index-usages",
+        bilm_dir,
+        corpus / "docs.txt",
+        tmp_path / "single",
+        "--docs-per-batch",
+        1,
+        "-q",
+        "--words",
+        "bank,river",
+        "--all-layers",
+    )
+    assert (tmp_path / "single" / "layers.bin").read_bytes() == (victim / "layers.bin").read_bytes()
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "nowhere")
+    for extra in ((), ("--overwrite",)):
+        assert "symbolic link" in _fail("merge", link, *parts, "-q", *extra)
+    assert link.is_symlink() and not (tmp_path / "nowhere").exists()
