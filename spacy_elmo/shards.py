@@ -12,6 +12,7 @@ every shard once; each chunk in the shard that owns it; and the part's data as i
 (digests.py: of its datasets or its files).
 """
 
+import json
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -97,6 +98,18 @@ def balance_note(shard: Shard, chunk_size: int, n_docs: int) -> str:
     )
 
 
+def read_record(text: Any, name: str) -> Dict[str, Any]:
+    """RETURNS (Dict[str, Any]): a part's shard record from its JSON text (bytes or str); a cut or edited one is an
+    InputError naming the part."""
+    try:
+        record = json.loads(text.decode("utf8") if isinstance(text, bytes) else text)
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        record = None
+    if not isinstance(record, dict):
+        raise InputError(f"{name}: its shard record is cut or damaged (not a JSON object): write that part again")
+    return record
+
+
 def check_parts(records: Sequence[Dict[str, Any]], names: Sequence[str]) -> Tuple[int, int]:
     """Raise an InputError, in one line naming what differs, unless `records` (one per part,
     named by `names`) are the N shards of one run, each once.
@@ -110,6 +123,13 @@ def check_parts(records: Sequence[Dict[str, Any]], names: Sequence[str]) -> Tupl
             raise InputError(f"{name} is not a shard's part (it has no shard record): give the outputs of runs with --shard I/N")
         if "corpus" not in record:
             raise InputError(f"{name} was written by an earlier spacy-elmo (its shard record has no digests): write that part again")
+        numbers = [record[k] for k in ("index", "count", "chunk_docs", "n_docs")]
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in numbers) or not (
+            record["index"] < record["count"] and record["chunk_docs"] > 0 and isinstance(record["settings"], dict)
+        ):
+            raise InputError(
+                f"{name}: its shard record is damaged (index, count, chunk size or settings not what a run writes): write that part again"
+            )
     first, first_name = records[0], names[0]
     for record, name in zip(records[1:], names[1:]):
         for field in ("count", "chunk_docs", "n_docs"):

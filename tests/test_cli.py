@@ -394,3 +394,20 @@ def test_init_config_never_writes_into_the_biLM_it_reads(tmp_path):
         result = CliRunner().invoke(app, ["init-config", str(folder / name), "--bilm", str(folder), "--overwrite"])
         assert result.exit_code == 1 and "which this command reads" in result.output, result.output
     assert (folder / "options.json").read_bytes() == before and not (folder / "new.cfg").exists()
+
+
+@pytest.mark.parametrize("threads", ["1000000000", "99999999999999999999"])
+def test_threads_past_the_bound_are_one_line(threads, tmp_path):
+    from spacy_elmo.bilm.threads import fix_threads
+    from spacy_elmo.errors import InputError
+
+    result = CliRunner().invoke(app, ["embed", "small", str(tmp_path / "x.txt"), str(tmp_path / "o.hdf5"), "--threads", threads])
+    assert result.exit_code == 2 and "less than or equal to 1024" in result.output and "Traceback" not in result.output
+    with pytest.raises(InputError, match="give 1 to 1024"):
+        fix_threads(int(threads))  # [system] threads in a pretraining config
+
+
+def test_an_empty_ray_address_is_one_line(tmp_path):
+    (tmp_path / "x.txt").write_text("a b\n", encoding="utf8")
+    result = CliRunner().invoke(app, ["index-usages", "small", str(tmp_path / "x.txt"), str(tmp_path / "o"), "--ray", ""])
+    assert result.exit_code == 2 and "give 'auto' or a cluster's address" in result.output

@@ -167,9 +167,16 @@ class _Follower:
 follower = _Follower()
 
 
+MAX_THREADS = 1024  # more is a typo, not a machine: each thread's stack alone would take gigabytes
+
+
 def fix_threads(threads: int) -> None:
     """An explicit number of threads (`--threads N`, `[system] threads`): set now, never changed. 0
-    leaves the number to `start_job` and `between_batches`."""
+    leaves the number to `start_job` and `between_batches`; more than MAX_THREADS is refused in one line."""
+    if not 0 <= threads <= MAX_THREADS:
+        from ..errors import InputError
+
+        raise InputError(f"{threads} threads: give 1 to {MAX_THREADS} (0: as many as the cores not busy with other work)")
     if threads > 0:
         follower.fix(threads)
 

@@ -128,8 +128,9 @@ def threads_option() -> Any:
     return typer.Option(
         0,
         "--threads",
-        help="torch threads (0: the cores not busy with other work, followed while the job runs; docs/speed.md)",
+        help="torch threads, at most 1,024 (0: the cores not busy with other work, followed while the job runs; docs/speed.md)",
         min=0,
+        max=1024,
     )
 
 
@@ -172,6 +173,8 @@ def parse_shard(text: Optional[str], ray: Optional[str]) -> Any:
 
     if text and ray is not None:
         raise typer.BadParameter("--ray runs every shard and merges them: give --shard or --ray, not both", param_hint="--shard")
+    if ray is not None and not ray.strip():
+        raise typer.BadParameter("give 'auto' or a cluster's address (host:port, ray://host:port)", param_hint="--ray")
     try:
         return Shard.parse(text)
     except InputError as error:

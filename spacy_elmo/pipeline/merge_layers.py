@@ -7,7 +7,6 @@ part must hold what its record says: the digest of its datasets (checked as they
 of its DocBin. OUTPUT appears only when every check passed.
 """
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
@@ -15,7 +14,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 from ..errors import InputError
 from ..output_folders import temporary_path
 from ..digests import DataDigest, bytes_sha256
-from ..shards import Shard, check_owned, check_parts, interleave
+from ..shards import Shard, check_owned, check_parts, interleave, read_record
 from .export import HDF5Writer, shard_sidecar
 
 
@@ -64,6 +63,8 @@ def _merge_hdf5(parts: Sequence[Path], path: Path, virtual: bool = False) -> Tup
         sources = [part.resolve() for part in parts]
         with HDF5Writer(path) as writer:
             for number, (text, k) in items:
+                if str(number) not in files[k]:
+                    raise InputError(f"{parts[k]} has no dataset {number}, which its shard record says it holds: write that part again")
                 if virtual:
                     source = files[k][str(number)]
                     writer.add_reference(number, text, sources[k], source.shape, source.dtype)
@@ -90,8 +91,11 @@ def _merge_hdf5(parts: Sequence[Path], path: Path, virtual: bool = False) -> Tup
 def _hdf5_record(f: Any, part: Path) -> Dict[str, Any]:
     if "shard" not in f:
         raise InputError(f"{part} is not a shard's part (no 'shard' dataset): give the outputs of spacy-elmo embed --shard I/N")
-    raw = f["shard"][0]
-    return json.loads(raw.decode("utf8") if isinstance(raw, bytes) else raw)
+    try:
+        raw = f["shard"][0]
+    except (IndexError, ValueError, TypeError, OSError):
+        raw = None
+    return read_record(raw, str(part))
 
 
 def _merge_docbins(parts: Sequence[Path], path: Path) -> Tuple[int, int]:
@@ -103,7 +107,7 @@ def _merge_docbins(parts: Sequence[Path], path: Path) -> Tuple[int, int]:
         sidecar = shard_sidecar(part)
         if not sidecar.is_file():
             raise InputError(f"{part} is not a shard's part ({sidecar.name} is missing beside it): give the outputs of embed --shard I/N")
-        records.append(json.loads(sidecar.read_text(encoding="utf8")))
+        records.append(read_record(sidecar.read_bytes(), str(sidecar)))
     count, chunk_docs = check_parts(records, [str(p) for p in parts])
     vocab = Vocab()
     keyed = []

@@ -202,3 +202,36 @@ def test_merge_never_replaces_a_result_without_overwrite(bilm_dir, corpus, tmp_p
     for extra in ((), ("--overwrite",)):
         assert "symbolic link" in _fail("merge", link, *parts, "-q", *extra)
     assert link.is_symlink() and not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize("damage", ["cut sidecar", "edited sidecar", "missing dataset", "text index", "virtual missing dataset"])
+def test_a_damaged_part_is_one_line(bilm_dir, corpus, tmp_path, damage):
+    """What a hostile audit found as tracebacks: a cut or edited .shard.json, an HDF5 part missing a dataset, a usage
+    index part whose record's index is text; each refused in one line, nothing written."""
+    import os
+
+    lines = corpus / "lines.txt"
+    out = tmp_path / ("m.spacy" if "sidecar" in damage else "m.hdf5")
+    extra = ["--virtual"] if damage.startswith("virtual") else []
+    if "sidecar" in damage:
+        parts = [tmp_path / f"p{i}.spacy" for i in range(2)]
+        for i, part in enumerate(parts):
+            _run("embed", bilm_dir, lines, part, "--shard", f"{i}/2", "-q")
+        sidecar = next(p for p in tmp_path.iterdir() if p.name.startswith("p0") and p.name.endswith(".json"))
+        text = sidecar.read_text()
+        sidecar.write_text(text[: len(text) // 2] if damage == "cut sidecar" else text.replace('"index": 0', '"index": "zero"'))
+    elif damage == "text index":
+        parts = _index_shards(bilm_dir, corpus, tmp_path, 2, "--words", "bank")
+        meta = json.loads((parts[0] / "meta.json").read_text())
+        meta["shard"]["index"] = "0"
+        (parts[0] / "meta.json").write_text(json.dumps(meta))
+        out = tmp_path / "merged"
+    else:
+        parts = [tmp_path / f"p{i}.hdf5" for i in range(2)]
+        for i, part in enumerate(parts):
+            _run("embed", bilm_dir, lines, part, "--shard", f"{i}/2", "-q")
+        with h5py.File(parts[0], "a") as f:
+            del f[next(k for k in f.keys() if k.isdigit())]
+    message = _fail("merge", out, *parts, *extra)
+    assert any(s in message for s in ("damaged", "no dataset", "cut")), message
+    assert not os.path.lexists(out)
