@@ -19,6 +19,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import time
 import weakref
 from pathlib import Path
 from typing import IO, Optional, Sequence, Tuple
@@ -329,24 +330,32 @@ class FolderLock:
     command (str): what holds it, for the message a second process gets.
     """
 
-    def __init__(self, folder: PathLike, command: str, name: str = LOCK) -> None:
+    def __init__(self, folder: PathLike, command: str, name: str = LOCK, wait_s: float = 0.0) -> None:
         self.path = Path(folder) / name
         self.command = command
+        self.wait_s = wait_s  # how long to wait for another holder before refusing (0: refuse at once)
         self._file: Optional[IO[str]] = None
 
     def acquire(self) -> "FolderLock":
         if fcntl is None or self._file is not None:
             return self
         handle = os.fdopen(open_no_follow(self.path, os.O_RDWR | os.O_CREAT), "r+", encoding="utf8")  # the mode open() gives
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            handle.close()
-            raise OutputFolderError(
-                f"{self.path.parent} is in use by {holder}: wait for it to finish (or stop it), or choose another output folder"
-            ) from None
+        deadline = time.monotonic() + self.wait_s
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                handle.close()
+                waited = f" (waited {self.wait_s:g} s)" if self.wait_s else ""
+                raise OutputFolderError(
+                    f"{self.path.parent} is in use by {holder}{waited}: wait for it to finish (or stop it), or choose another output folder"
+                ) from None
         try:
             handle.seek(0)
             handle.truncate()

@@ -8,7 +8,12 @@ autotune cache do), and keeps the answer in `measured.json` in the package's cac
 everything it depends on: the CPU (model, flags, kernel class), torch's and oneDNN's versions, the
 threads and the biLM's sizes. An entry of another machine, version or size is simply not used; a
 damaged or foreign file is ignored with one line and replaced atomically. Processes that start together
-measure once: the first takes a lock, the others wait for its answer.
+measure once: the first takes a lock, the others wait for its answer (at most LOCK_WAIT_S: past that, one line,
+and this process measures for itself). The file and its lock follow the package's file rules (output_folders.py):
+never opened through a link, never read or replaced when it is not a plain file. Every entry is checked before it is
+used (known choices, positive timings, the choice the fastest of its own timings); one that is not is said in one
+line and measured again. An answer that cannot be kept on disk is kept in memory: one measurement, one line, per
+process.
 
 SPACY_ELMO_MEASURE=0 turns measuring off: "auto" then follows the CPU's flags (`precision.auto_precision`),
 the same on every run (CI, reproducible runs).
@@ -17,23 +22,28 @@ the same on every run (CI, reproducible runs).
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence
 
 import torch
 
 from ..cache_folder import cache_dir
-from ..output_folders import write_atomically
+from ..errors import InputError
+from ..output_folders import FolderLock, is_plain_file, open_no_follow, write_atomically
 from .threads import busy_cores
 
 MEASURE_ENV = "SPACY_ELMO_MEASURE"
 FILE_NAME = "measured.json"
 FORMAT = 1
 MAX_ENTRIES = 64
+LOCK_WAIT_S = 5.0  # another process measuring longer than this: this one measures for itself
+CHOICES = ("fp32", "bf16", "int8")  # what an entry may name
+_IN_MEMORY: Dict[str, Dict[str, Any]] = {}  # answers this process could not keep on disk, by key digest
 logger = logging.getLogger("spacy_elmo")
 
 
@@ -77,28 +87,50 @@ def cache_file() -> Path:
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """Only one process at a time measures and writes (where the platform locks files)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover (Windows)
-        yield
-        return
+    """Only one process at a time measures and writes: the package's folder lock on `measured.json.lock` (never
+    through a link), waited for at most LOCK_WAIT_S."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+    with FolderLock(path.parent, "precision 'auto' measuring", name=path.name + ".lock", wait_s=LOCK_WAIT_S):
+        yield
+
+
+def entry_problem(entry: Any, choices: Optional[Sequence[str]] = None) -> str:
+    """RETURNS (str): why a kept entry cannot be used ("" where it can): the choices it names must be known (and
+    among `choices`, where given), its timings positive numbers, its choice the fastest of them, its times numbers."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("key"), dict):
+        return "not an entry"
+    seconds = entry.get("seconds")
+    if not isinstance(seconds, dict) or not seconds:
+        return "no timings"
+    allowed = set(CHOICES) if choices is None else set(choices)
+    unknown = sorted(str(k) for k in seconds if k not in allowed)
+    if unknown:
+        return f"it names {', '.join(unknown)}, which {'is' if len(unknown) == 1 else 'are'} not among {', '.join(sorted(allowed))}"
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in seconds.values()):
+        return "its timings are not positive numbers"
+    if entry.get("choice") != min(seconds, key=seconds.__getitem__):
+        return f"its choice {entry.get('choice')!r} is not the fastest of its own timings"
+    for field in ("when", "cost_s"):
+        value = entry.get(field, 0)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            return f"its {field} is not a number"
+    return ""
 
 
 def read_entries(path: Optional[Path] = None, say: Callable[[str], None] = logger.warning) -> Dict[str, Any]:
     """RETURNS (Dict[str, Any]): the kept measurements by key digest; {} (said in one line) where the
     file is damaged or another program's."""
     path = path or cache_file()
+    if not os.path.lexists(path):
+        return {}
+    if not is_plain_file(path):  # a link or a FIFO is never read (a FIFO would block for ever)
+        say(f"{path} is {'a symbolic link' if path.is_symlink() else 'not a plain file'}: ignored; measured for this process alone")
+        return {}
     try:
-        data = json.loads(path.read_text(encoding="utf8"))
-    except FileNotFoundError:
+        with os.fdopen(open_no_follow(path, os.O_RDONLY), "rb") as f:
+            data = json.loads(f.read().decode("utf8"))
+    except InputError:  # replaced by a link or a FIFO between the look and the open
+        say(f"{path} is not a plain file: ignored; measured for this process alone")
         return {}
     except (OSError, ValueError, UnicodeDecodeError) as err:
         say(f"{path} is damaged ({type(err).__name__}): ignored; the measurements are taken again")
@@ -106,33 +138,57 @@ def read_entries(path: Optional[Path] = None, say: Callable[[str], None] = logge
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
         say(f"{path} is not spacy-elmo's measurements (format {FORMAT}): ignored and replaced")
         return {}
-    return {k: v for k, v in data["entries"].items() if isinstance(v, dict) and v.get("key") is not None and _digest(v["key"]) == k}
+    entries = {}
+    for k, v in data["entries"].items():
+        problem = entry_problem(v)
+        if not problem and _digest(v["key"]) == k:
+            entries[k] = v
+        elif problem:
+            say(f"{path}: an entry is not used ({problem}); it is measured again")
+    return entries
 
 
-def measured(key: Dict[str, Any], measure: Callable[[], Dict[str, float]]) -> Dict[str, Any]:
+def measured(key: Dict[str, Any], measure: Callable[[], Dict[str, float]], choices: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """The kept measurement for `key`, or a new one taken with `measure` and kept.
 
     measure (Callable[[], Dict[str, float]]): seconds per unit of work for each choice.
+    choices (Optional[Sequence[str]]): what runs here: a kept entry naming another is measured again.
     RETURNS (Dict[str, Any]): {"key", "seconds", "choice" (the fastest), "cost_s" (what measuring took),
         "when", "quiet" (no other work ran meanwhile), "cached" (whether it was read, not measured now)}.
     """
     path = cache_file()
     digest = _digest(key)
+    if digest in _IN_MEMORY:
+        return {**_IN_MEMORY[digest], "cached": True}
+    entry: Optional[Dict[str, Any]] = None
     try:
         with _locked(path):
             entries = read_entries(path)
             kept = entries.get(digest)
+            problem = entry_problem(kept, choices) if kept is not None else ""
+            if problem:
+                logger.warning("%s: the kept answer is not used (%s): measured again", path, problem)
+                kept = None
             # One taken beside other work is used, and replaced by the first one taken on a quiet machine.
             if kept is not None and (kept.get("quiet", True) or busy_cores(samples=3) > 0):
                 return {**kept, "cached": True}
             entry = _measure(key, measure)
+            if os.path.lexists(path) and not is_plain_file(path):  # a link or a FIFO is not ours to replace
+                return _keep_in_memory(digest, entry, f"{path} is not a plain file")
             entries[digest] = entry
             newest = dict(sorted(entries.items(), key=lambda kv: kv[1].get("when", 0))[-MAX_ENTRIES:])
             write_atomically(path, json.dumps({"format": FORMAT, "entries": newest}, indent=1, sort_keys=True))
             return {**entry, "cached": False}
-    except OSError as err:  # a read-only or full cache: measure, keep nothing
-        logger.warning("the measurements cannot be kept in %s (%s): measured for this process only", path, err.strerror)
-        return {**_measure(key, measure), "cached": False}
+    except InputError as err:  # the lock held past LOCK_WAIT_S, or a lock file that is a link
+        return _keep_in_memory(digest, entry or _measure(key, measure), str(err))
+    except OSError as err:  # a read-only or full cache: measure (once), keep in memory
+        return _keep_in_memory(digest, entry or _measure(key, measure), err.strerror or type(err).__name__)
+
+
+def _keep_in_memory(digest: str, entry: Dict[str, Any], why: str) -> Dict[str, Any]:
+    logger.warning("the measurement cannot be kept in %s (%s): kept for this process only", cache_file(), why)
+    _IN_MEMORY[digest] = entry
+    return {**entry, "cached": False}
 
 
 def _measure(key: Dict[str, Any], measure: Callable[[], Dict[str, float]]) -> Dict[str, Any]:

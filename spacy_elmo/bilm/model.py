@@ -99,7 +99,7 @@ class BiLM(nn.Module):
         if len(candidates) < 2 or not measuring_on():
             return None
         key = machine_key("inference", device=str(self.device), options=self.options.to_config(all_fields=True))
-        return measured(key, lambda: self._seconds_per_token(candidates))
+        return measured(key, lambda: self._seconds_per_token(candidates), choices=candidates)
 
     def _say_if_slower(self, precision: str) -> None:
         """An explicit precision that measures slower than float32 here is obeyed, and said once."""

@@ -37,7 +37,7 @@ def forward_precision(
         return "fp32"
     if mode == "bf16" or not measuring_on():
         return "bf16"
-    entry = measured(machine_key("pretraining", device=device.type, **key), seconds_per_token)
+    entry = measured(machine_key("pretraining", device=device.type, **key), seconds_per_token, choices=("fp32", "bf16"))
     rates = ", ".join(f"{p} {1 / s:,.0f}" for p, s in sorted(entry["seconds"].items()))
     how = "kept from an earlier measurement" if entry["cached"] else f"measured in {entry['cost_s']:.1f} s"
     log(

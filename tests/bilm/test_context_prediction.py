@@ -13,6 +13,10 @@ from ..helpers import tiny_bilm
 WORDS = ["<S>", "</S>", "<UNK>", "the", "bank", "river", "money", "flows", "high"]
 
 
+def same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return torch.allclose(a, b, rtol=0, atol=1e-6)
+
+
 @pytest.fixture(scope="module")
 def model():
     torch.manual_seed(3)
@@ -26,11 +30,13 @@ def test_neither_direction_reads_the_token_it_predicts(model):
     assert forward.shape == backward.shape == (3, len(WORDS))
     assert torch.allclose(forward.exp().sum(1), torch.ones(3), atol=1e-5)
     # another target token: both predictions the same; another left context: only the forward one moves
-    assert torch.equal(forward[0], forward[1]) and torch.equal(backward[0], backward[1])
-    assert not torch.allclose(forward[0], forward[2]) and torch.equal(backward[0], backward[2])
+    # the same within float rounding: AVX-512 kernels may round a batch's rows apart in the last bits, where a changed
+    # context moves a prediction by 1e-2
+    assert same(forward[0], forward[1]) and same(backward[0], backward[1])
+    assert not torch.allclose(forward[0], forward[2]) and same(backward[0], backward[2])
     # a right context cut short moves only the backward prediction
     f, b = context_log_probs(bilm, softmax, [["the", "bank", "flows"]], [1])
-    assert torch.equal(f[0], forward[0]) and not torch.allclose(b[0], backward[0])
+    assert same(f[0], forward[0]) and not torch.allclose(b[0], backward[0])
 
 
 def test_the_predictions_are_the_training_objectives(model):

@@ -283,3 +283,114 @@ def test_never_more_busy_cores_than_the_machine_has(monkeypatch):
     monkeypatch.setattr(threads, "others_running", lambda: 50)
     monkeypatch.setattr(threads, "usable_cores", lambda: 2)
     assert threads.busy_cores(samples=1) == 2
+
+
+def _entry(seconds, choice=None, **more):
+    key = machine_key("inference", options={"a": 7})
+    return key, {"key": key, "seconds": seconds, "choice": choice or min(seconds, key=seconds.get), "when": 1.0, "cost_s": 0.1, **more}
+
+
+@pytest.mark.parametrize(
+    "seconds, choice, when, said",
+    [
+        ({"fp32": 2.0, "bf16": 1.0}, "bf16", 1.0, "not among fp32, int8"),  # bf16 where it does not run
+        ({"fp32": 2.0, "fp16": 1.0}, "fp16", 1.0, "not among"),
+        ({"fp32": 0.0, "int8": 1.0}, "fp32", 1.0, "not positive numbers"),
+        ({"fp32": "fast", "int8": 1.0}, "int8", 1.0, "not positive numbers"),
+        ({"fp32": 1.0, "int8": 2.0}, "int8", 1.0, "not the fastest of its own timings"),  # edited to choose int8
+        ({"fp32": 1.0, "int8": 2.0}, "fp32", "yesterday", "when is not a number"),
+    ],
+)
+def test_every_kept_entry_is_checked_before_use(cache, caplog, monkeypatch, seconds, choice, when, said):
+    from spacy_elmo.bilm import measured as m
+
+    monkeypatch.setattr(m, "_IN_MEMORY", {})
+    key, entry = _entry(seconds, choice)
+    entry["when"] = when
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / FILE_NAME).write_text(json.dumps({"format": 1, "entries": {m._digest(key): entry}}))
+    measure = Counter({"fp32": 2.0, "int8": 1.0})
+    with caplog.at_level(logging.WARNING, logger="spacy_elmo"):
+        got = measured(key, measure, choices=("fp32", "int8"))
+    assert measure.calls == 1 and got["choice"] == "int8" and not got["cached"]  # measured again, and kept
+    assert any(said in r.getMessage() for r in caplog.records), [r.getMessage() for r in caplog.records]
+    if when == 1.0:
+        return
+    (cache / FILE_NAME).write_text(json.dumps({"format": 1, "entries": {m._digest(key): entry}}))  # `machine` reads it
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_elmo", "machine"], capture_output=True, text=True, env={**__import__("os").environ}, timeout=300
+    )
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+
+
+def test_a_fifo_or_a_link_is_never_read_or_replaced(cache, tmp_path, monkeypatch):
+    import os
+
+    from spacy_elmo.bilm import measured as m
+
+    monkeypatch.setattr(m, "_IN_MEMORY", {})
+    cache.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(cache / FILE_NAME)
+    key = machine_key("inference", options={"fifo": 1})
+    measure = Counter({"fp32": 2.0, "int8": 1.0})
+    assert measured(key, measure)["choice"] == "int8"  # no hang on reading the FIFO
+    assert measured(key, measure)["cached"] and measure.calls == 1  # kept in memory: measured once in the process
+    assert (cache / FILE_NAME).is_fifo()  # not replaced
+    (cache / FILE_NAME).unlink()
+    (cache / (FILE_NAME + ".lock")).unlink()
+    outside = tmp_path / "outside"
+    (cache / (FILE_NAME + ".lock")).symlink_to(outside)
+    assert measured(machine_key("inference", options={"link": 1}), Counter({"fp32": 1.0, "int8": 2.0}))["choice"] == "fp32"
+    assert not outside.exists()  # nothing created through the link
+
+
+def test_a_lock_held_elsewhere_is_waited_for_briefly_then_said(cache, caplog, monkeypatch):
+    from spacy_elmo.bilm import measured as m
+
+    monkeypatch.setattr(m, "_IN_MEMORY", {})
+    monkeypatch.setattr(m, "LOCK_WAIT_S", 0.5)
+    cache.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
+            import fcntl, sys, time
+            f = open({str(cache / (FILE_NAME + ".lock"))!r}, "a")
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+            print("held", flush=True)
+            time.sleep(30)
+        """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        measure = Counter({"fp32": 2.0, "int8": 1.0})
+        with caplog.at_level(logging.WARNING, logger="spacy_elmo"):
+            got = measured(machine_key("inference", options={"locked": 1}), measure)
+        assert got["choice"] == "int8" and measure.calls == 1
+        assert any("kept for this process only" in r.getMessage() and "in use by" in r.getMessage() for r in caplog.records)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_read_only_cache_measures_once_a_process(cache, caplog, monkeypatch):
+    import os
+
+    from spacy_elmo.bilm import measured as m
+
+    if os.geteuid() == 0:
+        monkeypatch.setattr(m, "write_atomically", lambda *a: (_ for _ in ()).throw(PermissionError(13, "Permission denied")))
+    else:  # pragma: no cover
+        cache.mkdir(parents=True, exist_ok=True)
+        cache.chmod(0o500)
+    monkeypatch.setattr(m, "_IN_MEMORY", {})
+    measure = Counter({"fp32": 2.0, "int8": 1.0})
+    key = machine_key("inference", options={"ro": 1})
+    with caplog.at_level(logging.WARNING, logger="spacy_elmo"):
+        choices = [measured(key, measure)["choice"] for _ in range(3)]
+    assert choices == ["int8"] * 3 and measure.calls == 1
+    assert sum("kept for this process only" in r.getMessage() for r in caplog.records) == 1
