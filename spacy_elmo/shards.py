@@ -63,10 +63,12 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
-def shard_record(shard: Shard, chunk_docs: int, corpus: CorpusDigest, settings: Dict[str, Any]) -> Dict[str, Any]:
+def shard_record(
+    shard: Shard, chunk_docs: int, corpus: CorpusDigest, settings: Dict[str, Any], ran: Optional[Dict[str, Any]] = None
+) -> Dict[str, Any]:
     """The record a part carries: which shard, the chunking, the corpus's document count and the
-    digest of its texts, and the settings that must match across parts (model fingerprint, layers,
-    corpus files, ...). The writer adds the digests of the part's data."""
+    digest of its texts, the settings that must match across parts (model fingerprint, layers,
+    corpus files, ...) and what ran (`what_ran`). The writer adds the digests of the part's data."""
     return {
         "index": shard.index,
         "count": shard.count,
@@ -74,6 +76,26 @@ def shard_record(shard: Shard, chunk_docs: int, corpus: CorpusDigest, settings: 
         "n_docs": corpus.n_docs,
         "corpus": corpus.hexdigest(),
         "settings": settings,
+        "ran": ran or {},
+    }
+
+
+RAN = ("precision", "threads", "torch", "onednn")
+
+
+def what_ran(bilms: Sequence[Any]) -> Dict[str, Any]:
+    """RETURNS (Dict[str, Any]): what a part's numbers rest on, as it ran (not as it was asked): the precision each
+    biLM ran at ("auto" resolved), torch's threads, torch's and oneDNN's versions. Parts that differ in any of them
+    do not add up to one run (`check_parts` refuses them)."""
+    import torch
+
+    from .bilm.measured import onednn_version
+
+    return {
+        "precision": [str(bilm.precision) for bilm in bilms],
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "onednn": onednn_version(),
     }
 
 
@@ -139,6 +161,13 @@ def check_parts(records: Sequence[Dict[str, Any]], names: Sequence[str]) -> Tupl
             raise InputError(
                 f"{name} and {first_name} read different texts (the corpus changed between their runs?): run every shard on one corpus"
             )
+        ran, first_ran = record.get("ran") or {}, first.get("ran") or {}
+        for key in RAN:
+            if ran.get(key) != first_ran.get(key):
+                raise InputError(
+                    f"{name} and {first_name} ran with different {key} ({_short(ran.get(key))} vs {_short(first_ran.get(key))}): their "
+                    "numbers differ; run every shard with the same --precision and --threads, torch and oneDNN (docs/scale.md)"
+                )
         differing = _differing(first["settings"], record["settings"])
         if differing:
             key = differing[0]

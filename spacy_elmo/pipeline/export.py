@@ -122,7 +122,7 @@ def embed_to_file(
     from ..progress_bar import progress_bar
 
     from ..bilm.fingerprint import bilm_fingerprint
-    from ..shards import shard_record
+    from ..shards import shard_record, what_ran
 
     batch = int(settings["docs_per_batch"])
     keep = ShardFilter(shard, chunk_docs(batch))
@@ -132,7 +132,7 @@ def embed_to_file(
         return keep, *write_layers(docs, output, settings["layers"])
     elmos = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, Elmo)]
     recorded = dict(settings, fingerprints=[bilm_fingerprint(pipe.bilm) for pipe in elmos])
-    record = lambda: shard_record(shard, keep.chunk_docs, keep.corpus, recorded)  # noqa: E731  (known at the end)
+    record = lambda: shard_record(shard, keep.chunk_docs, keep.corpus, recorded, what_ran([p.bilm for p in elmos]))  # noqa: E731
     return keep, *write_layers(docs, output, settings["layers"], numbers=keep.numbers, shard=record)
 
 

@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..output_folders import check_claimable, check_not_inside
 from ..pipeline.loading import elmo_names, elmo_pipe
 from ..digests import CorpusDigest
-from ..shards import Shard, balance_note, chunk_docs, shard_record
+from ..shards import Shard, balance_note, chunk_docs, shard_record, what_ran
 from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from ..types import PathLike
 from ..bilm.fingerprint import bilm_fingerprint
@@ -120,7 +120,8 @@ def build_usage_index(
             bar.close()
         if not shard.whole:
             settings = {k: meta[k] for k in SHARD_SETTINGS}
-            writer.meta["shard"] = {**shard_record(shard, chunk_docs(docs_per_batch), corpus_read, settings), "chunks": writer.chunks}
+            record = shard_record(shard, chunk_docs(docs_per_batch), corpus_read, settings, what_ran([pipe.bilm]))
+            writer.meta["shard"] = {**record, "chunks": writer.chunks}
         elif writer.n_usages == 0:
             what = f"no usage of {', '.join(sorted(chosen))}" if chosen else "no token"
             raise InputError(

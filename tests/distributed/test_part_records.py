@@ -114,3 +114,38 @@ def test_a_virtual_merge_equals_the_copied_merge_and_refers_to_the_parts(bilm_di
     with h5py.File(tmp_path / "virtual.hdf5", "r") as b:
         assert not numpy.any(b["0"][()])
     assert "merged by copying" in _fail("merge", tmp_path / "v", *_index_shards(bilm_dir, corpus, tmp_path, 2), "--virtual")
+
+
+def test_a_part_records_what_ran_and_parts_that_ran_apart_are_refused(bilm_dir, corpus, tmp_path, monkeypatch):  # noqa: F811
+    """The precision "auto" resolved to (not "auto"), the threads, torch and oneDNN: int8 in one part and float32 in
+    the other would not add up to one run."""
+    import torch
+
+    from spacy_elmo.bilm.measured import MEASURE_ENV, onednn_version
+
+    monkeypatch.setenv(MEASURE_ENV, "0")  # auto follows the CPU's flags: the same answer in both parts
+    lines = corpus / "lines.txt"
+    parts = [tmp_path / "a.hdf5", tmp_path / "b.hdf5"]
+    _run("embed", bilm_dir, lines, parts[0], "--shard", "0/2", "-q", "--precision", "auto")
+    _run("embed", bilm_dir, lines, parts[1], "--shard", "1/2", "-q", "--precision", "fp32")
+    with h5py.File(parts[0], "r") as f:
+        ran = json.loads(f["shard"][0])["ran"]
+    assert ran["precision"] != ["auto"] and ran["threads"] == 1 and ran["torch"] == torch.__version__ and ran["onednn"] == onednn_version()
+    if ran["precision"] != ["fp32"]:  # auto resolved to another precision than the second part's
+        message = _fail("merge", tmp_path / "m.hdf5", *parts, "-q")
+        assert "ran with different precision" in message and "--precision and --threads" in message
+        assert not (tmp_path / "m.hdf5").exists()
+    _run("embed", bilm_dir, lines, tmp_path / "c.hdf5", "--shard", "1/2", "-q", "--precision", "auto")
+    _run("merge", tmp_path / "m.hdf5", parts[0], tmp_path / "c.hdf5", "-q")
+    result = _run_threads(bilm_dir, lines, tmp_path)
+    assert "ran with different threads (2 vs 1)" in result
+
+
+def _run_threads(bilm_dir, lines, tmp_path):  # noqa: F811
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    args = ["embed", str(bilm_dir), str(lines), str(tmp_path / "t.hdf5"), "--shard", "1/2", "-q", "--precision", "auto", "--threads", "2"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    return _fail("merge", tmp_path / "t_m.hdf5", tmp_path / "a.hdf5", tmp_path / "t.hdf5", "-q")
