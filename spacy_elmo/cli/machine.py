@@ -133,3 +133,16 @@ def _plot_mixes(rows: List[MixRow], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+@command("verify")
+def verify_cli(
+    path: Path = typer.Argument(..., help="A usage index folder, an .hdf5 file of embed or merge (virtual too), or a .spacy part"),
+) -> None:
+    """Check an output against the digests it carries: a usage index's files, an HDF5 file's datasets, a virtual
+    merge's parts (where its folder says, their size and their datasets), a DocBin part. One line either way;
+    exit 1 where something differs. The digests tell damage and moves apart from what was written, not deliberate
+    changes with recomputed digests (docs/safety.md)."""
+    from ..verify import verify
+
+    typer.echo(verify(path))

@@ -231,7 +231,7 @@ def _write_hdf5(
 ) -> Tuple[int, int]:
     texts: List[Tuple[int, str]] = []
     n_tokens = 0
-    with HDF5Writer(path, digest=shard is not None) as writer:
+    with HDF5Writer(path) as writer:
         for number, doc in docs:
             writer.add(number, doc.text, layer_data(doc, layers))
             texts.append((number, doc.text))
@@ -244,15 +244,17 @@ def _write_hdf5(
 
 class HDF5Writer:
     """An HDF5 file as `allennlp elmo` writes it: dataset "i" per text, then "sentence_to_index"
-    (each text -> the dataset of its last occurrence), written on close."""
+    (each text -> the dataset of its last occurrence), written on close; before it "digest", the SHA-256 of
+    the datasets as written (`spacy-elmo verify` checks it), or, for a virtual merge, "virtual_sources"."""
 
-    def __init__(self, path: Path, digest: bool = False) -> None:
+    def __init__(self, path: Path) -> None:
         import h5py
 
         self._h5py = h5py
         self.file = h5py.File(path, "w")
         self.index: Dict[str, str] = {}
-        self.digest = DataDigest() if digest else None  # a part's: its record names it
+        self.digest: Optional[DataDigest] = DataDigest()  # None once a dataset refers to another file's
+        self.sources: List[Dict[str, Any]] = []
 
     def add(self, number: int, text: str, data: Any) -> None:
         self.file.create_dataset(str(number), data=data)
@@ -260,14 +262,16 @@ class HDF5Writer:
         if self.digest is not None:
             self.digest.add(number, data)
 
-    def add_reference(self, number: int, text: str, source: Path, shape: Tuple[int, ...], dtype: Any) -> None:
-        """Dataset `number` as a virtual dataset: the whole of dataset `number` of the file `source`."""
+    def add_reference(self, number: int, text: str, source: str, shape: Tuple[int, ...], dtype: Any) -> None:
+        """Dataset `number` as a virtual dataset: the whole of dataset `number` of the file `source`, a path
+        relative to this file's folder (HDF5 looks there first). A source that is not there reads as NaN, not 0."""
+        self.digest = None
         if 0 in shape:  # nothing to refer to: an empty dataset of its own
             self.file.create_dataset(str(number), shape=shape, dtype=dtype)
         else:
             layout = self._h5py.VirtualLayout(shape=shape, dtype=dtype)
-            layout[...] = self._h5py.VirtualSource(str(source), str(number), shape=shape, dtype=dtype)
-            self.file.create_virtual_dataset(str(number), layout)
+            layout[...] = self._h5py.VirtualSource(source, str(number), shape=shape, dtype=dtype)
+            self.file.create_virtual_dataset(str(number), layout, fillvalue=float("nan"))
         self.index[text] = str(number)
 
     def add_json(self, name: str, value: Any) -> None:
@@ -280,6 +284,10 @@ class HDF5Writer:
     def __exit__(self, exc_type: Any, *exc: Any) -> None:
         try:
             if exc_type is None:
+                if self.digest is not None:
+                    self.add_json("digest", {"data": self.digest.hexdigest()})
+                if self.sources:
+                    self.add_json("virtual_sources", self.sources)
                 self.add_json("sentence_to_index", self.index)
         finally:
             self.file.close()

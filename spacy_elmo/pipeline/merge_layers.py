@@ -60,8 +60,14 @@ def _merge_hdf5(parts: Sequence[Path], path: Path, virtual: bool = False) -> Tup
         _check_numbers([number for number, _ in items], records[0]["n_docs"], parts)
         digests = [DataDigest() for _ in parts]
         n_tokens = 0
-        sources = [part.resolve() for part in parts]
+        # a virtual dataset names its source relative to the merged file's folder: HDF5 looks there first
+        sources = [os.path.relpath(part.resolve(), path.resolve().parent) for part in parts]
         with HDF5Writer(path) as writer:
+            if virtual:
+                writer.sources = [
+                    {"path": source, "size": part.stat().st_size, "shard": f"{r['index']}/{r['count']}", "data": r.get("data")}
+                    for source, part, r in zip(sources, parts, records)
+                ]
             for number, (text, k) in items:
                 if str(number) not in files[k]:
                     raise InputError(f"{parts[k]} has no dataset {number}, which its shard record says it holds: write that part again")

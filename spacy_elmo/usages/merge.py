@@ -17,7 +17,7 @@ from .index import UsageIndex
 from .storage import IndexWriter, check_data
 
 # meta.json entries a part has and the merged index computes anew
-_PER_PART = ("shard", "kind", "format", "n_usages", "n_sentences", "n_types", "type_dim", "seconds")
+_PER_PART = ("shard", "kind", "format", "n_usages", "n_sentences", "n_types", "type_dim", "seconds", "digests")
 _ROWS = 1 << 16
 
 

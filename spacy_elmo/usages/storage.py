@@ -164,8 +164,10 @@ class IndexWriter:
             "type_dim": int(type_vectors.shape[1]) if type_vectors.ndim == 2 else 0,
             "seconds": round(time.perf_counter() - self._started if seconds is None else seconds, 1),
         }
-        if "shard" in meta:  # a part: its record proves what it holds (checked by merge)
-            meta["shard"] = {**meta["shard"], "files": data_digests(self.tmp)}
+        digests = data_digests(self.tmp)
+        meta["digests"] = digests  # what `spacy-elmo verify` checks the files against
+        if "shard" in meta:  # a part: its record says what it holds (checked by merge)
+            meta["shard"] = {**meta["shard"], "files": digests}
         srsly.write_json(self.tmp / META, meta)
         self._close()
         return publish_files(self.tmp, self.output, USAGE_INDEX, FILES, META)

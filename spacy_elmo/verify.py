@@ -1,0 +1,140 @@
+"""`spacy-elmo verify`: check an output against the digests it carries: a usage index (each data file's SHA-256 in
+its meta.json), an HDF5 file of `embed` or `merge` (the SHA-256 of its datasets; a part's shard record), a virtual
+merge (each source file where the merged file's folder says, its size, and its datasets against its record) and a
+DocBin part (its record's SHA-256).
+
+The digests are SHA-256 without a key: they tell a damaged, truncated, replaced or moved file from the one written,
+not a file someone changed on purpose and then recomputed the digests of (docs/safety.md).
+"""
+
+import json
+from pathlib import Path
+from typing import Any, Callable, List
+
+from .digests import DataDigest, bytes_sha256, file_sha256
+from .errors import InputError
+from .types import PathLike
+
+
+def verify(path: PathLike, log: Callable[[str], Any] = print) -> str:
+    """Check `path` against its digests; raise an InputError naming the first thing that differs.
+
+    RETURNS (str): what was checked, in one line.
+    """
+    path = Path(path)
+    if path.is_dir():
+        return _verify_index(path)
+    if not path.is_file():
+        raise InputError(f"{path} does not exist: give a usage index folder, an .hdf5 file or a .spacy part")
+    if path.suffix == ".hdf5":
+        return _verify_hdf5(path, log)
+    if path.suffix == ".spacy":
+        return _verify_docbin(path)
+    raise InputError(f"{path}: verify checks a usage index folder, an .hdf5 file of embed or merge, or a .spacy part")
+
+
+def _verify_index(folder: Path) -> str:
+    from .usages.layout import META
+    from .usages.storage import data_files
+
+    meta_path = folder / META
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        raise InputError(f"{folder} is not a usage index (no readable {META})") from None
+    digests = meta.get("digests") if isinstance(meta, dict) else None
+    if not isinstance(digests, dict):
+        raise InputError(f"{folder} carries no digests (built before they were written): nothing to check it against; build it again")
+    expected = set(data_files(folder))
+    if set(digests) != expected:
+        missing = sorted(expected ^ set(digests))
+        raise InputError(f"{folder}: its files ({', '.join(missing)}) are not those its digests name: build it again")
+    for name in sorted(expected):
+        if not (folder / name).is_file() or file_sha256(folder / name) != digests[name]:
+            raise InputError(f"{folder / name} is not the file the index was written with (changed or damaged): build it again")
+    return f"{folder}: the {len(expected)} data files of the usage index match their digests"
+
+
+def _datasets_digest(f: Any, numbers: List[int]) -> str:
+    digest = DataDigest()
+    for number in numbers:
+        digest.add(number, f[str(number)][()])
+    return digest.hexdigest()
+
+
+def _numbers(f: Any) -> List[int]:
+    return sorted(int(name) for name in f.keys() if name.isdigit())
+
+
+def _json(f: Any, name: str, path: Path) -> Any:
+    try:
+        raw = f[name][0]
+        return json.loads(raw.decode("utf8") if isinstance(raw, bytes) else raw)
+    except (KeyError, IndexError, ValueError, TypeError):
+        raise InputError(f"{path}: its {name!r} record is missing or damaged") from None
+
+
+def _verify_hdf5(path: Path, log: Callable[[str], Any]) -> str:
+    import h5py
+
+    try:
+        f = h5py.File(path, "r")
+    except OSError as err:
+        raise InputError(f"{path}: not a readable HDF5 file ({err})") from None
+    with f:
+        if "virtual_sources" in f:
+            return _verify_virtual(path, f, _json(f, "virtual_sources", path))
+        numbers = _numbers(f)
+        if "shard" in f:
+            record = _json(f, "shard", path)
+            expected, what = record.get("data"), "its shard record"
+            numbers = [int(n) for n, _ in record.get("texts", [])]
+        elif "digest" in f:
+            expected, what = _json(f, "digest", path).get("data"), "its digest"
+        else:
+            raise InputError(f"{path} carries no digest (written before they were, or not by spacy-elmo): nothing to check it against")
+        if any(str(n) not in f for n in numbers) or _datasets_digest(f, numbers) != expected:
+            raise InputError(f"{path}: its datasets are not those {what} names (changed, damaged or cut): write it again")
+    return f"{path}: its {len(numbers):,} datasets match {what}"
+
+
+def _verify_virtual(path: Path, f: Any, sources: Any) -> str:
+    import h5py
+
+    if not isinstance(sources, list) or not sources:
+        raise InputError(f"{path}: its 'virtual_sources' record is damaged: merge the parts again")
+    folder = path.resolve().parent
+    for source in sources:
+        if not isinstance(source, dict) or not isinstance(source.get("path"), str):
+            raise InputError(f"{path}: its 'virtual_sources' record is damaged: merge the parts again")
+        where = folder / source["path"]
+        if not where.is_file():
+            raise InputError(
+                f"{path} refers to {source['path']} (part {source.get('shard')}) beside it, which is not there (moved or removed): "
+                "put the part back, or merge again without --virtual"
+            )
+        if where.stat().st_size != source.get("size"):
+            raise InputError(f"{path} refers to {where}, which is not the part it was merged from (another size): merge the parts again")
+        try:
+            with h5py.File(where, "r") as part:
+                record = _json(part, "shard", where)
+                numbers = [int(n) for n, _ in record.get("texts", [])]
+                if record.get("data") != source.get("data") or _datasets_digest(part, numbers) != source.get("data"):
+                    raise InputError(f"{path} refers to {where}, whose datasets are not those it was merged from: merge the parts again")
+        except OSError as err:
+            raise InputError(f"{where}: not a readable HDF5 file ({err}): put the part back, or merge again") from None
+    return f"{path}: its {len(sources)} parts are where it refers to them, and their datasets match their records"
+
+
+def _verify_docbin(path: Path) -> str:
+    from .pipeline.export import shard_sidecar
+
+    sidecar = shard_sidecar(path)
+    if not sidecar.is_file():
+        raise InputError(f"{path} carries no digest (only a part's DocBin has one, in {sidecar.name}): nothing to check it against")
+    from .shards import read_record
+
+    record = read_record(sidecar.read_bytes(), str(sidecar))
+    if bytes_sha256(path.read_bytes()) != record.get("docbin"):
+        raise InputError(f"{path} is not the DocBin its record {sidecar.name} names (changed or damaged): write it again")
+    return f"{path}: matches its record {sidecar.name}"

@@ -1,0 +1,112 @@
+"""`spacy-elmo verify` and the virtual merge's sources: an output checked against the digests it carries; a virtual
+merge names its parts relative to its own folder and never reads another file of a part's name."""
+
+import os
+import shutil
+
+import h5py
+import numpy
+import pytest
+from typer.testing import CliRunner
+
+from spacy_elmo.cli import app
+
+from .test_merge import _fail, _index_shards, _run, bilm_dir, corpus  # noqa: F401 (fixtures)
+from .test_part_records import _embed_shards
+
+
+def _verify(path):
+    return CliRunner().invoke(app, ["verify", str(path)])
+
+
+def test_a_whole_usage_index_carries_digests_and_verify_finds_a_flipped_byte(bilm_dir, corpus, tmp_path):  # noqa: F811
+    _run("index-usages", bilm_dir, corpus / "docs.txt", tmp_path / "idx", "-q", "--words", "bank,river")
+    result = _verify(tmp_path / "idx")
+    assert result.exit_code == 0 and "match their digests" in result.output
+    vectors = tmp_path / "idx" / "vectors.bin"
+    data = bytearray(vectors.read_bytes())
+    data[7] ^= 0x01
+    vectors.write_bytes(bytes(data))
+    result = _verify(tmp_path / "idx")
+    assert result.exit_code == 1 and "vectors.bin is not the file the index was written with" in result.output
+
+
+def test_embed_and_merge_outputs_verify_and_a_changed_value_is_found(bilm_dir, corpus, tmp_path):  # noqa: F811
+    lines = corpus / "lines.txt"
+    _run("embed", bilm_dir, lines, tmp_path / "whole.hdf5", "--docs-per-batch", 1, "-q")
+    parts = _embed_shards(bilm_dir, lines, tmp_path, 2)
+    _run("merge", tmp_path / "merged.hdf5", *parts, "-q")
+    for path in (tmp_path / "whole.hdf5", tmp_path / "merged.hdf5", parts[0]):
+        result = _verify(path)
+        assert result.exit_code == 0 and "datasets match" in result.output, result.output
+    # the merge is still the single run, byte for byte, digest included
+    assert (tmp_path / "whole.hdf5").read_bytes() == (tmp_path / "merged.hdf5").read_bytes()
+    with h5py.File(tmp_path / "merged.hdf5", "r+") as f:
+        f["3"][0, 0, 0] += 1.0
+    result = _verify(tmp_path / "merged.hdf5")
+    assert result.exit_code == 1 and "are not those its digest names" in result.output
+
+
+def test_a_virtual_merge_finds_its_parts_beside_it_and_refuses_a_moved_or_replaced_one(bilm_dir, corpus, tmp_path):  # noqa: F811
+    lines = corpus / "lines.txt"
+    work = tmp_path / "work"
+    work.mkdir()
+    parts = _embed_shards(bilm_dir, lines, work, 2)
+    _run("merge", work / "virtual.hdf5", *parts, "--virtual", "-q")
+    _run("merge", work / "copied.hdf5", *parts, "-q")
+    assert _verify(work / "virtual.hdf5").exit_code == 0
+    with h5py.File(work / "virtual.hdf5", "r") as f:  # named relative to the merged file's folder, not by an absolute path
+        assert {f[n].virtual_sources()[0].file_name for n in f.keys() if n.isdigit() and f[n].is_virtual} == {"part0.hdf5", "part1.hdf5"}
+    # the folder moved as a whole: the merged file still reads its parts (relative to its own folder), from anywhere
+    moved = tmp_path / "moved"
+    shutil.move(work, moved)
+    here = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        with h5py.File(moved / "virtual.hdf5", "r") as v, h5py.File(moved / "copied.hdf5", "r") as c:
+            for name in (n for n in c.keys() if n.isdigit()):
+                numpy.testing.assert_array_equal(v[name][()], c[name][()])
+        # a part gone, and a file of its name in the reader's working folder: verify refuses, never reads that one
+        shutil.copy(moved / "part1.hdf5", tmp_path / "part0.hdf5")
+        (moved / "part0.hdf5").rename(moved / "elsewhere.hdf5")
+        result = _verify(moved / "virtual.hdf5")
+        assert result.exit_code == 1 and "part0.hdf5 (part 0/2) beside it, which is not there" in result.output
+        # a replaced part (another part's bytes under its name)
+        shutil.copy(moved / "part1.hdf5", moved / "part0.hdf5")
+        result = _verify(moved / "virtual.hdf5")
+        said = ("not the part it was merged from", "not those it was merged from")  # another size, or the same size
+        assert result.exit_code == 1 and any(s in result.output for s in said)
+        # read without the package: a missing part reads as NaN, not as plausible zeros
+        (moved / "part0.hdf5").unlink()
+        os.chdir(moved)
+        with h5py.File(moved / "virtual.hdf5", "r") as v:
+            assert numpy.isnan(v["0"][()]).all()
+    finally:
+        os.chdir(here)
+
+
+def test_a_merged_usage_index_and_a_docbin_part_verify(bilm_dir, corpus, tmp_path):  # noqa: F811
+    parts = _index_shards(bilm_dir, corpus, tmp_path, 2, "--words", "bank")
+    _run("merge", tmp_path / "merged", *parts, "-q")
+    assert _verify(tmp_path / "merged").exit_code == 0 and _verify(parts[1]).exit_code == 0
+    docbins = _embed_shards(bilm_dir, corpus / "lines.txt", tmp_path, 2, ".spacy")
+    assert _verify(docbins[0]).exit_code == 0
+    docbins[0].write_bytes(docbins[0].read_bytes()[:-3])
+    result = _verify(docbins[0])
+    assert result.exit_code == 1 and "not the DocBin its record" in result.output
+    with h5py.File(tmp_path / "foreign.hdf5", "w") as f:  # written by another program: no digest to check against
+        f["0"] = numpy.zeros((2, 3))
+    assert "carries no digest" in _fail("verify", tmp_path / "foreign.hdf5")
+
+
+@pytest.mark.parametrize("what", ["missing", "text file"])
+def test_verify_of_something_else_is_one_line(tmp_path, what):
+    path = tmp_path / ("x.hdf5" if what == "missing" else "x.txt")
+    if what == "text file":
+        path.write_text("hello\n")
+    result = _verify(path)
+    assert (
+        result.exit_code == 1
+        and "Traceback" not in result.output
+        and ("does not exist" in result.output or "verify checks" in result.output)
+    )
