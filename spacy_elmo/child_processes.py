@@ -13,13 +13,23 @@ So every pool and worker process the package starts comes from a fresh interpret
 where the platform has it (a single-threaded server, started once with the modules workers need
 already imported, forks each worker quickly), else "spawn". Work sent to such a process must be
 picklable and defined at a module's top level.
+
+A fresh interpreter of multiprocessing imports the caller's main module again (as `__mp_main__`), which runs a
+program's top level once more in every worker where it lacks the `if __name__ == "__main__":` guard: a top level
+that prepares a corpus in processes, or starts Ray, then does so again in each worker. The package's workers start
+from the package's own entry instead: they are started inside `from_package_entry()`, which hides the caller's
+main module from multiprocessing, so a worker imports only the package modules its work needs (and a program read
+from standard input, which has no file to import again, can use processes too).
 """
 
+import builtins
+import contextlib
 import multiprocessing
 import multiprocessing.context
-import os
 import sys
-from typing import Sequence
+import threading
+import types
+from typing import Iterator, Sequence
 
 START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
@@ -36,19 +46,28 @@ def process_context(preload: Sequence[str] = ()) -> multiprocessing.context.Base
     if preload and START_METHOD == "forkserver":
         from multiprocessing import forkserver
 
-        # The public setter replaces the list; keep what the program asked for already.
+        # The public setter replaces the list; keep what the program asked for already, but not its main module
         server = getattr(forkserver, "_forkserver", None)
-        already = list(getattr(server, "_preload_modules", ["__main__"]))
+        already = [m for m in getattr(server, "_preload_modules", []) if m != "__main__"]
         context.set_forkserver_preload(already + [m for m in preload if m not in already])  # type: ignore[attr-defined]
     return context
 
 
-def why_no_processes() -> str:
-    """RETURNS (str): why this program cannot start worker processes ("" where it can). A fresh interpreter
-    imports the program's main module again, from its file: a program read from standard input (`python -`)
-    has none, and every worker would die at start while the pool started new ones for ever."""
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    if getattr(main, "__spec__", None) is None and path is not None and not os.path.isfile(path):
-        return f"the program's main module ({path}) is not a file that a worker process can import again"
-    return ""
+_HIDING = threading.Lock()
+
+
+@contextlib.contextmanager
+def from_package_entry() -> Iterator[None]:
+    """Start processes inside this block: they do not import the caller's main module again (see the module
+    docstring). For the moment of the start, `sys.modules["__main__"]` is a stand-in without a file or a spec,
+    which is what multiprocessing reads to decide what a new process imports."""
+    with _HIDING:
+        main = sys.modules.get("__main__")
+        stand_in = types.ModuleType("__main__")
+        stand_in.__dict__["__builtins__"] = builtins
+        sys.modules["__main__"] = stand_in
+        try:
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main

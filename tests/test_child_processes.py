@@ -117,19 +117,42 @@ def test_the_tokenizer_workers_build_their_own_splitter(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_program_read_from_standard_input_tokenizes_in_its_own_process(tmp_path):
-    """`python - < script`: a worker could not import the program again and would die at start, while the pool
-    started new ones for ever. The corpus is prepared in the process itself, said in one line."""
+def test_a_program_read_from_standard_input_prepares_a_corpus_in_processes(tmp_path):
+    """`python - < script`: the workers start from the package's entry, not by importing the program again (which
+    has no file): they run, and the pool does not start new ones for ever."""
     corpus = _write_corpus(tmp_path / "c.txt", 1.5)
     script = (
         "from pathlib import Path\n"
         "from spacy_elmo.training.prepared import prepare_corpus\n"
         f"p = prepare_corpus(Path({str(corpus)!r}), Path({str(tmp_path / 'p')!r}), n_process=2, progress=False, log=lambda s: None)\n"
-        "print(p.meta['tokens'])\n"
+        "print(p.meta['tokens'], p.meta['processes'])\n"
     )
     try:
         done = subprocess.run([sys.executable, "-"], input=script, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         pytest.fail("a program read from standard input hung preparing a corpus in processes")
     assert done.returncode == 0, done.stderr[-2000:]
-    assert int(done.stdout.strip()) > 0 and "tokenizing in this process" in done.stderr and "<stdin>" in done.stderr
+    tokens, processes = done.stdout.split()
+    assert int(tokens) > 0 and int(processes) == 2 and "Traceback" not in done.stderr
+
+
+def test_a_program_without_the_main_guard_runs_its_top_level_once(tmp_path):
+    """The package's workers never run the caller's program again: a top level that prepares a corpus in processes
+    (no `if __name__ == "__main__":`) runs once, where each worker used to run it again (and start pools of its own)."""
+    corpus = _write_corpus(tmp_path / "c.txt", 1.5)
+    program = tmp_path / "unguarded.py"
+    program.write_text(
+        "from pathlib import Path\n"
+        "from spacy_elmo.training.prepared import prepare_corpus\n"
+        f"with open({str(tmp_path / 'ran.txt')!r}, 'a') as f:\n"
+        "    f.write('top level\\n')\n"
+        f"p = prepare_corpus(Path({str(corpus)!r}), Path({str(tmp_path / 'p')!r}), n_process=2, progress=False, log=lambda s: None)\n"
+        "print(p.meta['processes'])\n",
+        encoding="utf8",
+    )
+    try:
+        done = subprocess.run([sys.executable, str(program)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a program without the __main__ guard did not finish preparing a corpus in processes")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "2" and (tmp_path / "ran.txt").read_text().splitlines() == ["top level"]

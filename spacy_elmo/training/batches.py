@@ -10,7 +10,6 @@ by pool: `pool_size` sentences in that order, sorted by length, cut into batches
 (epoch, pool, batch), so a resumed run makes the same batches and goes on with the next one.
 """
 
-import logging
 import random
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, Generator, Iterator, List, Optional, Sequence, Sized, Tuple, TypeVar
@@ -18,7 +17,7 @@ from typing import Any, Dict, Generator, Iterator, List, Optional, Sequence, Siz
 import numpy
 import torch
 
-from ..child_processes import process_context, why_no_processes
+from ..child_processes import from_package_entry, process_context
 from ..bilm import CharBatch, word_char_ids
 from ..bilm.char_ids import SENTENCE_END, SENTENCE_START
 from .prepared import PreparedCorpus
@@ -207,9 +206,6 @@ def batch_loader(stream: BatchStream, workers: int, device: torch.device) -> Gen
         "pin_memory": device.type == "cuda",
         "generator": torch.Generator().manual_seed(0),
     }
-    if workers > 0 and why_no_processes():
-        logging.getLogger("spacy_elmo").warning("batches are built in the training process: %s (run it from a file)", why_no_processes())
-        options["num_workers"] = workers = 0
     if workers > 0:
         options.update(
             prefetch_factor=4,
@@ -217,7 +213,8 @@ def batch_loader(stream: BatchStream, workers: int, device: torch.device) -> Gen
             worker_init_fn=_worker_init,
             multiprocessing_context=process_context(preload=(__name__,)),
         )
-    loader = iter(torch.utils.data.DataLoader(stream, **options))
+    with from_package_entry():  # the workers start here, and never run the caller's program again
+        loader = iter(torch.utils.data.DataLoader(stream, **options))
     try:
         for batch in loader:
             yield batch.to(device)

@@ -38,7 +38,7 @@ from ..output_folders import (
     remove_own,
     scratch_folder,
 )
-from ..child_processes import process_context, why_no_processes
+from ..child_processes import from_package_entry, process_context
 from ..text_corpus import corpus_files, files_progress_bar, numbered_texts
 from ..types import PathLike
 from .corpus import SentenceSplitter, is_held_out
@@ -290,15 +290,13 @@ def _tokenized(texts: Iterator[Tuple[int, int, str]], splitter: SentenceSplitter
     of processes, with a bounded number of chunks in flight."""
     global _SPLITTER
     _SPLITTER = splitter
-    if n_process > 1 and why_no_processes():
-        logger.warning("tokenizing in this process: %s (run it from a file)", why_no_processes())
-        n_process = 1
     if n_process <= 1:
         for ids, chunk in _chunks(texts):
             yield ids, _tokenize(chunk)
         return
     context = process_context(preload=(__name__, f"spacy.lang.{splitter.nlp.lang}"))
-    pool = context.Pool(n_process, initializer=_init_worker, initargs=((splitter.nlp.lang, splitter.max_length),))
+    with from_package_entry():  # the workers never run the caller's program again
+        pool = context.Pool(n_process, initializer=_init_worker, initargs=((splitter.nlp.lang, splitter.max_length),))
     finished = False
     try:
         pending: Deque[Tuple[ChunkIds, Any]] = deque()

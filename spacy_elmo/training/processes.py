@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional
 
 from confection import Config
 
+from ..child_processes import from_package_entry
 from ..errors import InputError
 from ..bilm.threads import default_threads
 
@@ -47,8 +48,9 @@ def pretrain_in_processes(
         )
         for rank in range(processes)
     ]
-    for worker in workers:
-        worker.start()
+    with from_package_entry():  # the workers never run the caller's program again
+        for worker in workers:
+            worker.start()
     try:
         result, error = _wait(workers, answers, log)
     finally:
