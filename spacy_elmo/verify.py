@@ -67,8 +67,9 @@ def _numbers(f: Any) -> List[int]:
 
 
 def _json(f: Any, name: str, path: Path) -> Any:
+    """A JSON record of the file: a dataset (a part's "shard") or an attribute (the digest, a virtual merge's sources)."""
     try:
-        raw = f[name][0]
+        raw = f.attrs[name] if name in f.attrs else f[name][0]
         return json.loads(raw.decode("utf8") if isinstance(raw, bytes) else raw)
     except (KeyError, IndexError, ValueError, TypeError):
         raise InputError(f"{path}: its {name!r} record is missing or damaged") from None
@@ -77,20 +78,22 @@ def _json(f: Any, name: str, path: Path) -> Any:
 def _verify_hdf5(path: Path, log: Callable[[str], Any]) -> str:
     import h5py
 
+    from .pipeline.export import DIGEST_ATTRIBUTE, SOURCES_ATTRIBUTE
+
     try:
         f = h5py.File(path, "r")
     except OSError as err:
         raise InputError(f"{path}: not a readable HDF5 file ({err})") from None
     with f:
-        if "virtual_sources" in f:
-            return _verify_virtual(path, f, _json(f, "virtual_sources", path))
+        if SOURCES_ATTRIBUTE in f.attrs:
+            return _verify_virtual(path, f, _json(f, SOURCES_ATTRIBUTE, path))
         numbers = _numbers(f)
         if "shard" in f:
             record = _json(f, "shard", path)
             expected, what = record.get("data"), "its shard record"
             numbers = [int(n) for n, _ in record.get("texts", [])]
-        elif "digest" in f:
-            expected, what = _json(f, "digest", path).get("data"), "its digest"
+        elif DIGEST_ATTRIBUTE in f.attrs:
+            expected, what = _json(f, DIGEST_ATTRIBUTE, path).get("data"), "its digest"
         else:
             raise InputError(f"{path} carries no digest (written before they were, or not by spacy-elmo): nothing to check it against")
         if any(str(n) not in f for n in numbers) or _datasets_digest(f, numbers) != expected:
@@ -102,11 +105,11 @@ def _verify_virtual(path: Path, f: Any, sources: Any) -> str:
     import h5py
 
     if not isinstance(sources, list) or not sources:
-        raise InputError(f"{path}: its 'virtual_sources' record is damaged: merge the parts again")
+        raise InputError(f"{path}: its record of the parts it refers to is damaged: merge the parts again")
     folder = path.resolve().parent
     for source in sources:
         if not isinstance(source, dict) or not isinstance(source.get("path"), str):
-            raise InputError(f"{path}: its 'virtual_sources' record is damaged: merge the parts again")
+            raise InputError(f"{path}: its record of the parts it refers to is damaged: merge the parts again")
         where = folder / source["path"]
         if not where.is_file():
             raise InputError(

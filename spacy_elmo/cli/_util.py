@@ -77,8 +77,8 @@ app = typer.Typer(
         "(prepare-corpus, pretrain, perplexity); write a training config that uses it (init-config, "
         "fill-config; then spacy train); and use it (embed, inspect, index-usages, index-ann, neighbours; "
         "merge joins the parts of a run split with --shard; change ranks words by how their usages differ "
-        "between two corpora); machine shows what threads and precision 'auto' "
-        "rest on here."
+        "between two corpora; verify checks an output against its digests); machine shows what threads and "
+        "precision 'auto' rest on here."
     ),
     no_args_is_help=True,
     rich_markup_mode="markdown",

@@ -242,10 +242,14 @@ def _write_hdf5(
     return len(texts), n_tokens
 
 
+DIGEST_ATTRIBUTE, SOURCES_ATTRIBUTE = "spacy_elmo_digest", "spacy_elmo_virtual_sources"
+
+
 class HDF5Writer:
     """An HDF5 file as `allennlp elmo` writes it: dataset "i" per text, then "sentence_to_index"
-    (each text -> the dataset of its last occurrence), written on close; before it "digest", the SHA-256 of
-    the datasets as written (`spacy-elmo verify` checks it), or, for a virtual merge, "virtual_sources"."""
+    (each text -> the dataset of its last occurrence), written on close; the file's attributes (not datasets: a
+    reader of allennlp's files sees only those) hold "spacy_elmo_digest", the SHA-256 of the datasets as written
+    (`spacy-elmo verify` checks it), or, for a virtual merge, "spacy_elmo_virtual_sources"."""
 
     def __init__(self, path: Path) -> None:
         import h5py
@@ -285,9 +289,9 @@ class HDF5Writer:
         try:
             if exc_type is None:
                 if self.digest is not None:
-                    self.add_json("digest", {"data": self.digest.hexdigest()})
+                    self.file.attrs[DIGEST_ATTRIBUTE] = json.dumps({"data": self.digest.hexdigest()})
                 if self.sources:
-                    self.add_json("virtual_sources", self.sources)
+                    self.file.attrs[SOURCES_ATTRIBUTE] = json.dumps(self.sources)
                 self.add_json("sentence_to_index", self.index)
         finally:
             self.file.close()

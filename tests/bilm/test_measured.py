@@ -201,7 +201,7 @@ def test_pretraining_keeps_the_measured_precision_when_it_resumes(cache, tmp_pat
     monkeypatch.setattr(devices, "bf16_supported", lambda device: True)
     timed = []
 
-    def fake(key, seconds_per_token):
+    def fake(key, seconds_per_token, choices=None):
         timed.append(seconds_per_token())  # the run's own step, in both precisions
         return {"choice": "bf16", "seconds": {"fp32": 2.0, "bf16": 1.0}, "cost_s": 0.1, "cached": False}
 
@@ -212,7 +212,7 @@ def test_pretraining_keeps_the_measured_precision_when_it_resumes(cache, tmp_pat
     assert sorted(timed[0]) == ["bf16", "fp32"] and all(s > 0 for s in timed[0].values())
     assert load_checkpoint(tmp_path / "run")["precision"] == "bf16"
     assert any("mixed_precision = auto: bf16" in line for line in lines)
-    monkeypatch.setattr(devices, "measured", lambda key, f: pytest.fail("a resumed run measured again"))
+    monkeypatch.setattr(devices, "measured", lambda key, f, choices=None: pytest.fail("a resumed run measured again"))
     lines.clear()
     result = pretrain(_config(corpus, **settings, **{"training.max_steps": 5}), tmp_path / "run", resume=True, log=lines.append)
     assert result["step"] == 5 and load_checkpoint(tmp_path / "run")["precision"] == "bf16"
@@ -232,7 +232,7 @@ def test_measuring_a_training_step_leaves_the_run_as_it_was(cache, tmp_path, mon
     corpus.write_text(TEXT * 3, encoding="utf8")
     monkeypatch.setattr(devices, "bf16_supported", lambda device: True)
 
-    def measure_then_float32(key, seconds_per_token):
+    def measure_then_float32(key, seconds_per_token, choices=None):
         seconds_per_token()
         return {"choice": "fp32", "seconds": {"fp32": 1.0, "bf16": 2.0}, "cost_s": 0.1, "cached": False}
 
