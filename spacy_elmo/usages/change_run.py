@@ -190,7 +190,7 @@ def _data(
     settings: ChangeSettings,
     notes: List[str],
 ) -> Dict[str, Any]:
-    from .report import describe_layer
+    from .index import describe_layer
     from .senses import CLUSTER_METHOD, EVIDENCE_USAGES
 
     info: Dict[str, Any] = {

@@ -95,6 +95,16 @@ def parse_layer(layer: Union[str, int, Sequence[float]], n_output_layers: int) -
     return weights
 
 
+def describe_layer(weights: List[float]) -> str:
+    """RETURNS (str): "layer 2", "average of layers 0-2" or "mix 0.2/0.3/0.5"."""
+    nonzero = [j for j, w in enumerate(weights) if w]
+    if len(nonzero) == 1 and weights[nonzero[0]] == 1.0:
+        return f"layer {nonzero[0]}" + (" (token layer)" if nonzero[0] == 0 else "")
+    if len(set(weights)) == 1:
+        return f"average of layers 0-{len(weights) - 1}"
+    return "mix " + "/".join(f"{w:g}" for w in weights)
+
+
 def usage_key(token: "Token", match: str) -> str:
     """RETURNS (str): the key a usage of `token` is filed under: its lemma, lowercased, where
     `match` is "lemma", else its lowercase form."""
@@ -167,8 +177,6 @@ class UsageIndex:
     def __repr__(self) -> str:
         if not self.meta:
             return "UsageIndex(empty: read one with .from_disk(path))"
-        from .report import describe_layer
-
         every = ", every layer kept" if self.layers is not None else ""
         return (
             f"UsageIndex({str(self.path)!r}, bilm={self.meta.get('model') or 'in memory'!r}, "
@@ -207,8 +215,6 @@ class UsageIndex:
             view.arrays["norms"] = self._stored_norms
             return view
         if self.layers is None:
-            from .report import describe_layer
-
             raise InputError(
                 f"{self.path} keeps only its {describe_layer(list(map(float, self.meta['layer_weights'])))} vectors: build it with "
                 f"--all-layers to pick {describe_layer(list(map(float, weights)))} at query time, or build it with --layer {layer}"

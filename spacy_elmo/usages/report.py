@@ -4,19 +4,9 @@ from typing import List, Optional, Tuple
 
 from spacy.tokens import Token
 
-from .index import Usage, UsageIndex
+from .index import Usage, UsageIndex, describe_layer
 
 _CONTEXT = 60  # characters shown on each side of a usage
-
-
-def describe_layer(weights: List[float]) -> str:
-    """RETURNS (str): "layer 2", "average of layers 0-2" or "mix 0.2/0.3/0.5"."""
-    nonzero = [j for j, w in enumerate(weights) if w]
-    if len(nonzero) == 1 and weights[nonzero[0]] == 1.0:
-        return f"layer {nonzero[0]}" + (" (token layer)" if nonzero[0] == 0 else "")
-    if len(set(weights)) == 1:
-        return f"average of layers 0-{len(weights) - 1}"
-    return "mix " + "/".join(f"{w:g}" for w in weights)
 
 
 def in_context(usage: Usage, width: int = _CONTEXT) -> str:
