@@ -252,8 +252,9 @@ def write_figures(folder: Path, data: Dict[str, Any]) -> List[Path]:
         fig, ax = plt.subplots(figsize=(7, max(2.5, 0.22 * len(words) + 1)))
         ys = list(range(len(words)))[::-1]
         values = [w[measure] for w in words]
-        low = [w[measure] - w.get("interval", {}).get(measure, [w[measure]] * 2)[0] for w in words]
-        high = [w.get("interval", {}).get(measure, [w[measure]] * 2)[1] - w[measure] for w in words]
+        ends = [[w[measure] if v is None else v for v in w.get("interval", {}).get(measure, [None, None])] for w in words]
+        low = [max(0.0, w[measure] - lo) for w, (lo, _) in zip(words, ends)]
+        high = [max(0.0, hi - w[measure]) for w, (_, hi) in zip(words, ends)]
         ax.errorbar(values, ys, xerr=[low, high], fmt="o", ms=3, color="#222", ecolor="#888")
         ax.set_yticks(ys)
         ax.set_yticklabels([w["word"] for w in words], fontsize=7)

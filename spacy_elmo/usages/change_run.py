@@ -6,7 +6,7 @@ import json
 import math
 import tempfile
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -35,11 +35,12 @@ class ChangeSettings:
     draws: int = 1000
     binary_k: int = 1
     binary_n: int = 5
-    extra: Dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class ChangeResult:
+    """The rows (most changed first), everything the JSON holds (`data`), each word's evidence, and the notes said."""
+
     rows: List[WordChange]
     data: Dict[str, Any]
     evidence: Dict[str, Any]
@@ -60,7 +61,8 @@ def run_change(
     words: a file of words, one a line, a comma-separated string or a list; None: every word with enough usages.
     gold: people's change (see gold.read_gold): Spearman's rho with its interval, binary accuracy and the ARI of
         the sense clusters against people's, in RETURNS.data["gold"].
-    RETURNS (ChangeResult): the rows (most changed first) and what `write_outputs` writes.
+    RETURNS (ChangeResult): the rows (most changed first) and what `write_table`, `write_answers`, `write_clusters`
+        and `change_report.write_report` write.
     """
     from .gold import read_gold
     from .index import UsageIndex
@@ -145,9 +147,14 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
     from .senses import word_evidence
 
     out: Dict[str, Any] = {}
+    import numpy
+
     scored = [r for r in rows if r.scores]
+    # the vectors the scores read: each index's mean usage subtracted where the scores were standardized
+    centres = [UsageRows(i.vectors, numpy.arange(len(i))).mean() if settings.standardize else None for i in (a, b)]
     for row in progress(scored) if progress is not None else scored:
-        ua, ub = UsageRows(a.vectors, a.rows_of(row.word)), UsageRows(b.vectors, b.rows_of(row.word))
+        ua = UsageRows(a.vectors, a.rows_of(row.word), centres[0])
+        ub = UsageRows(b.vectors, b.rows_of(row.word), centres[1])
         ev = word_evidence(
             ua, ub, settings.measures, settings.seed, draws=settings.draws, binary_k=settings.binary_k, binary_n=settings.binary_n
         )
@@ -163,7 +170,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
             "cluster_freq_dist2": ev.freq_b,
             "sense_jsd": ev.sense_jsd,
             "binary": ev.binary,
-            "intervals": {m: list(v) for m, v in ev.intervals.items()},
+            "intervals": {m: [_finite(x) for x in v] for m, v in ev.intervals.items()},
             "examples": [[record(side, r) for side, r in sense] for sense in ev.examples],
             "changed": {side: [record(side, r, nearest=c) for r, c in items] for side, items in ev.changed.items()},
             "points": [
@@ -202,7 +209,6 @@ def _data(
         "measures": list(settings.measures),
         "min_usages": settings.min_usages,
         "standardize": settings.standardize,
-        **settings.extra,
     }
     if "jsd" in settings.measures:
         info["jsd"] = f"{JSD_CLUSTERS} clusters, at most {JSD_USAGES} usages a side, seed {JSD_SEED}"

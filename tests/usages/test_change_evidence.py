@@ -197,3 +197,24 @@ def test_the_cluster_share_jsd_is_bounded(report):
     tmp, _ = report
     for w in json.loads((tmp / "change.json").read_text())["words"]:
         assert 0 <= w["evidence"]["sense_jsd"] <= math.log(2) + 1e-12
+
+
+def test_a_prt_interval_past_orthogonal_is_null_in_json_and_the_figures_still_draw(tmp_path):
+    """PRT is infinite where the mean usages are orthogonal or opposite: its interval end is null in the JSON (never
+    Infinity), and the report and its figures are still written."""
+    from spacy_elmo.usages.change_report import write_report
+    from spacy_elmo.usages.change_run import _finite
+
+    rng = numpy.random.default_rng(0)
+    a = numpy.array([1.0, 0.0]) + rng.normal(0, 0.3, (20, 2))
+    b = numpy.array([-1.0, 0.0]) + rng.normal(0, 0.3, (20, 2))
+    ev = word_evidence(a, b, measures=("prt", "apd"), draws=100)
+    assert not math.isfinite(ev.intervals["prt"][1])  # past orthogonal: no finite upper end
+    interval = [_finite(x) for x in ev.intervals["prt"]]
+    data = {
+        "settings": {"measures": ["prt", "apd"], "index_a": "a", "index_b": "b"},
+        "words": [{"word": "w", "n_a": 20, "n_b": 20, "prt": None, "apd": 1.5, "note": "", "interval": {"prt": interval}}],
+    }
+    json.dumps(data, allow_nan=False)
+    page = write_report(tmp_path / "r", data, log=lambda _: None)
+    assert page.is_file()
