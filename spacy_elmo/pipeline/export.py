@@ -101,7 +101,7 @@ def embedded_docs(
         for pipe in elmos:
             pipe.bilm.forget_words()
         if pretokenized:
-            docs: Iterable[Doc] = [_pretokenized_doc(nlp, line) for line in chunk]
+            docs: Iterable[Doc] = [sentence_doc(nlp.vocab, line.split()) for line in chunk]
             for pipe in elmos:
                 docs = pipe.pipe(docs, batch_size=docs_per_batch)
             yield from docs
@@ -136,11 +136,11 @@ def embed_to_file(
     return keep, *write_layers(docs, output, settings["layers"], numbers=keep.numbers, shard=record)
 
 
-def _pretokenized_doc(nlp: Language, line: str) -> Doc:
-    words = line.split()
+def sentence_doc(vocab: Any, words: List[str]) -> Doc:
+    """RETURNS (Doc): `words` as given, one space between them, one sentence (the biLM reads it as one sequence)."""
     n = len(words)
     starts: List[Union[bool, int, None]] = [i == 0 for i in range(n)]
-    return Doc(nlp.vocab, words=words, spaces=[True] * (n - 1) + [False] * min(n, 1), sent_starts=starts if n else None)
+    return Doc(vocab, words=words, spaces=[True] * (n - 1) + [False] * min(n, 1), sent_starts=starts if n else None)
 
 
 def check_output(output: Path, layers: str) -> None:

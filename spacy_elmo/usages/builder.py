@@ -88,15 +88,8 @@ def build_usage_index(
     if lemmas:
         lemmatizer = _check_lemmas(nlp, off, log)
     meta = {
-        # a released model's name stays a name (read from the download cache)
-        "model": (str(Path(model).resolve()) if Path(model).exists() else str(model)) if model is not None else "",
-        "load": {"lang": nlp.lang},
-        "fingerprint": bilm_fingerprint(pipe.bilm),
-        "elmo": pipe.name,
-        "layer_weights": [float(w) for w in weights],
-        "layers": pipe.options.n_output_layers if all_layers else None,
+        **bilm_meta(nlp, pipe, model, weights, all_layers),
         "lemmatizer": lemmatizer,
-        "dim": 2 * pipe.options.projection_dim,
         "match": "lemma" if lemmas else "lower",
         "words": sorted(chosen) if chosen else None,
         "files": [str(f.resolve()) for f in files],
@@ -141,6 +134,21 @@ def build_usage_index(
     if note:
         log(note)
     return index
+
+
+def bilm_meta(nlp: Language, pipe: Any, model: Optional[PathLike], weights: numpy.ndarray, all_layers: bool) -> Dict[str, Any]:
+    """What an index's meta.json records of the biLM that made its vectors, whatever the usages came from: where
+    the pipeline was loaded from (a released model's name stays a name, read from the download cache), how,
+    the biLM's fingerprint, the component, the layer weights, whether every layer is kept, the vectors' width."""
+    return {
+        "model": (str(Path(model).resolve()) if Path(model).exists() else str(model)) if model is not None else "",
+        "load": {"lang": nlp.lang},
+        "fingerprint": bilm_fingerprint(pipe.bilm),
+        "elmo": pipe.name,
+        "layer_weights": [float(w) for w in weights],
+        "layers": pipe.options.n_output_layers if all_layers else None,
+        "dim": 2 * pipe.options.projection_dim,
+    }
 
 
 def build_from_settings(

@@ -261,12 +261,17 @@ def index_change(
         words = sorted(
             k for k in set(index_a.keys) & set(index_b.keys) if min(len(index_a.rows_of(k)), len(index_b.rows_of(k))) >= min_usages
         )
-    centres = [UsageRows(index.vectors, numpy.arange(len(index))).mean() if standardize else None for index in (index_a, index_b)]
+    centres = [mean_usage(index) if standardize else None for index in (index_a, index_b)]
 
     def reader(index: Indexed, centre: Optional[numpy.ndarray]) -> Callable[[str], Usages]:
         return lambda word: UsageRows(index.vectors, index.rows_of(word), centre)
 
     return compare(reader(index_a, centres[0]), reader(index_b, centres[1]), words, measures, min_usages, progress)
+
+
+def mean_usage(index: Indexed) -> numpy.ndarray:
+    """RETURNS (numpy.ndarray): float64 (D,), the mean of every usage vector of the index (`standardize`'s centre)."""
+    return UsageRows(index.vectors, numpy.arange(len(index))).mean()
 
 
 def check_comparable(index_a: Indexed, index_b: Indexed) -> None:

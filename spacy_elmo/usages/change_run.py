@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from ..errors import InputError
 from ..output_folders import USAGE_INDEX, is_own, write_atomically
 from ..types import PathLike
-from .change import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, parse_words
+from .change import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, mean_usage, parse_words
 
 Progress = Optional[Callable[[Iterable[Any]], Iterable[Any]]]
 
@@ -147,11 +147,9 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
     from .senses import word_evidence
 
     out: Dict[str, Any] = {}
-    import numpy
-
     scored = [r for r in rows if r.scores]
     # the vectors the scores read: each index's mean usage subtracted where the scores were standardized
-    centres = [UsageRows(i.vectors, numpy.arange(len(i))).mean() if settings.standardize else None for i in (a, b)]
+    centres = [mean_usage(i) if settings.standardize else None for i in (a, b)]
     for row in progress(scored) if progress is not None else scored:
         ua = UsageRows(a.vectors, a.rows_of(row.word), centres[0])
         ub = UsageRows(b.vectors, b.rows_of(row.word), centres[1])
@@ -159,6 +157,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
             ua, ub, settings.measures, settings.seed, draws=settings.draws, binary_k=settings.binary_k, binary_n=settings.binary_n
         )
         index_of = {"A": a, "B": b}
+        ids = {(side, r): usage_record(index_of[side], r)["id"] for side, by_row in ev.labels.items() for r in by_row}
 
         def record(side: str, r: int, **more: Any) -> Dict[str, Any]:
             return {"side": side, **usage_record(index_of[side], r), **more}
@@ -174,11 +173,10 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
             "examples": [[record(side, r) for side, r in sense] for sense in ev.examples],
             "changed": {side: [record(side, r, nearest=c) for r, c in items] for side, items in ev.changed.items()},
             "points": [
-                {"side": side, "x": round(x, 5), "y": round(y, 5), "sense": s, "id": usage_record(index_of[side], r)["id"]}
-                for side, r, x, y, s in ev.points
+                {"side": side, "x": round(x, 5), "y": round(y, 5), "sense": s, "id": ids[(side, r)]} for side, r, x, y, s in ev.points
             ],
             # every usage's sense by its identifier: the clusters file, and the ARI against people's clusters
-            "labels": {usage_record(index_of[side], r)["id"]: s for side, by_row in ev.labels.items() for r, s in by_row.items()},
+            "labels": {ids[(side, r)]: s for side, by_row in ev.labels.items() for r, s in by_row.items()},
         }
     return out
 

@@ -131,13 +131,11 @@ def embed_uses(nlp: "Language", uses: Sequence[WugUse], batch_size: int = 32) ->
         context is one biLM sequence, as the file gives it), its tokenizer is not used.
     RETURNS (numpy.ndarray): float32 (n_uses, L + 1, D).
     """
-    from spacy.tokens import Doc
-
+    from ..pipeline.export import sentence_doc
     from ..pipeline.loading import elmo_names
 
     # the whole context is one sequence of the biLM, as the file gives it (no sentencizer splits it)
-    starts: List[Union[bool, int, None]] = [True]
-    docs = (Doc(nlp.vocab, words=list(use.tokens), sent_starts=starts + [False] * (len(use.tokens) - 1)) for use in uses)
+    docs = (sentence_doc(nlp.vocab, list(use.tokens)) for use in uses)
     vectors = []
     with nlp.select_pipes(enable=elmo_names(nlp)[:1]):
         for use, doc in zip(uses, nlp.pipe(docs, batch_size=batch_size)):
@@ -178,10 +176,11 @@ def build_wug_index(
     RETURNS (UsageIndex): the index.
     """
 
-    from ..bilm.fingerprint import bilm_fingerprint
     from ..output_folders import check_claimable, check_not_inside
     from ..pipeline.loading import elmo_names, elmo_pipe
     from ..progress_bar import progress_bar
+    from ..pipeline.export import sentence_doc
+    from .builder import bilm_meta
     from .index import UsageIndex, mixed, parse_layer
     from .layout import USAGE_INDEX
     from .storage import IndexWriter
@@ -195,14 +194,8 @@ def build_wug_index(
     check_not_inside(output, dataset, "the WUG dataset")
     check_claimable(output, USAGE_INDEX, " for the index")
     meta = {
-        "model": (str(Path(model).resolve()) if Path(model).exists() else str(model)) if model is not None else "",
-        "load": {"lang": nlp.lang},
-        "fingerprint": bilm_fingerprint(pipe.bilm),
-        "elmo": pipe.name,
-        "layer_weights": [float(w) for w in weights],
-        "layers": pipe.options.n_output_layers if all_layers else None,
+        **bilm_meta(nlp, pipe, model, weights, all_layers),
         "lemmatizer": None,
-        "dim": 2 * pipe.options.projection_dim,
         "match": "wug",
         "words": sorted(targets),
         "files": [str((folder / "uses.csv").resolve()) for _, folder in targets.values()],
@@ -217,7 +210,7 @@ def build_wug_index(
             uses = [use for use in read_uses(folder / "uses.csv") if grouping is None or use.grouping == grouping]
             for start in range(0, len(uses), batch_size):
                 batch = uses[start : start + batch_size]
-                docs = [_use_doc(nlp, u) for u in batch]
+                docs = [sentence_doc(nlp.vocab, list(u.tokens)) for u in batch]
                 records = [
                     {"text": doc.text, "file": file_number, "doc": start + k, "id": u.identifier, "grouping": u.grouping}
                     for k, (u, doc) in enumerate(zip(batch, docs))
@@ -283,13 +276,3 @@ def wug_groupings(dataset: PathLike) -> List[str]:
     for _, folder in wug_targets(dataset).values():
         found.update(use.grouping for use in read_uses(folder / "uses.csv"))
     return sorted(found)
-
-
-def _use_doc(nlp: "Language", use: WugUse) -> Any:
-    """A Doc of the usage's own tokens, one space between them, one sentence (the biLM reads it as one sequence)."""
-    from spacy.tokens import Doc
-
-    n = len(use.tokens)
-    starts: List[Union[bool, int, None]] = [True]
-    starts += [False] * (n - 1)
-    return Doc(nlp.vocab, words=list(use.tokens), spaces=[True] * (n - 1) + [False], sent_starts=starts)

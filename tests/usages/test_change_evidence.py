@@ -10,14 +10,12 @@ import numpy
 import pytest
 from typer.testing import CliRunner
 
-from spacy_elmo import save_original
 from spacy_elmo.cli import app
 from spacy_elmo.errors import InputError
 from spacy_elmo.usages.gold import Gold, agreement, read_gold, spearman
 from spacy_elmo.usages.senses import adjusted_rand, binary_change, sense_clusters, silhouette, word_evidence
 
-from ..helpers import tiny_bilm
-from .test_wug_route import write_wug
+from .test_wug_route import bilm_and_wug
 
 
 def _blobs(rng, centres, sizes, spread=0.05):
@@ -102,10 +100,7 @@ def test_gold_files_and_agreement(tmp_path):
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("report")
-    bilm = tmp / "bilm"
-    bilm.mkdir()
-    save_original(tiny_bilm(seed=7), bilm / "options.json", bilm / "weights.hdf5")
-    wug = write_wug(tmp / "wug")
+    bilm, wug = bilm_and_wug(tmp)
     args = ["change", str(wug), str(wug), str(tmp / "change.json"), "--model", str(bilm), "--min-usages", "2", "--gold", str(wug)]
     args += ["--report", str(tmp / "report"), "--answers", "--clusters"]
     result = CliRunner().invoke(app, args)

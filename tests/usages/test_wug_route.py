@@ -75,13 +75,18 @@ def write_wug(root, sentences=SENTENCES):
     return root
 
 
-@pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("wug_route")
+def bilm_and_wug(tmp):
+    """A tiny biLM folder and the tiny WUG dataset above, in `tmp`: RETURNS their paths."""
     bilm = tmp / "bilm"
     bilm.mkdir()
     save_original(tiny_bilm(seed=7), bilm / "options.json", bilm / "weights.hdf5")
-    wug = write_wug(tmp / "wug")
+    return bilm, write_wug(tmp / "wug")
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("wug_route")
+    bilm, wug = bilm_and_wug(tmp)
     nlp = load_elmo_pipeline(bilm)
     quiet = {"progress": False, "log": lambda _: None}
     built = {g: build_wug_index(nlp, wug, tmp / f"wug{g}", model=bilm, grouping=g, all_layers=True, **quiet) for g in "12"}
