@@ -22,7 +22,7 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import IO, Optional, Sequence, Tuple
+from typing import IO, Optional, Sequence, Tuple, Union
 
 import numpy
 import srsly
@@ -285,13 +285,16 @@ def is_plain_folder(path: PathLike) -> bool:
         return False
 
 
-def write_atomically(path: PathLike, text: str) -> None:
-    """Write a text file through a temporary file and a rename: a failure (a full disk) leaves
-    the former file as it was."""
+def write_atomically(path: PathLike, text: Union[str, bytes]) -> None:
+    """Write a text (str) or binary (bytes) file through a temporary file and a rename: a failure
+    (a full disk) leaves the former file as it was."""
     path = Path(path)
     tmp = temporary_path(path)
     try:
-        tmp.write_text(text, encoding="utf8")
+        if isinstance(text, bytes):
+            tmp.write_bytes(text)
+        else:
+            tmp.write_text(text, encoding="utf8")
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

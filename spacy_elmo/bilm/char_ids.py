@@ -1,86 +1,16 @@
-"""Character ids of tokens, and batches of sentences as distinct word types.
-
-Raw ids 0-255 are UTF-8 bytes, then BOS 256, EOS 257, BOW 258, EOW 259, PAD 260; every id is
-shifted by +1 so that 0 means "no token here". A token is [BOW, bytes (at most W - 2), EOW, PAD...].
-A biLM with a learned character vocabulary (learned_vocab.py) gives its own ids through the same
-`TokenInput` interface.
-"""
+"""Batches of sentences as distinct word types, as torch tensors. The ids themselves (UTF-8 bytes,
+or a learned vocabulary, through the `TokenInput` interface) come from token_ids.py, which needs no
+torch."""
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import torch
 
-BOS = 256 + 1
-EOS = 257 + 1
-BOW = 258 + 1
-EOW = 259 + 1
-PAD = 260 + 1
+from ..token_ids import BOS, BOW, EOS, EOW, PAD, SENTENCE_END, SENTENCE_START, UTF8, TokenInput, Utf8Chars, sentence_ids, word_char_ids
 
-SENTENCE_START = "<S>"
-SENTENCE_END = "</S>"
-
-
-def word_char_ids(word: str, max_chars: int = 50) -> numpy.ndarray:
-    """The (shifted) character ids of one token. `<S>` and `</S>` give the sentence markers,
-    as in the original tools.
-
-    word (str): the token text.
-    max_chars (int): ids per token, BOW and EOW included.
-    RETURNS (numpy.ndarray): int64 array of shape (max_chars,).
-    """
-    ids = numpy.full((max_chars,), PAD, dtype=numpy.int64)
-    ids[0] = BOW
-    if word == SENTENCE_START or word == SENTENCE_END:
-        ids[1] = BOS if word == SENTENCE_START else EOS
-        ids[2] = EOW
-        return ids
-    # Truncate bytes, not characters, exactly like the original tools.
-    data = word.encode("utf-8", "ignore")[: max_chars - 2]
-    n = len(data)
-    ids[1 : 1 + n] = numpy.frombuffer(data, dtype=numpy.uint8).astype(numpy.int64) + 1
-    ids[1 + n] = EOW
-    return ids
-
-
-class TokenInput(Protocol):
-    """How a biLM turns token texts into its inputs: char ids (shifted, 0 = no token) and,
-    where it has a word embedding, word ids.
-
-    start, end (str): the type keys of the sentence markers, as `char_ids` and `word_id` take them.
-    pad_id (int): the (shifted) id of the padding after a token's characters.
-    has_words (bool): whether `word_id` is used (a word embedding beside the char CNN).
-    """
-
-    start: str
-    end: str
-    pad_id: int
-    has_words: bool
-
-    def char_ids(self, word: str, max_chars: int) -> numpy.ndarray:
-        """RETURNS (numpy.ndarray): int64 (max_chars,) ids of `word` (`start`/`end`: the markers)."""
-
-    def word_id(self, word: str, max_chars: int) -> int:
-        """RETURNS (int): the word embedding's row for `word`."""
-
-
-class Utf8Chars:
-    """The input of every original ELMo file: UTF-8 bytes, `<S>` and `</S>` as markers."""
-
-    start = SENTENCE_START
-    end = SENTENCE_END
-    pad_id = PAD
-    has_words = False
-
-    def char_ids(self, word: str, max_chars: int) -> numpy.ndarray:
-        return word_char_ids(word, max_chars)
-
-    def word_id(self, word: str, max_chars: int) -> int:
-        raise ValueError("a UTF-8 biLM has no word embedding")
-
-
-UTF8 = Utf8Chars()
+__all__ = ["BOS", "BOW", "EOS", "EOW", "PAD", "SENTENCE_END", "SENTENCE_START", "UTF8", "TokenInput", "Utf8Chars", "word_char_ids"]
 
 
 def type_inputs(words: Sequence[str], max_chars: int, vocab: TokenInput = UTF8) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
@@ -99,13 +29,7 @@ def sentences_to_char_ids(sentences: Sequence[Sequence[str]], max_chars: int = 5
     """The (B, T, max_chars) char-id tensor of AllenNLP's `batch_to_ids`: each sentence wrapped
     in `<S>` and `</S>`, padded positions all 0.
     """
-    n_steps = max((len(s) for s in sentences), default=0) + 2
-    out = numpy.zeros((len(sentences), n_steps, max_chars), dtype=numpy.int64)
-    for row, sentence in enumerate(sentences):
-        words = [SENTENCE_START, *sentence, SENTENCE_END]
-        for t, word in enumerate(words):
-            out[row, t] = word_char_ids(word, max_chars)
-    return torch.from_numpy(out)
+    return torch.from_numpy(sentence_ids(sentences, max_chars)[0])
 
 
 @dataclass

@@ -3,7 +3,7 @@ shared task) into a `BiLM`, exactly: the outputs equal its `Embedder.sents2elmo(
 
 A folder holds `config.json` (whose `config_path` names the network config: found in the folder
 as given, then by its file name in the folder, then among the two configs its package ships, which
-`elmoformanylangs_configs/` carries), `char.dic` and `word.dic` (learned_vocab.py), and the state
+`elmoformanylangs_configs/` carries), `char.dic` and `word.dic` (token_ids.py), and the state
 dicts `token_embedder.pkl` and `encoder.pkl` written by `torch.save`, read here with
 `weights_only=True` only: a file that needs more than tensors is refused.
 
@@ -26,7 +26,7 @@ from ..errors import ElmoFormatError
 from ..output_folders import is_plain_file
 from ..types import PathLike
 from .char_encoder import conv_bias
-from .learned_vocab import LearnedVocab, read_lexicon
+from ..token_ids import LearnedVocab, read_lexicon
 from .model import BiLM
 from .options import ElmoOptions, read_json_object
 

@@ -1,7 +1,7 @@
-"""models, download, convert: the released biLMs and their formats."""
+"""models, download, convert: the released biLMs and their formats (ONNX among them)."""
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import typer
 
@@ -98,15 +98,55 @@ def download_cli(
 
 @command("convert")
 def convert_cli(
-    model: str = typer.Argument(..., help="A biLM folder (TensorFlow checkpoint, ELMoForManyLangs, AllenNLP) or a released model's name"),
-    output: Path = typer.Argument(..., help="The folder to write options.json + weights.hdf5 into"),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace options.json and weights.hdf5 if OUTPUT holds them"),
+    model: str = typer.Argument(
+        ...,
+        help="A biLM folder (TensorFlow checkpoint, ELMoForManyLangs, AllenNLP, spacy-elmo pretrain), a released model's name, "
+        "or (for OUT.onnx) a spaCy pipeline folder with an elmo component",
+    ),
+    output: Path = typer.Argument(..., help="The folder to write options.json + weights.hdf5 into, or a file OUT.onnx"),
+    int8: bool = typer.Option(False, "--int8", help="OUT.onnx only: int8 products (ONNX Runtime's dynamic quantization)"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace options.json and weights.hdf5 (or OUT.onnx) if they exist"),
 ) -> None:
     """Write a biLM in the AllenNLP format (options.json + weights.hdf5, as bilm-tf's dump_weights writes
     them), for tools that read only that: a TF Hub module or a bilm-tf training checkpoint, for instance.
-    `load_original` on the result gives the same layers."""
+    `load_original` on the result gives the same layers. With OUTPUT ending in .onnx: one ONNX graph from
+    char ids to every layer, run by ONNX Runtime without PyTorch (docs/onnx.md)."""
+    if output.suffix == ".onnx":
+        figures = convert_onnx(model, output, int8=int8, overwrite=overwrite)
+        check = f"least cosine {figures['min_cosine']:.6f}" if int8 else f"largest difference {figures['max_abs']:.2g}"
+        typer.echo(
+            f"Wrote {output} ({'int8' if int8 else 'fp32'}, {figures['bytes'] / 2**20:.1f} MiB); "
+            f"on a probe batch its layers match the PyTorch biLM's ({check})"
+        )
+        return
+    if int8:
+        raise InputError("--int8 is for an .onnx output: give OUTPUT as a file name ending in .onnx")
     found = convert(model, output, overwrite=overwrite)
     typer.echo(f"Wrote {found.path} ({found.format}) as {output / 'options.json'} + {output / 'weights.hdf5'}")
+
+
+def convert_onnx(model: str, output: Path, *, int8: bool = False, overwrite: bool = False) -> Dict[str, float]:
+    """Write the biLM MODEL (a folder of any format read, a released name, or a pipeline folder with
+    an elmo component) as the ONNX file OUTPUT. RETURNS (Dict[str, float]): `export_onnx`'s figures."""
+    from ..bilm_onnx.export import export_onnx
+
+    path = Path(model)
+    if path.is_dir() and (path / "config.cfg").is_file():
+        from ..pipeline.loading import elmo_names, load_elmo_pipeline
+
+        nlp = load_elmo_pipeline(path)
+        names = elmo_names(nlp)
+        if len(names) > 1:
+            raise InputError(f"{path} has {len(names)} elmo components ({', '.join(names)}): export each biLM from its own folder")
+        bilm = nlp.get_pipe(names[0]).bilm  # type: ignore[attr-defined]
+        source = f"the spaCy pipeline {path.name} (component {names[0]})"
+    else:
+        from ..released.download import resolve_bilm
+
+        found = resolve_bilm(model)
+        bilm = found.load(cache_size=0)
+        source = f"{found.format} biLM {found.path.name}"
+    return export_onnx(bilm, output, int8=int8, source=source, overwrite=overwrite)
 
 
 def convert(model: str, output: Path, *, overwrite: bool = False):  # type: ignore[no-untyped-def]

@@ -3,7 +3,7 @@ ELMoForManyLangs) and `spacy-elmo.BiLM.v2` (UTF-8 input, every original ELMo fil
 loads: legacy.py)."""
 
 import inspect
-from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple, cast
 
 import numpy
 import srsly
@@ -16,7 +16,7 @@ from thinc.types import Floats3d, Floats4d
 from ..bilm import BiLM, ElmoOptions, read_weights
 from ..bilm.char_ids import CharBatch
 from ..bilm.folders import BilmFolder
-from ..bilm.learned_vocab import LearnedVocab
+from ..token_ids import LearnedVocab
 from ..bilm.threads import between_batches
 from .segments import Segment, SequenceGetter, batches_by_length, configure_sentences
 
@@ -126,20 +126,9 @@ def _convert_inputs(model: Model, batch: CharBatch, is_train: bool) -> Tuple[Arg
 
 def _forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple[List[Floats3d], Callable]:
     bilm = get_bilm(model)
-    options = bilm.options
     torch_layer = model.layers[0]
     xp = model.ops.xp
-    outputs = [xp.zeros((options.n_output_layers, len(doc), options.output_dim), dtype="float32") for doc in docs]
-    texts = _token_inputs(docs, model.attrs.get("input", "text"))
-    segments = model.attrs["sequences"](docs)
-    callbacks: List[Tuple[List[Segment], Callable, Tuple[int, ...]]] = []
-    for group in batches_by_length(segments, model.attrs["batch_size"]):
-        between_batches()  # the threads follow the other work on the machine, unless set (bilm/threads.py)
-        batch = bilm.batch([texts[seg.doc][seg.start : seg.end] for seg in group])
-        layers, backprop_batch = torch_layer(batch, is_train)
-        for row, seg in enumerate(group):
-            outputs[seg.doc][:, seg.start : seg.end] = layers[:, row, 1 : seg.length + 1]
-        callbacks.append((group, backprop_batch, layers.shape))
+    outputs, callbacks = _by_batches(model, docs, lambda texts: torch_layer(bilm.batch(texts), is_train))
 
     def backprop(d_outputs: List[Floats3d]) -> List[Doc]:
         for group, backprop_batch, shape in callbacks:
@@ -150,6 +139,38 @@ def _forward(model: ElmoModelT, docs: List[Doc], is_train: bool) -> Tuple[List[F
         return []
 
     return outputs, backprop
+
+
+def predict_with(model: ElmoModelT, docs: List[Doc], run: Callable[[List[List[str]]], numpy.ndarray]) -> List[Floats3d]:
+    """`model.predict(docs)` with each batch's layers computed by `run` instead of the torch biLM
+    (an exported graph: pipeline/onnx_runtime.py).
+
+    run (Callable[[List[List[str]]], numpy.ndarray]): the token texts of a batch's sequences ->
+        (L + 1, B, T, 2P) float32 layers, markers included.
+    """
+    outputs, _ = _by_batches(model, docs, lambda texts: (model.ops.asarray4f(cast(Floats4d, run(texts))), None))
+    return outputs
+
+
+def _by_batches(
+    model: ElmoModelT, docs: List[Doc], run: Callable[[List[List[str]]], Tuple[Floats4d, Any]]
+) -> Tuple[List[Floats3d], List[Tuple[List[Segment], Any, Tuple[int, ...]]]]:
+    """Cut `docs` into sequences, run them in batches of similar length (`run`: token texts ->
+    (layers, what backprop needs)) and put each sequence's layers back in its Doc's place.
+    RETURNS: one (L + 1, n_tokens, 2P) array per Doc, and per batch (sequences, backprop, shape)."""
+    options = get_bilm(model).options
+    xp = model.ops.xp
+    outputs = [xp.zeros((options.n_output_layers, len(doc), options.output_dim), dtype="float32") for doc in docs]
+    texts = _token_inputs(docs, model.attrs.get("input", "text"))
+    segments = model.attrs["sequences"](docs)
+    callbacks: List[Tuple[List[Segment], Any, Tuple[int, ...]]] = []
+    for group in batches_by_length(segments, model.attrs["batch_size"]):
+        between_batches()  # the threads follow the other work on the machine, unless set (bilm/threads.py)
+        layers, backprop_batch = run([texts[seg.doc][seg.start : seg.end] for seg in group])
+        for row, seg in enumerate(group):
+            outputs[seg.doc][:, seg.start : seg.end] = layers[:, row, 1 : seg.length + 1]
+        callbacks.append((group, backprop_batch, layers.shape))
+    return outputs, callbacks
 
 
 def _token_inputs(docs: List[Doc], attr: str) -> List[List[str]]:

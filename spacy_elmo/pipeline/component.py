@@ -26,6 +26,7 @@ from ..layers.listener import ElmoListener, no_gradient
 from .component_settings import ElmoSettings
 from .elmo_data import ElmoData, register_extensions
 from .layer_cache import LayerCache
+from .onnx_runtime import OnnxRunner
 from .vectors import keep_hooks_across_processes, layer_weights, set_vector_hooks
 
 # The released small size, windows of 128 tokens where a Doc has no sentences.
@@ -63,6 +64,7 @@ def make_elmo(
     vectors: Optional[Union[str, List[float]]],
     precision: str,
     input: str = "text",
+    runtime: str = "torch",
     bilm: Optional[str] = None,
 ) -> "Elmo":
     """Create an `elmo` component: runs the biLM and sets `doc._.elmo`.
@@ -89,6 +91,7 @@ def make_elmo(
         vectors=vectors,
         precision=precision,
         input=input,
+        runtime=runtime,
     )
     elmo = Elmo(nlp.vocab, model, name, settings=settings)
     if elmo.vector_weights is not None:
@@ -145,7 +148,9 @@ class Elmo(TrainablePipe):
         if not self.model.attrs.get("own_batching"):
             self.model.attrs["batch_size"] = settings.batch_size
             self.bilm.cache_size = settings.token_cache_size
-        self.bilm.precision = settings.precision
+        self.onnx = OnnxRunner(settings.precision) if settings.runtime == "onnx" else None
+        # with ONNX Runtime the torch biLM runs only to fine-tune, at float32
+        self.bilm.precision = settings.precision if self.onnx is None else "fp32"
         self.model.attrs["input"] = settings.input
 
     @property
@@ -202,17 +207,21 @@ class Elmo(TrainablePipe):
         if not docs:
             return []
         if not self._cache_active or self.cache.max_bytes <= 0:
-            return self.model.predict(docs)
+            return self._predict(docs)
         ops = self.model.ops
         keys = [LayerCache.key(doc) for doc in docs]
         found = [self.cache.get(key) for key in keys]
         missing = [i for i, layers in enumerate(found) if layers is None]
         outputs: List[Optional[Floats3d]] = [None if x is None else ops.asarray3f(cast(Floats3d, x)) for x in found]
         if missing:
-            for i, layers in zip(missing, self.model.predict([docs[i] for i in missing])):
+            for i, layers in zip(missing, self._predict([docs[i] for i in missing])):
                 outputs[i] = layers
                 self.cache.put(keys[i], ops.to_numpy(layers))
         return outputs  # type: ignore[return-value]
+
+    def _predict(self, docs: List[Doc]) -> List[Floats3d]:
+        """The layers of `docs` from the biLM: the torch one, or its ONNX graph (runtime "onnx")."""
+        return self.model.predict(docs) if self.onnx is None else self.onnx.predict(self.model, docs)
 
     @property
     def has_weights(self) -> bool:

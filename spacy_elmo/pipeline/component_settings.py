@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Union
 from ..bilm import DEFAULT_CACHE_SIZE
 from ..layers.bilm_model import DEFAULT_BATCH_SIZE
 from .elmo_data import DTYPES
+from .onnx_runtime import ONNX_PRECISIONS, RUNTIMES
 
 
 INPUTS = ("text", "lemma")
@@ -38,6 +39,10 @@ class ElmoSettings:
     input (str): what the biLM reads of each token: "text" (its text, as every biLM trained on
         running text) or "lemma" (its lemma, for a biLM trained on lemmatized text: the pipeline
         must set lemmas before the elmo component).
+    runtime (str): what computes the layers when the component predicts: "torch" (the PyTorch
+        biLM) or "onnx" (the same biLM written as an ONNX graph and run by ONNX Runtime, at
+        precision "fp32" or "int8"; needs `pip install spacy-elmo[onnx]`; docs/onnx.md). Training
+        runs the PyTorch biLM either way.
     """
 
     dtype: str = "float32"
@@ -50,6 +55,7 @@ class ElmoSettings:
     vectors: Optional[Union[str, List[float]]] = None
     precision: str = "fp32"
     input: str = "text"
+    runtime: str = "torch"
 
     def check(self, name: str) -> None:
         """Raise a ValueError naming the component and the setting where one is out of range
@@ -62,6 +68,13 @@ class ElmoSettings:
             raise ValueError(f"[{name}] batch_size must be >= 1, got {self.batch_size}")
         if self.input not in INPUTS:
             raise ValueError(f"[{name}] input must be one of {INPUTS}, got {self.input!r}")
+        if self.runtime not in RUNTIMES:
+            raise ValueError(f"[{name}] runtime must be one of {RUNTIMES}, got {self.runtime!r}")
+        if self.runtime == "onnx" and self.precision not in ONNX_PRECISIONS:
+            raise ValueError(
+                f'[{name}] runtime = "onnx" runs at precision {" or ".join(map(repr, ONNX_PRECISIONS))}, got {self.precision!r}: '
+                'set one of those, or runtime = "torch"'
+            )
         if self.lr_scale <= 0:
             raise ValueError(f"[{name}] lr_scale must be positive, got {self.lr_scale}; frozen = true keeps the biLM fixed")
 

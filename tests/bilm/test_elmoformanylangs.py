@@ -16,7 +16,7 @@ import torch
 from spacy_elmo.bilm import ElmoFormatError, save_original
 from spacy_elmo.bilm.elmoformanylangs import load_elmoformanylangs, read_folder
 from spacy_elmo.bilm.folders import bilm_folder
-from spacy_elmo.bilm.learned_vocab import LearnedVocab, read_lexicon
+from spacy_elmo.token_ids import LearnedVocab, read_lexicon
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "elmoformanylangs"
 MODEL = FIXTURE / "model"

@@ -1,20 +1,96 @@
-"""A learned character (and word) vocabulary as token input: ELMoForManyLangs' `char.dic` and
-`word.dic`, with the ids its own batching gives.
+"""How token texts become a biLM's input ids, in numpy alone (no torch): the PyTorch biLM
+(bilm/char_ids.py) and the ONNX runtime (bilm_onnx/runtime.py) both read them from here.
 
-Its `create_one_batch` writes a token as [id of `<eow>`, its characters (unknown ones `<oov>`),
-id of `<bow>`, `<pad>`...] (it looks the two markers up in swapped order, and its models were trained
-that way), sentence markers as [`<eow>`, `<bos>` or `<eos>`, `<bow>`, `<pad>`...], tokens cut to
-max_characters_per_token - 2 characters (code points, not bytes) before both look-ups, and words
-missing from `word.dic` as `<oov>`. Ids here are shifted by +1 like the UTF-8 ids, so that 0 means
-"no token here" and row 0 of the char embedding stays zero.
+UTF-8 input (every original ELMo file): raw ids 0-255 are UTF-8 bytes, then BOS 256, EOS 257,
+BOW 258, EOW 259, PAD 260; every id is shifted by +1 so that 0 means "no token here". A token is
+[BOW, bytes (at most W - 2), EOW, PAD...].
+
+A learned character (and word) vocabulary (`LearnedVocab`): ELMoForManyLangs' `char.dic` and
+`word.dic`, with the ids its own batching gives. Its `create_one_batch` writes a token as [id of
+`<eow>`, its characters (unknown ones `<oov>`), id of `<bow>`, `<pad>`...] (it looks the two markers
+up in swapped order, and its models were trained that way), sentence markers as [`<eow>`, `<bos>`
+or `<eos>`, `<bow>`, `<pad>`...], tokens cut to max_characters_per_token - 2 characters (code
+points, not bytes) before both look-ups, and words missing from `word.dic` as `<oov>`. Ids there
+are shifted by +1 like the UTF-8 ids, so that 0 means "no token here" and row 0 of the char
+embedding stays zero.
 """
 
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy
 
-from ..errors import ElmoFormatError
+from .errors import ElmoFormatError
+
+BOS = 256 + 1
+EOS = 257 + 1
+BOW = 258 + 1
+EOW = 259 + 1
+PAD = 260 + 1
+
+SENTENCE_START = "<S>"
+SENTENCE_END = "</S>"
+
+
+def word_char_ids(word: str, max_chars: int = 50) -> numpy.ndarray:
+    """The (shifted) character ids of one token. `<S>` and `</S>` give the sentence markers,
+    as in the original tools.
+
+    word (str): the token text.
+    max_chars (int): ids per token, BOW and EOW included.
+    RETURNS (numpy.ndarray): int64 array of shape (max_chars,).
+    """
+    ids = numpy.full((max_chars,), PAD, dtype=numpy.int64)
+    ids[0] = BOW
+    if word == SENTENCE_START or word == SENTENCE_END:
+        ids[1] = BOS if word == SENTENCE_START else EOS
+        ids[2] = EOW
+        return ids
+    # Truncate bytes, not characters, exactly like the original tools.
+    data = word.encode("utf-8", "ignore")[: max_chars - 2]
+    n = len(data)
+    ids[1 : 1 + n] = numpy.frombuffer(data, dtype=numpy.uint8).astype(numpy.int64) + 1
+    ids[1 + n] = EOW
+    return ids
+
+
+class TokenInput(Protocol):
+    """How a biLM turns token texts into its inputs: char ids (shifted, 0 = no token) and,
+    where it has a word embedding, word ids.
+
+    start, end (str): the type keys of the sentence markers, as `char_ids` and `word_id` take them.
+    pad_id (int): the (shifted) id of the padding after a token's characters.
+    has_words (bool): whether `word_id` is used (a word embedding beside the char CNN).
+    """
+
+    start: str
+    end: str
+    pad_id: int
+    has_words: bool
+
+    def char_ids(self, word: str, max_chars: int) -> numpy.ndarray:
+        """RETURNS (numpy.ndarray): int64 (max_chars,) ids of `word` (`start`/`end`: the markers)."""
+
+    def word_id(self, word: str, max_chars: int) -> int:
+        """RETURNS (int): the word embedding's row for `word`."""
+
+
+class Utf8Chars:
+    """The input of every original ELMo file: UTF-8 bytes, `<S>` and `</S>` as markers."""
+
+    start = SENTENCE_START
+    end = SENTENCE_END
+    pad_id = PAD
+    has_words = False
+
+    def char_ids(self, word: str, max_chars: int) -> numpy.ndarray:
+        return word_char_ids(word, max_chars)
+
+    def word_id(self, word: str, max_chars: int) -> int:
+        raise ValueError("a UTF-8 biLM has no word embedding")
+
+
+UTF8 = Utf8Chars()
 
 CHAR_SPECIALS = ("<bow>", "<eow>", "<oov>", "<pad>", "<bos>", "<eos>")
 WORD_SPECIALS = ("<oov>", "<pad>")
@@ -129,3 +205,30 @@ def _check_lexicon(lexicon: Dict[str, int], specials: tuple, what: str) -> None:
     pad = lexicon["<pad>"]
     if what == "character" and sum(1 for i in lexicon.values() if i == pad) > 1:
         raise ElmoFormatError("The character vocabulary gives the id of <pad> to another entry too: it is damaged.")
+
+
+def sentence_ids(
+    sentences: Sequence[Sequence[str]], max_chars: int, vocab: TokenInput = UTF8
+) -> Tuple[numpy.ndarray, Optional[numpy.ndarray]]:
+    """The ids of a batch of sentences as the original tools lay them out: each sentence wrapped
+    in the markers (`vocab.start` ... `vocab.end`), padded positions all 0.
+
+    sentences (Sequence[Sequence[str]]): token texts per sentence, without markers.
+    max_chars (int): ids per token.
+    vocab (TokenInput): the biLM's token input; default: UTF-8 bytes.
+    RETURNS (Tuple[numpy.ndarray, Optional[numpy.ndarray]]): (B, T + 2, max_chars) int64 char ids,
+        and (B, T + 2) int64 word ids where `vocab` has a word embedding (0 where padded), else None.
+    """
+    n_steps = max((len(s) for s in sentences), default=0) + 2
+    chars = numpy.zeros((len(sentences), n_steps, max_chars), dtype=numpy.int64)
+    words = numpy.zeros((len(sentences), n_steps), dtype=numpy.int64) if vocab.has_words else None
+    known: Dict[str, Tuple[numpy.ndarray, int]] = {}
+    for row, sentence in enumerate(sentences):
+        for t, word in enumerate([vocab.start, *sentence, vocab.end]):
+            ids = known.get(word)
+            if ids is None:
+                ids = known[word] = (vocab.char_ids(word, max_chars), vocab.word_id(word, max_chars) if words is not None else 0)
+            chars[row, t] = ids[0]
+            if words is not None:
+                words[row, t] = ids[1]
+    return chars, words

@@ -1,0 +1,139 @@
+"""Running an exported biLM (`spacy-elmo convert MODEL OUT.onnx`) with ONNX Runtime: numpy and
+onnxruntime only, no torch or spaCy, so that it installs and runs where PyTorch does not.
+
+>>> from spacy_elmo.bilm_onnx.runtime import OnnxBiLM
+>>> bilm = OnnxBiLM("elmo.onnx")
+>>> layers = bilm.embed([["Hello", "world", "!"]])  # [(L + 1, 3, 2P) float32 array]
+
+The file's graph takes `char_ids` (B, T, W) int64, each row a sentence with its markers and 0 for
+every padded position (as `token_ids.sentence_ids` lays them out), plus `word_ids` (B, T) int64 for
+a biLM with a word embedding, and gives `layers` (L + 1, B, T, 2P) float32, 0 where padded; every
+sentence's layers are those it has alone. What a runtime needs besides (the vocabulary, the sizes)
+is in the model's metadata, under the keys below; `METADATA_DOC` says what each holds.
+"""
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy
+
+from ..errors import InputError
+from ..token_ids import UTF8, LearnedVocab, TokenInput, sentence_ids
+
+# The value of the metadata key "spacy_elmo.format" of every exported biLM; a later layout gets v2.
+FORMAT = "spacy-elmo bilm onnx v1"
+METADATA_DOC = {
+    "spacy_elmo.format": f"always {FORMAT!r}",
+    "spacy_elmo.version": "the spacy-elmo version that exported it",
+    "spacy_elmo.opset": "the ONNX opset of its graph (int8 also uses com.microsoft's DynamicQuantizeMatMul)",
+    "spacy_elmo.options": "the biLM's hyperparameters (JSON, as the config block spacy-elmo.BiLM.v2 takes them)",
+    "spacy_elmo.vocab": "'utf8', or the learned vocabulary as JSON {'chars': {char: id}, 'words': {word: id} or null}",
+    "spacy_elmo.inputs": "the graph's inputs, comma-separated: 'char_ids' or 'char_ids,word_ids'",
+    "spacy_elmo.max_characters_per_token": "W, the last axis of char_ids",
+    "spacy_elmo.n_output_layers": "L + 1, the first axis of layers",
+    "spacy_elmo.output_dim": "2P, the last axis of layers",
+    "spacy_elmo.precision": "'fp32', or 'int8' (the products' weights int8, their inputs quantized per call)",
+    "spacy_elmo.weights_sha256": "the SHA-256 of the PyTorch biLM's weights it was made from (spacy_elmo.bilm.fingerprint)",
+    "spacy_elmo.source": "what it was exported from (the biLM's format and folder name)",
+}
+
+
+def _onnxruntime() -> Any:
+    try:
+        import onnxruntime
+    except ImportError:
+        raise InputError("running an exported biLM needs ONNX Runtime: pip install 'spacy-elmo[onnx]' (or onnxruntime)") from None
+    return onnxruntime
+
+
+class OnnxBiLM:
+    """An exported biLM, run by ONNX Runtime on the CPU.
+
+    model (str | Path | bytes): the .onnx file `spacy-elmo convert` wrote, or its bytes.
+    threads (Optional[int]): threads of each product; None lets ONNX Runtime choose (one per core).
+    """
+
+    def __init__(self, model: "str | os.PathLike[str] | bytes", threads: Optional[int] = None) -> None:
+        ort = _onnxruntime()
+        self.path = Path("<in memory>") if isinstance(model, bytes) else Path(model)
+        if not isinstance(model, bytes) and not self.path.is_file():
+            raise InputError(f"{self.path} not found (or not a file): give the .onnx file `spacy-elmo convert MODEL OUT.onnx` wrote")
+        settings = ort.SessionOptions()
+        settings.log_severity_level = 3  # ORT's own warnings about unused initializers are not the user's
+        if threads is not None:
+            settings.intra_op_num_threads = threads
+        settings.inter_op_num_threads = 1
+        try:
+            source = model if isinstance(model, bytes) else str(self.path)
+            self.session = ort.InferenceSession(source, settings, providers=["CPUExecutionProvider"])
+        except Exception as err:  # ORT raises its own classes for damaged files
+            first = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
+            raise InputError(f"{self.path} is not a readable ONNX model ({first}): export it again with spacy-elmo convert") from None
+        self.metadata: Dict[str, str] = dict(self.session.get_modelmeta().custom_metadata_map)
+        if self.metadata.get("spacy_elmo.format") != FORMAT:
+            found = self.metadata.get("spacy_elmo.format")
+            seen = f"its format is {found!r}" if found else "no spacy_elmo.format in its metadata"
+            raise InputError(
+                f"{self.path} is not a biLM exported by spacy-elmo ({seen}): export it with `spacy-elmo convert MODEL OUT.onnx`"
+            )
+        try:
+            self.options: Dict[str, Any] = json.loads(self.metadata["spacy_elmo.options"])
+            vocab = self.metadata["spacy_elmo.vocab"]
+            self.vocab: TokenInput = UTF8 if vocab == "utf8" else LearnedVocab.from_dict(json.loads(vocab))
+            self.max_chars = int(self.metadata["spacy_elmo.max_characters_per_token"])
+            self.n_output_layers = int(self.metadata["spacy_elmo.n_output_layers"])
+            self.output_dim = int(self.metadata["spacy_elmo.output_dim"])
+        except (KeyError, ValueError, TypeError) as err:
+            raise InputError(f"{self.path} has damaged spacy-elmo metadata ({err!r}): export it again with spacy-elmo convert") from None
+        self.precision = self.metadata.get("spacy_elmo.precision", "fp32")
+        self.weights_sha256 = self.metadata.get("spacy_elmo.weights_sha256", "")
+        self.input_names = [i.name for i in self.session.get_inputs()]
+
+    def __repr__(self) -> str:
+        return f"OnnxBiLM({str(self.path)!r}, {self.n_output_layers} layers of {self.output_dim}, {self.precision})"
+
+    def run(self, char_ids: numpy.ndarray, word_ids: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+        """Every layer of a batch.
+
+        char_ids (numpy.ndarray): (B, T, W) int64, sentences with markers, 0 where padded.
+        word_ids (Optional[numpy.ndarray]): (B, T) int64, for a biLM with a word embedding.
+        RETURNS (numpy.ndarray): (L + 1, B, T, 2P) float32, 0 where padded.
+        """
+        char_ids = numpy.ascontiguousarray(char_ids, dtype=numpy.int64)
+        if char_ids.ndim != 3 or char_ids.shape[2] != self.max_chars:
+            raise InputError(f"char_ids must have the shape (batch, steps, {self.max_chars}), got {char_ids.shape}")
+        B, T = char_ids.shape[:2]
+        if B == 0 or T == 0:
+            return numpy.zeros((self.n_output_layers, B, T, self.output_dim), dtype=numpy.float32)
+        feed = {"char_ids": char_ids}
+        if "word_ids" in self.input_names:
+            if word_ids is None:
+                raise InputError("this biLM has a word embedding: give word_ids (B, T) as well (token_ids.sentence_ids gives both)")
+            feed["word_ids"] = numpy.ascontiguousarray(word_ids, dtype=numpy.int64)
+        return self.session.run(["layers"], feed)[0]
+
+    def batch(self, sentences: Sequence[Sequence[str]]) -> Dict[str, numpy.ndarray]:
+        """RETURNS (Dict[str, numpy.ndarray]): the graph's inputs for `sentences` (token texts, no markers)."""
+        chars, words = sentence_ids(sentences, self.max_chars, self.vocab)
+        return {"char_ids": chars} if words is None else {"char_ids": chars, "word_ids": words}
+
+    def embed(self, sentences: Sequence[Sequence[str]], batch_size: int = 64) -> List[numpy.ndarray]:
+        """Embed tokenized sentences, in batches of similar length (as `BiLM.embed`).
+
+        sentences (Sequence[Sequence[str]]): token texts per sentence, without markers.
+        batch_size (int): sentences per batch.
+        RETURNS (List[numpy.ndarray]): one float32 array (L + 1, n_tokens, 2P) per sentence.
+        """
+        if batch_size < 1:
+            raise InputError(f"batch_size must be >= 1, got {batch_size}")
+        by_length = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        results: List[numpy.ndarray] = [numpy.zeros(0)] * len(sentences)
+        for start in range(0, len(by_length), batch_size):
+            group = by_length[start : start + batch_size]
+            feed = self.batch([sentences[i] for i in group])
+            layers = self.run(feed["char_ids"], feed.get("word_ids"))
+            for row, i in enumerate(group):
+                results[i] = numpy.ascontiguousarray(layers[:, row, 1 : len(sentences[i]) + 1])
+        return results
