@@ -7,7 +7,10 @@ positions of every padded token, the input and recurrent halves of the gates com
 one direction after the other), and the largest difference between the two outputs.
 
 Methods: "naive" (the baseline), "plain" (our algorithm with torch's default matmul), "ours" (with
-weights prepacked for oneDNN at inference), "ours+cache" (plus the token-layer cache, warm).
+weights prepacked for oneDNN at inference), "ours+cache" (plus the token-layer cache, warm), "onnx"
+(the same biLM exported by `spacy-elmo convert ... OUT.onnx` and run by ONNX Runtime, at fp32 and
+int8 of `--precision`: a process of its own that imports no torch until its timing and peak memory are
+taken; its rows compare with "ours" fp32 on all the measured sentences).
 `--precision fp32 bf16 int8 auto` runs "ours" and "ours+cache" at each precision (`BiLM.precision`); the
 "prec" column says what ran (auto's choice, or fp32 where a precision falls back), and each row not in
 fp32 gives its largest absolute difference and smallest per-token cosine against fp32 on all the
@@ -30,6 +33,9 @@ with `pip install --no-deps allennlp==2.10.1 fairscale==0.4.6` plus `transformer
 overrides cached-path`; it imports torchvision only for image loading, which a stub module stands in
 for here.
 
+Batches are cut from the sentences in corpus order (lengths mixed in a batch), or with `--by-length` from the
+sentences sorted by length, as `embed` and the elmo component cut them.
+
 Each measurement runs in its own process so that peak memory is its own, and times `--rounds` passes
 over the sentences (default 2): the best pass counts, on both sides.
 
@@ -38,6 +44,7 @@ over the sentences (default 2): the best pass counts, on both sides.
     python benchmarks/bilm_speed.py --methods ours --precision fp32 bf16 int8 --sentences 512
     python benchmarks/bilm_speed.py --methods ours --precision fp32 int8 --per-call   # embed(..., precision=P)
     python benchmarks/bilm_speed.py --device cuda --methods naive,ours --precision fp32 bf16
+    python benchmarks/bilm_speed.py --methods ours,onnx --precision fp32 int8
     python benchmarks/bilm_speed.py --sizes original --methods ours --precision fp32 bf16 int8 --per-call \
         --sentences 32 --allennlp /path/to/allennlp-venv/bin/python
 """
@@ -65,7 +72,18 @@ KERNEL_LIMITS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "FBGEMM_ENABLE_INS
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003" / "eng.testa"
 
 
+# --by-length: the sentences sorted by length before they are cut into batches (what embed and the elmo
+# component do), instead of corpus order; set from the command line, in every measuring process
+BY_LENGTH = False
+
+
 def read_sentences(path: Path, limit: int) -> Tuple[List[List[str]], str]:
+    """The first `limit` sentences of a CoNLL file (sorted by length with --by-length), and what they are."""
+    sentences, source = _read_sentences(path, limit)
+    return (sorted(sentences, key=len), source + ", sorted by length") if BY_LENGTH else (sentences, source)
+
+
+def _read_sentences(path: Path, limit: int) -> Tuple[List[List[str]], str]:
     if not path.is_file():
         from spacy.lang.en.examples import sentences as examples
 
@@ -215,6 +233,8 @@ def measure(
     allennlp_outputs: Optional[Path] = None,
     rounds: int = 1,
 ) -> Dict:
+    if method == "onnx":
+        return measure_onnx(size, n_sentences, batch_size, threads, data, precision, allennlp_outputs, rounds)
     import numpy
     import torch
 
@@ -301,6 +321,71 @@ def measure(
     }
 
 
+def export_onnx_files(size: str, folder: Path) -> None:
+    """The benchmark's biLM as fp32.onnx and int8.onnx in `folder` (made in the parent process)."""
+    from spacy_elmo.bilm_onnx.export import export_onnx
+
+    for precision in ("fp32", "int8"):
+        export_onnx(random_bilm(size), folder / f"{precision}.onnx", int8=precision == "int8")
+
+
+def measure_onnx(
+    size: str, n_sentences: int, batch_size: int, threads: int, data: Path, precision: str, folder: Optional[Path], rounds: int
+) -> Dict:
+    """ONNX Runtime's tokens/s and peak memory for the exported biLM (torch imported only after)."""
+    import numpy
+    import onnxruntime
+
+    from spacy_elmo.bilm_onnx.runtime import OnnxBiLM
+
+    assert folder is not None and precision in ("fp32", "int8"), "onnx runs fp32 or int8, from the files the parent wrote"
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    exported = OnnxBiLM(folder / f"{precision}.onnx", threads=threads)
+    sentences, source = read_sentences(data, n_sentences)
+    batches = [sentences[i : i + batch_size] for i in range(0, len(sentences), batch_size)]
+    exported.run(**exported.batch(batches[0]))  # warm-up
+    elapsed = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for batch in batches:
+            exported.run(**exported.batch(batch))
+        elapsed = min(elapsed, time.perf_counter() - start)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    torch_free = "torch" not in sys.modules
+    import torch  # only now: the comparison with the PyTorch biLM
+
+    torch.set_num_threads(threads)
+    theirs = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in random_bilm(size).embed(sentences)])
+    ours = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in exported.embed(sentences, batch_size=batch_size)])
+    cos = (ours * theirs).sum(-1) / numpy.maximum(numpy.linalg.norm(ours, axis=-1) * numpy.linalg.norm(theirs, axis=-1), 1e-12)
+    n_tokens = sum(len(s) for s in sentences)
+    return {
+        "size": size,
+        "method": "onnx",
+        "precision": precision,
+        "precision_asked": precision,
+        "per_call": False,
+        "device": "cpu",
+        "max_abs_diff_vs_fp32": float(numpy.abs(ours - theirs).max()),
+        "min_cosine_vs_fp32": float(cos.min()),
+        "params_m": round(sum(p.numel() for p in random_bilm(size).parameters()) / 1e6, 1),
+        "tokens": n_tokens,
+        "tokens_per_s": round(n_tokens / elapsed, 1),
+        "peak_rss_mb": round(peak / 1024, 1),
+        "peak_rss_delta_mb": round((peak - rss_before) / 1024, 1),
+        "peak_cuda_mb": None,
+        "torch_free_while_timed": torch_free,
+        "max_abs_diff_vs_naive": None,
+        "max_abs_diff_vs_allennlp": None,
+        "data": source,
+        "threads": threads,
+        "onnxruntime": onnxruntime.__version__,
+        "numpy": numpy.__version__,
+        "torch": torch.__version__,
+        "cpu": cpu_description(),
+    }
+
+
 def cpu_description() -> str:
     """The CPU class (what decides each precision's speed), with the settings that restrict the
     kernels below the CPU's own class when they are set."""
@@ -327,14 +412,22 @@ def main() -> None:
     parser.add_argument(
         "--per-call", action="store_true", help="ask for the precision per call (as embed(..., precision=P) does), not on the model"
     )
+    parser.add_argument(
+        "--by-length", action="store_true", help="batches of sentences sorted by length (as embed and the component make them)"
+    )
     parser.add_argument("--allennlp", default=None, metavar="PYTHON", help="a Python with allennlp 2.10: its biLM is the baseline")
     parser.add_argument("--one", nargs=3, metavar=("SIZE", "METHOD", "PRECISION"), help=argparse.SUPPRESS)
     parser.add_argument("--weights", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global BY_LENGTH
+    BY_LENGTH = args.by_length
     if args.one:
         size, method, precision = args.one
         if method == "save":
             save_weights(size, args.weights)
+            return
+        if method == "export":
+            export_onnx_files(size, args.weights)
             return
         if method == "allennlp":
             row = measure_allennlp(size, args.sentences, args.batch_size, args.threads, args.data, args.weights, args.rounds)
@@ -354,27 +447,33 @@ def main() -> None:
             )
         print(json.dumps(row))
         return
-    common = [
-        "--sentences",
-        str(args.sentences),
-        "--batch-size",
-        str(args.batch_size),
-        "--threads",
-        str(args.threads),
-        "--data",
-        str(args.data),
-        "--device",
-        args.device,
-        "--rounds",
-        str(args.rounds),
-    ] + (["--per-call"] if args.per_call else [])
+    common = (
+        [
+            "--sentences",
+            str(args.sentences),
+            "--batch-size",
+            str(args.batch_size),
+            "--threads",
+            str(args.threads),
+            "--data",
+            str(args.data),
+            "--device",
+            args.device,
+            "--rounds",
+            str(args.rounds),
+        ]
+        + (["--per-call"] if args.per_call else [])
+        + (["--by-length"] if args.by_length else [])
+    )
 
     def one(python: str, size: str, method: str, precision: str, weights: Optional[Path]) -> Dict:
-        cmd = [python, __file__, "--one", size, method, precision] + common + (["--weights", str(weights)] if weights else [])
+        # the folder: AllenNLP's weights and outputs (which the "ours" rows compare with), the ONNX files
+        needs = weights is not None and (method in ("allennlp", "save", "export", "onnx") or args.allennlp)
+        cmd = [python, __file__, "--one", size, method, precision] + common + (["--weights", str(weights)] if needs else [])
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"{size} {method} {precision} failed:\n{done.stderr[-3000:]}")
-        return json.loads(done.stdout.strip().splitlines()[-1]) if method != "save" else {}
+        return json.loads(done.stdout.strip().splitlines()[-1]) if method not in ("save", "export") else {}
 
     baseline_name = "AllenNLP" if args.allennlp else "naive"
     rows = []
@@ -385,8 +484,14 @@ def main() -> None:
     )
     for size in args.sizes.split(","):
         with tempfile.TemporaryDirectory() as tmp:
-            weights = Path(tmp) if args.allennlp else None
-            runs = [(m, p) for m in args.methods.split(",") for p in (args.precision if m.startswith("ours") else ["fp32"])]
+            methods = args.methods.split(",")
+            weights = Path(tmp) if args.allennlp or "onnx" in methods else None
+            runs = [(m, p) for m in methods for p in (args.precision if m.startswith("ours") else ["fp32"])]
+            if "onnx" in methods:
+                one(sys.executable, size, "export", "fp32", weights)
+                onnx_runs = [("onnx", p) for p in args.precision if p in ("fp32", "int8")] or [("onnx", "fp32")]
+                at = next(i for i, (m, _) in enumerate(runs) if m == "onnx")
+                runs[at : at + 1] = onnx_runs
             if args.allennlp:
                 one(sys.executable, size, "save", "fp32", weights)
                 runs.insert(0, ("allennlp", "fp32"))
@@ -400,7 +505,8 @@ def main() -> None:
                 if row["precision"] == "fp32":
                     fp32[method] = row["tokens_per_s"]
                 ratio = f"{row['tokens_per_s'] / baseline:.2f}" if baseline else "-"
-                vs_fp32 = f"{row['tokens_per_s'] / fp32[method]:.2f}" if method in fp32 else "-"
+                reference = "ours" if method == "onnx" else method  # ONNX rows against the PyTorch biLM's fp32
+                vs_fp32 = f"{row['tokens_per_s'] / fp32[reference]:.2f}" if reference in fp32 and row is not None else "-"
                 found = row.get("max_abs_diff_vs_allennlp") if args.allennlp else row["max_abs_diff_vs_naive"]
                 diff = f"{found:.1e}" if found is not None else "-"
                 err = f"{row['max_abs_diff_vs_fp32']:.1e}" if "max_abs_diff_vs_fp32" in row else "-"

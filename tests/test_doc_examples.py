@@ -39,6 +39,8 @@ SKIPPED = {
     "torchrun ": "several processes: tests/training/test_distributed.py and test_two_nodes.py",
     "--ray ": "a Ray cluster: tests/distributed/test_ray.py",
     "spacy project run": "whole workflows: tests/test_projects.py runs each project's smoke workflow",
+    "npm install": "Node.js: .ci/run installs the example's package, tests/bilm_onnx/test_runtime.py runs it",
+    "node embed.js": "Node.js: tests/bilm_onnx/test_runtime.py",
 }
 # (printed, run): budgets in minutes or hundreds of steps become a few steps
 SHORTER = [

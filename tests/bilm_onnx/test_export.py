@@ -212,3 +212,13 @@ def test_a_file_that_is_not_an_export_is_refused(tmp_path):
     )
     with pytest.raises(InputError, match="not a biLM exported by spacy-elmo"):
         OnnxBiLM(tmp_path / "other.onnx")
+
+
+def test_the_docs_table_of_metadata_is_the_runtimes():
+    from spacy_elmo.bilm_onnx.runtime import METADATA_DOC
+
+    page = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "onnx.md"), encoding="utf8").read()
+    import re
+
+    rows = dict(re.findall(r"^\| `(spacy_elmo\.\w+)` \| (.*) \|$", page, flags=re.M))
+    assert rows == {key: text.replace("'spacy-elmo bilm onnx v1'", "`spacy-elmo bilm onnx v1`") for key, text in METADATA_DOC.items()}
