@@ -222,3 +222,22 @@ def test_the_docs_table_of_metadata_is_the_runtimes():
 
     rows = dict(re.findall(r"^\| `(spacy_elmo\.\w+)` \| (.*) \|$", page, flags=re.M))
     assert rows == {key: text.replace("'spacy-elmo bilm onnx v1'", "`spacy-elmo bilm onnx v1`") for key, text in METADATA_DOC.items()}
+
+
+def test_a_pipeline_folder_exports_its_components_biLM(tmp_path):
+    import spacy
+
+    from spacy_elmo import add_elmo
+
+    folder = tmp_path / "bilm"
+    save_original(tiny_bilm(seed=9), folder / "options.json", folder / "weights.hdf5")
+    nlp = spacy.blank("en")
+    add_elmo(nlp, folder)
+    nlp.to_disk(tmp_path / "pipeline")
+    run = CliRunner().invoke(app, ["convert", str(tmp_path / "pipeline"), str(tmp_path / "p.onnx")])
+    assert run.exit_code == 0, run.output
+    exported = OnnxBiLM(tmp_path / "p.onnx")
+    assert exported.weights_sha256 == bilm_fingerprint(nlp.get_pipe("elmo").bilm)
+    assert "spaCy pipeline" in exported.metadata["spacy_elmo.source"]
+    doc = nlp("A cat sat .")
+    numpy.testing.assert_allclose(exported.embed([[t.text for t in doc]])[0], doc._.elmo.layers, rtol=0, atol=1e-5)

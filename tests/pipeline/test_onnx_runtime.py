@@ -76,3 +76,16 @@ def test_settings_are_checked_and_saved(bilm_dir, tmp_path):
     assert loaded.get_pipe("elmo").settings.runtime == "onnx"
     for a, b in zip(_layers(nlp), _layers(loaded)):
         numpy.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.timeout(300)
+def test_two_processes_after_the_parent_ran_give_the_same_layers(bilm_dir):
+    """The parent's ONNX Runtime session does not go into the workers (its threads would not be there)."""
+    import pickle
+
+    nlp = _nlp(bilm_dir, runtime="onnx")
+    texts = [f"Text number {i}. It has two sentences." for i in range(8)]
+    alone = _layers(nlp, texts)  # the parent has a session now
+    assert pickle.loads(pickle.dumps(nlp.get_pipe("elmo").onnx))._session is None
+    for doc, expected in zip(nlp.pipe(texts, n_process=2, batch_size=2), alone):
+        numpy.testing.assert_allclose(doc._.elmo.layers, expected, rtol=0, atol=1e-5)
