@@ -269,36 +269,45 @@ class PackedWeights:
         )
 
     def matmul(
-        self, x: torch.Tensor, weight: torch.Tensor, key: Hashable, bias: Optional[torch.Tensor] = None, many_rows: bool = False
+        self,
+        x: torch.Tensor,
+        weight: torch.Tensor,
+        key: Hashable,
+        bias: Optional[torch.Tensor] = None,
+        many_rows: bool = False,
+        quantize: bool = True,
     ) -> torch.Tensor:
         """`x @ weight + bias` for x (..., K), weight (K, N) and bias (N,) (or None).
 
         many_rows (bool): x is a block of many rows (hundreds): in int8 the product runs through
             oneDNN's kernel where it is exact (see the module's notes). A weight is always multiplied
             with the same `many_rows`, so it holds one packed copy.
+        quantize (bool): False keeps this product float32 where the dtype is int8 (an input whose
+            range one 8-bit scale per call cannot carry).
         """
         rows = x.reshape(-1, x.shape[-1])
+        dtype = torch.float32 if self.dtype == torch.qint8 and not quantize else self.dtype
         if not self.usable(x, weight):
             out = product(rows, weight)
-        elif self.dtype == torch.qint8 and many_rows and onednn_int8_available():
-            out = _onednn_int8_product(rows, self._packed(key, "onednn", lambda: _onednn_int8_pack(weight)), bias)
+        elif dtype == torch.qint8 and many_rows and onednn_int8_available():
+            out = _onednn_int8_product(rows, self._packed(dtype, key, "onednn", lambda: _onednn_int8_pack(weight)), bias)
             bias = None
-        elif self.dtype == torch.qint8:
-            out = _int8_product(rows, self._packed(key, "fbgemm", lambda: _int8_pack(weight)))
+        elif dtype == torch.qint8:
+            out = _int8_product(rows, self._packed(dtype, key, "fbgemm", lambda: _int8_pack(weight)))
         else:
             packed = self._packed(
-                key, "onednn", lambda: torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous().to(self.dtype), _ROWS_HINT)
+                dtype, key, "onednn", lambda: torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous().to(dtype), _ROWS_HINT)
             )
-            fused = bias if self.dtype == torch.float32 else None  # a bfloat16 bias would lose digits
-            out = torch.ops.mkldnn._linear_pointwise(rows.to(self.dtype), packed, fused, "none", [], "").to(x.dtype)
+            fused = bias if dtype == torch.float32 else None  # a bfloat16 bias would lose digits
+            out = torch.ops.mkldnn._linear_pointwise(rows.to(dtype), packed, fused, "none", [], "").to(x.dtype)
             bias = None if fused is not None else bias
         out = out.view(*x.shape[:-1], weight.shape[1])
         if bias is None:
             return out
         return out + bias if torch.is_grad_enabled() else out.add_(bias)
 
-    def _packed(self, key: Hashable, kernel: str, pack: Callable[[], Any]) -> Any:
-        packed = self._packs.get((self.dtype, kernel, key))
+    def _packed(self, dtype: torch.dtype, key: Hashable, kernel: str, pack: Callable[[], Any]) -> Any:
+        packed = self._packs.get((dtype, kernel, key))
         if packed is None:
-            packed = self._packs[(self.dtype, kernel, key)] = pack()
+            packed = self._packs[(dtype, kernel, key)] = pack()
         return packed

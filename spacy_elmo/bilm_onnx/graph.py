@@ -11,10 +11,10 @@ padding never reaches a real position. The token layer runs once per distinct to
 (`Unique`), over the char axis cut to the longest token plus the widest filter (exact: windows of
 padding alone all give the same value).
 
-With `int8`, the products with a weight matrix (highway, both halves of each gate, the recurrent
-one included, the LSTM's projection) are ONNX Runtime's `DynamicQuantizeMatMul`: int8 weights with
-one scale per output column, each call's input quantized to uint8 on the fly. The char CNN and the
-token layer's projection stay float32 (see `_token_layer`).
+With `int8`, the LSTM's products (both halves of each gate, the recurrent one included, and its
+projection) are ONNX Runtime's `DynamicQuantizeMatMul`: int8 weights with one scale per output
+column, each call's input quantized to uint8 on the fly. The token layer stays float32, as the
+PyTorch biLM's int8 keeps it (see `_token_layer`).
 """
 
 import json
@@ -238,7 +238,7 @@ def _token_layer(g: _Graph, bilm: BiLM, type_chars: str, types: Optional[str], p
     h = g.op("Concat", pooled, "cnn", axis=1) if len(pooled) > 1 else pooled[0]
     h = g.op("Relu" if options.activation == "relu" else "Tanh", [h], "cnn_act")
     for hw in encoder.highway_layers:
-        mixed = product(g, h, _array(hw.weight), _array(hw.bias), "highway")
+        mixed = product(g, h, _array(hw.weight), _array(hw.bias), "highway", float32=True)
         carry, transform = g.op("Split", [mixed, g.const([hw.width, hw.width], "split", numpy.int64)], "hw", n_out=2, axis=1)
         gate = g.op("Sigmoid", [carry], "gate")
         kept = g.op("Mul", [g.op("Sub", [g.const(numpy.float32(1.0), "f1"), gate]), h])
@@ -250,9 +250,9 @@ def _token_layer(g: _Graph, bilm: BiLM, type_chars: str, types: Optional[str], p
         words = g.op("Gather", [g.const(_array(encoder.word_embed), "word_embed"), type_words], "word_vectors")
         h = g.op("Concat", [words, h], "with_words", axis=1)
     if encoder.projection is not None:
-        # float32 even with int8: its input (the highway's output, word vectors beside it) spans too
-        # wide a range for one uint8 scale per call (min cosine 0.9945 to float32 on layer 0 of a
-        # small biLM, 0.9998 kept float32), and it runs once per distinct token, not per position
+        # float32 even with int8, as the highway layers: their inputs span too wide a range for one
+        # uint8 scale per call (min cosine 0.9945 to float32 on layer 0 of a pretrained small biLM, and
+        # 0.9968 on layer 2 of another, quantized), and they run once per distinct token
         h = product(g, h, _array(encoder.projection.weight).T.copy(), _array(encoder.projection.bias), "token_projection", float32=True)
     return h
 
