@@ -69,3 +69,17 @@ def pool_batches(pool, batch_tokens: int, seed: int):
     batches = length_batches(pool, batch_tokens)
     random.Random(seed).shuffle(batches)
     return batches
+
+
+def wikipedia_sentences(shared_data, n: int) -> list:
+    """The first `n` lines of the shared Wikipedia text with 4-59 tokens, split on whitespace."""
+    import gzip
+
+    sentences = []
+    with gzip.open(shared_data / "raw" / "enwiki-20M.txt.gz", "rt", encoding="utf8") as lines:
+        for line in lines:
+            if 3 < len(line.split()) < 60:
+                sentences.append(line.split())
+            if len(sentences) == n:
+                break
+    return sentences

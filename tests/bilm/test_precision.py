@@ -8,7 +8,7 @@ import torch
 from spacy_elmo.bilm import BiLM, ElmoOptions
 from spacy_elmo.bilm.packed_matmul import int8_available, onednn_bf16_available
 
-from ..helpers import tiny_bilm
+from ..helpers import tiny_bilm, wikipedia_sentences
 
 SENTENCES = [["The", "cat", "sat", "on", "the", "mat", "."], ["Zürich", "'s", "stocks", "rose", "5", "%"], ["Hi"]]
 SIZES = {"small": (1024, 128, 1), "medium": (2048, 256, 1), "original": (4096, 512, 2)}
@@ -53,21 +53,13 @@ def test_int8_of_a_pretrained_biLM_is_close_on_every_layer(name, shared_bilm, sh
     """A trained biLM's token layer spans a wide range (the CNN and highway outputs): quantized per
     call it fell to a least cosine of 0.991-0.995 here, so the token layer stays float32 at int8 and
     every layer of 200 Wikipedia sentences keeps a least cosine >= 0.999."""
-    import gzip
-
     from spacy_elmo.bilm import load_original
 
     folder = shared_bilm.parent / name
     if not (folder / "weights.hdf5").is_file():
         pytest.skip(f"needs the shared biLM at {folder}")
     bilm = load_original(folder / "options.json", folder / "weights.hdf5")
-    sentences = []
-    with gzip.open(shared_data / "raw" / "enwiki-20M.txt.gz", "rt", encoding="utf8") as lines:
-        for line in lines:
-            if 3 < len(line.split()) < 60:
-                sentences.append(line.split())
-            if len(sentences) == 200:
-                break
+    sentences = wikipedia_sentences(shared_data, 200)
     for a, b in zip(bilm.embed(sentences), bilm.embed(sentences, precision="int8")):
         cosine = (a * b).sum(-1) / (numpy.linalg.norm(a, axis=-1) * numpy.linalg.norm(b, axis=-1))
         assert cosine.min() >= 0.999

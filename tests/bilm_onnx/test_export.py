@@ -14,7 +14,7 @@ from spacy_elmo.bilm.fingerprint import bilm_fingerprint
 from spacy_elmo.cli import app
 from spacy_elmo.errors import InputError
 
-from ..helpers import tiny_bilm
+from ..helpers import tiny_bilm, wikipedia_sentences
 
 pytest.importorskip("onnx", reason="the ONNX export needs onnx: pip install 'spacy-elmo[onnx]'")
 pytest.importorskip("onnxruntime", reason="running an export needs onnxruntime: pip install 'spacy-elmo[onnx]'")
@@ -101,17 +101,9 @@ def test_a_biLM_from_spacy_elmo_pretrain_matches_and_is_no_further_from_float64_
     """The shared small biLM (spacy-elmo pretrain): its token layer reaches |values| ~ 20, where two
     float32 computations differ by ~2e-5, so the test asks for 1e-6 of the layer's largest value and
     no more error against a float64 run than PyTorch's own float32 has."""
-    import gzip
-
     bilm = load_original(shared_bilm / "options.json", shared_bilm / "weights.hdf5")
     exported = _exported(bilm, tmp_path)
-    sentences = []
-    with gzip.open(shared_data / "raw" / "enwiki-20M.txt.gz", "rt", encoding="utf8") as lines:
-        for line in lines:
-            if 3 < len(line.split()) < 60:
-                sentences.append(line.split())
-            if len(sentences) == 60:
-                break
+    sentences = wikipedia_sentences(shared_data, 60)
     theirs, ours = bilm.embed(sentences), exported.embed(sentences, batch_size=16)
     exact = load_original(shared_bilm / "options.json", shared_bilm / "weights.hdf5").double()
     with torch.no_grad():
