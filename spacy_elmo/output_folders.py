@@ -191,6 +191,15 @@ def publish_files(tmp: PathLike, output: PathLike, kind: str, names: Sequence[st
     return output
 
 
+def check_output_file(path: PathLike, overwrite: bool) -> None:
+    """Refuse to replace an existing file unless `--overwrite` was given."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path} is a folder: give a file name")
+    if os.path.lexists(path) and not overwrite:  # a link too, dangling or not (--overwrite replaces the link itself)
+        raise InputError(f"{path} exists: give --overwrite to replace it, or another file name")
+
+
 def check_not_inside(output: PathLike, source: PathLike, what: str) -> None:
     """Refuse an output folder that is the input or holds it: writing it could replace the input."""
     out, src = Path(output).resolve(), Path(source).resolve()

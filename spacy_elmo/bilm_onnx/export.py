@@ -1,6 +1,5 @@
 """Writing a biLM as an .onnx file, checked against the PyTorch biLM before it is written."""
 
-import os
 from pathlib import Path
 from typing import Dict, List
 
@@ -9,7 +8,7 @@ import torch
 
 from ..bilm.model import BiLM
 from ..errors import InputError
-from ..output_folders import write_atomically
+from ..output_folders import check_output_file, write_atomically
 from ..types import PathLike
 from .graph import build_graph
 from .runtime import OnnxBiLM
@@ -35,10 +34,7 @@ def export_onnx(bilm: BiLM, output: PathLike, *, int8: bool = False, source: str
         probe) and "min_cosine" (the least cosine of a token's vector to PyTorch's, over every layer).
     """
     output = Path(output)
-    if output.is_dir() and not output.is_symlink():
-        raise InputError(f"{output} is a folder: give the path of a .onnx file")
-    if os.path.lexists(output) and not overwrite:  # a link too: --overwrite replaces the link itself
-        raise InputError(f"{output} exists: give --overwrite to replace it, or another file name")
+    check_output_file(output, overwrite)
     if not output.parent.is_dir():
         raise InputError(f"{output.parent} is not a folder: make it first, or write the .onnx file elsewhere")
     data = build_graph(bilm, int8=int8, source=source).SerializeToString()

@@ -263,20 +263,18 @@ def _lstm_layer(g: _Graph, layer: BiLstmLayer, depth: int, x_f: str, x_b: str, b
     C, H = layer.cell_dim, layer.hidden_dim
     bias = _array(layer.bias) + _array(layer.forget_bias)[None]
     gates_in = [product(g, x, _array(layer.input_weight[d]), bias[d], f"l{depth}_d{d}_input") for d, x in enumerate((x_f, x_b))]
-    zeros_c = g.op(
-        "ConstantOfShape",
-        [g.op("Concat", [batch, g.const([C], "c", numpy.int64)], axis=0)],
-        "c0",
-        value=helper.make_tensor("z", TensorProto.FLOAT, [1], [0.0]),
-    )
-    zeros_h = g.op(
-        "ConstantOfShape",
-        [g.op("Concat", [batch, g.const([H], "h", numpy.int64)], axis=0)],
-        "h0",
-        value=helper.make_tensor("z", TensorProto.FLOAT, [1], [0.0]),
-    )
+
+    def zeros(width: int, hint: str) -> str:  # (B, width) float32
+        shape = g.op("Concat", [batch, g.const([width], "width", numpy.int64)], axis=0)
+        return g.op("ConstantOfShape", [shape], hint, value=helper.make_tensor("z", TensorProto.FLOAT, [1], [0.0]))
+
+    zeros_c, zeros_h = zeros(C, "c0"), zeros(H, "h0")
 
     body = _Graph(prefix=f"l{depth}_step_")
+
+    def clipped(x: str, bound: float) -> str:
+        return body.op("Clip", [x, body.const(numpy.float32(-bound), "lo"), body.const(numpy.float32(bound), "hi")], "clipped")
+
     state_in: List[Tuple[str, int]] = []
     state_out: List[Tuple[str, int]] = []
     step_out: List[Tuple[str, int]] = []
@@ -286,39 +284,17 @@ def _lstm_layer(g: _Graph, layer: BiLstmLayer, depth: int, x_f: str, x_b: str, b
         xw_names.append(body.name(f"xw{d}"))  # this step's row of gates_in[d]
         state_in += [(c, C), (h, H)]
         z = body.op("Add", [xw_names[d], product(body, h, _array(layer.hidden_weight[d]), None, f"recurrent{d}")], f"z{d}")
-        ifo = body.op(
-            "Sigmoid",
-            [
-                body.op(
-                    "Slice",
-                    [z, body.const([0], "s", numpy.int64), body.const([3 * C], "e", numpy.int64), body.const([1], "a", numpy.int64)],
-                )
-            ],
-        )
-        j = body.op(
-            "Tanh",
-            [
-                body.op(
-                    "Slice",
-                    [z, body.const([3 * C], "s", numpy.int64), body.const([4 * C], "e", numpy.int64), body.const([1], "a", numpy.int64)],
-                )
-            ],
-        )
+        ifo, j = body.op("Split", [z, body.const([3 * C, C], "split", numpy.int64)], "gates", n_out=2, axis=1)
+        ifo, j = body.op("Sigmoid", [ifo]), body.op("Tanh", [j])
         i, f, o = body.op("Split", [ifo, body.const([C, C, C], "split", numpy.int64)], "gate", n_out=3, axis=1)
         new_c = body.op("Add", [body.op("Mul", [f, c]), body.op("Mul", [i, j])], f"c{d}")
         if layer.cell_clip is not None:
-            new_c = body.op(
-                "Clip",
-                [new_c, body.const(numpy.float32(-layer.cell_clip), "lo"), body.const(numpy.float32(layer.cell_clip), "hi")],
-                f"c{d}_clipped",
-            )
+            new_c = clipped(new_c, layer.cell_clip)
         new_h = body.op("Mul", [o, body.op("Tanh", [new_c])], f"h{d}")
         if layer.proj_weight is not None:
             new_h = product(body, new_h, _array(layer.proj_weight[d]), None, f"projection{d}")
             if layer.proj_clip is not None:
-                new_h = body.op(
-                    "Clip", [new_h, body.const(numpy.float32(-layer.proj_clip), "lo"), body.const(numpy.float32(layer.proj_clip), "hi")]
-                )
+                new_h = clipped(new_h, layer.proj_clip)
         state_out += [(new_c, C), (new_h, H)]
         step_out.append((body.op("Identity", [new_h], f"out{d}"), H))
 

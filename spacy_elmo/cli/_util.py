@@ -7,7 +7,6 @@ traceback. No command replaces a file or folder it did not make: `--overwrite` s
 
 import errno
 import functools
-import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, List, Optional, TypeVar
@@ -183,14 +182,6 @@ def parse_shard(text: Optional[str], ray: Optional[str]) -> Any:
 
 def say(quiet: bool) -> Callable[[str], None]:
     return (lambda line: None) if quiet else typer.echo
-
-
-def check_output_file(path: Path, overwrite: bool) -> None:
-    """Refuse to replace an existing file unless `--overwrite` was given."""
-    if path.is_dir():
-        raise InputError(f"{path} is a folder: give a file name")
-    if os.path.lexists(path) and not overwrite:  # a link too, dangling or not (--overwrite replaces the link itself)
-        raise InputError(f"{path} exists: give --overwrite to replace it, or another file name")
 
 
 def bilm_source(value: str) -> str:

@@ -5,7 +5,8 @@ from typing import Optional
 
 import typer
 
-from ._util import bilm_source, check_not_an_input, check_output_file, command
+from ..output_folders import check_output_file
+from ._util import bilm_source, check_not_an_input, command
 
 
 @command("init-config")

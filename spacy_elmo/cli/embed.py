@@ -6,9 +6,9 @@ from typing import Any, Dict, Optional
 import typer
 
 from ..errors import InputError
+from ..output_folders import check_output_file
 from ._util import (
     bilm_source,
-    check_output_file,
     command,
     parse_shard,
     quiet_option,

@@ -5,7 +5,8 @@ from typing import Any, List, Optional, Tuple
 
 import typer
 
-from ._util import check_output_file, command
+from ..output_folders import check_output_file
+from ._util import command
 
 MixRow = Tuple[str, List[float], float]  # a listener's name, softmax(w), gamma
 

@@ -6,7 +6,8 @@ from typing import Dict, List, Optional
 import typer
 
 from ..errors import InputError
-from ._util import check_output_file, command
+from ..output_folders import check_output_file
+from ._util import command
 
 MODELS_WIDTH = 100  # `spacy-elmo models` fits a 100-column terminal
 CONVERTED = ("options.json", "weights.hdf5")

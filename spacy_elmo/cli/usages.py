@@ -5,9 +5,9 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import typer
 
+from ..output_folders import check_output_file
 from ._util import (
     bilm_source,
-    check_output_file,
     command,
     parse_shard,
     quiet_option,
