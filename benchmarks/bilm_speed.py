@@ -292,10 +292,7 @@ def measure(
     params = sum(p.numel() for p in bilm.parameters())
     error = {}
     if method != "naive" and ran != "fp32":
-        low = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in bilm.embed(sentences, precision=precision)])
-        exact = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in bilm.embed(sentences, precision="fp32")])
-        cos = (low * exact).sum(-1) / numpy.maximum(numpy.linalg.norm(low, axis=-1) * numpy.linalg.norm(exact, axis=-1), 1e-12)
-        error = {"max_abs_diff_vs_fp32": float(numpy.abs(low - exact).max()), "min_cosine_vs_fp32": float(cos.min())}
+        error = error_vs_fp32(bilm.embed(sentences, precision=precision), bilm.embed(sentences, precision="fp32"))
     return {
         "size": size,
         "method": method,
@@ -355,9 +352,8 @@ def measure_onnx(
     import torch  # only now: the comparison with the PyTorch biLM
 
     torch.set_num_threads(threads)
-    theirs = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in random_bilm(size).embed(sentences)])
-    ours = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in exported.embed(sentences, batch_size=batch_size)])
-    cos = (ours * theirs).sum(-1) / numpy.maximum(numpy.linalg.norm(ours, axis=-1) * numpy.linalg.norm(theirs, axis=-1), 1e-12)
+    bilm = random_bilm(size)
+    error = error_vs_fp32(exported.embed(sentences, batch_size=batch_size), bilm.embed(sentences))
     n_tokens = sum(len(s) for s in sentences)
     return {
         "size": size,
@@ -366,9 +362,8 @@ def measure_onnx(
         "precision_asked": precision,
         "per_call": False,
         "device": "cpu",
-        "max_abs_diff_vs_fp32": float(numpy.abs(ours - theirs).max()),
-        "min_cosine_vs_fp32": float(cos.min()),
-        "params_m": round(sum(p.numel() for p in random_bilm(size).parameters()) / 1e6, 1),
+        **error,
+        "params_m": round(sum(p.numel() for p in bilm.parameters()) / 1e6, 1),
         "tokens": n_tokens,
         "tokens_per_s": round(n_tokens / elapsed, 1),
         "peak_rss_mb": round(peak / 1024, 1),
@@ -384,6 +379,17 @@ def measure_onnx(
         "torch": torch.__version__,
         "cpu": cpu_description(),
     }
+
+
+def error_vs_fp32(low: List, exact: List) -> Dict[str, float]:
+    """RETURNS: the largest difference and the least per-token cosine of `low` to `exact` (float32):
+    lists of (L + 1, n, 2P) arrays, one per sentence."""
+    import numpy
+
+    a = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in low])
+    b = numpy.concatenate([x.reshape(-1, x.shape[-1]) for x in exact])
+    cos = (a * b).sum(-1) / numpy.maximum(numpy.linalg.norm(a, axis=-1) * numpy.linalg.norm(b, axis=-1), 1e-12)
+    return {"max_abs_diff_vs_fp32": float(numpy.abs(a - b).max()), "min_cosine_vs_fp32": float(cos.min())}
 
 
 def cpu_description() -> str:
