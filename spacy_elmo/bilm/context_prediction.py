@@ -7,6 +7,7 @@ semantic change with them).
 
 from typing import Sequence, Tuple
 
+import numpy
 import torch
 
 from .language_model import SharedSoftmax
@@ -55,4 +56,49 @@ def context_log_probs(
     return torch.cat(forward).cpu(), torch.cat(backward).cpu()
 
 
-__all__ = ["context_log_probs"]
+@torch.no_grad()
+def boundary_states(bilm: BiLM) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """What each layer's forward half holds at `<S>` and its backward half at `</S>`: the context a sequence's
+    first token is predicted from on its left, and its last token on its right. Each depends on the marker
+    alone (a sequence starts from zero states), so one pass over any sequence gives them.
+
+    RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): float32 (L + 1, P) each: forward at `<S>`, backward at `</S>`.
+    """
+    P = bilm.options.projection_dim
+    was_training = bilm.training
+    bilm.eval()
+    try:
+        layers = bilm(bilm.batch([["."]]))[:, 0].float().cpu().numpy()  # (L + 1, 3, 2P): <S> . </S>
+    finally:
+        bilm.train(was_training)
+    return numpy.ascontiguousarray(layers[:, 0, :P]), numpy.ascontiguousarray(layers[:, -1, P:])
+
+
+def context_layers(
+    layers: numpy.ndarray, tokens: Sequence[int], segments: Sequence[Tuple[int, int]], bos: numpy.ndarray, eos: numpy.ndarray
+) -> numpy.ndarray:
+    """The context-only vector of each token at every layer: the forward half at the token before it beside the
+    backward half at the token after it, which is what the two language models predict the token from; neither
+    read the token's characters. A sequence's first token takes `<S>`'s forward half, its last `</S>`'s backward.
+    Layer 0 gives the neighbours' token vectors.
+
+    layers (numpy.ndarray): (L + 1, n_tokens, 2P), a Doc's layers (markers left out).
+    tokens (Sequence[int]): the token indices wanted.
+    segments (Sequence[Tuple[int, int]]): [start, end) of each sequence the biLM ran over, covering the tokens.
+    bos, eos (numpy.ndarray): (L + 1, P) each, from `boundary_states`.
+    RETURNS (numpy.ndarray): float32 (len(tokens), L + 1, 2P).
+    """
+    P = bos.shape[1]
+    out = numpy.empty((len(tokens), layers.shape[0], 2 * P), dtype=numpy.float32)
+    starts = numpy.array([s for s, _ in segments])
+    for k, i in enumerate(tokens):
+        j = int(numpy.searchsorted(starts, i, side="right")) - 1
+        if j < 0 or not segments[j][0] <= i < segments[j][1]:
+            raise ValueError(f"token {i} lies in no sequence")
+        start, end = segments[j]
+        out[k, :, :P] = layers[:, i - 1, :P] if i > start else bos
+        out[k, :, P:] = layers[:, i + 1, P:] if i + 1 < end else eos
+    return out
+
+
+__all__ = ["context_log_probs", "boundary_states", "context_layers"]

@@ -42,7 +42,13 @@ def index_usages_cli(
         "top", "--layer", help="The vectors: top, average, a layer number (0 = token layer) or one weight per layer (0.2,0.3,0.5)"
     ),
     all_layers: bool = typer.Option(
-        False, "--all-layers", help="Also keep every layer of each usage, so that change and neighbours pick the layer at query time"
+        False,
+        "--all-layers",
+        help="Also keep every layer of each usage and its context-only vectors (what change clusters senses from), so that "
+        "change and neighbours pick the layer at query time",
+    ),
+    keep_capitals: bool = typer.Option(
+        False, "--keep-capitals", help="Let the biLM read sentences set in capitals (headlines) as written, not lowercased"
     ),
     grouping: str = typer.Option(None, "--grouping", help="A WUG dataset as CORPUS: only the usages of this grouping (period), e.g. 1"),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
@@ -97,6 +103,7 @@ def index_usages_cli(
         "lemmas": lemmas,
         "layer": layer,
         "all_layers": all_layers,
+        "keep_capitals": keep_capitals,
         "lang": lang,
         "docs_per_batch": docs_per_batch,
     }
@@ -115,6 +122,7 @@ def index_usages_cli(
             words=chosen,
             layer=layer,
             all_layers=all_layers,
+            keep_capitals=keep_capitals,
             progress=not quiet,
             log=say(quiet),
         )
@@ -328,7 +336,22 @@ def change_cli(
     evidence: bool = typer.Option(
         False, "--evidence", help="Also in OUTPUT: each word's senses, changed usages and 95% intervals (--report and --gold imply it)"
     ),
-    seed: int = typer.Option(0, "--seed", help="The seed of the senses' clusters and of the intervals' resamplings"),
+    senses_from: str = typer.Option(
+        "context:top",
+        "--senses-from",
+        help="What the senses are clustered from: context:top (the context-only vectors, blind to the word's spelling; indexes "
+        "built with --all-layers), context:LAYER, target (the vectors the scores read), substitutes (the biLM's softmax)",
+    ),
+    min_silhouette: float = typer.Option(
+        0.25, "--min-silhouette", help="A word is one sense unless its best split into 2-8 senses reaches this mean silhouette", min=0.0
+    ),
+    permutations: int = typer.Option(
+        1000, "--permutations", help="The permutation test of each word's APD and PRT: shuffles of its usages' periods (0: none)", min=0
+    ),
+    fdr: float = typer.Option(
+        0.05, "--fdr", help="A word is 'changed' where its first measure's Benjamini-Hochberg q-value is at most this", min=0.0, max=1.0
+    ),
+    seed: int = typer.Option(0, "--seed", help="The seed of the senses' clusters, the intervals' resamplings and the permutations"),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
     quiet: bool = quiet_option(),
@@ -374,6 +397,10 @@ def change_cli(
         groupings=(pair[0], pair[1]),
         evidence=evidence or report is not None,
         seed=seed,
+        senses=senses_from,
+        min_silhouette=min_silhouette,
+        permutations=permutations,
+        fdr=fdr,
     )
     change(
         index_a,

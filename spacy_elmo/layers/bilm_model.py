@@ -120,6 +120,16 @@ def get_bilm(model: Model) -> BiLM:
     raise ValueError(f"No biLM inside model '{model.name}'")
 
 
+def doc_sequences(model: Model, docs: List[Doc]) -> List[List[Tuple[int, int]]]:
+    """RETURNS (List[List[Tuple[int, int]]]): per Doc, [start, end) of each sequence the biLM of `model` (a
+    `spacy-elmo.BiLM` model, or one holding it) runs over: the sentences or windows its `sequences` cut."""
+    getter = next(node.attrs["sequences"] for node in model.walk() if "sequences" in node.attrs)
+    out: List[List[Tuple[int, int]]] = [[] for _ in docs]
+    for segment in getter(docs):
+        out[segment.doc].append((segment.start, segment.end))
+    return [sorted(spans) for spans in out]
+
+
 def _convert_inputs(model: Model, batch: CharBatch, is_train: bool) -> Tuple[ArgsKwargs, Callable]:
     return ArgsKwargs(args=(batch,), kwargs={}), lambda d_inputs: []
 

@@ -24,13 +24,27 @@ from ..shards import Shard, balance_note, chunk_docs, shard_record, what_ran
 from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from ..types import PathLike
 from ..bilm.fingerprint import bilm_fingerprint
-from .index import UsageIndex, mixed, parse_layer, usage_key
+from .capitals import folded
+from .index import LOOKUP_LEMMATIZER, UsageIndex, mixed, parse_layer, usage_key
 from .layout import USAGE_INDEX
 from .storage import IndexWriter
 
 _SENTENCES_PER_BATCH = 256  # sentences gathered before the biLM runs over them
 # what the parts of one index must share (`merge` refuses parts that differ in any)
-SHARD_SETTINGS = ("model", "load", "fingerprint", "elmo", "layer_weights", "layers", "match", "words", "files", "lemmatizer")
+SHARD_SETTINGS = (
+    "model",
+    "load",
+    "fingerprint",
+    "elmo",
+    "layer_weights",
+    "layers",
+    "context",
+    "fold_capitals",
+    "match",
+    "words",
+    "files",
+    "lemmatizer",
+)
 
 
 def build_usage_index(
@@ -43,6 +57,7 @@ def build_usage_index(
     lemmas: bool = False,
     layer: Union[str, int, Sequence[float]] = "top",
     all_layers: bool = False,
+    keep_capitals: bool = False,
     elmo: Optional[str] = None,
     docs_per_batch: int = 64,
     shard: Shard = Shard(),
@@ -58,8 +73,9 @@ def build_usage_index(
     lemmas (bool): match `words` on lemmas and key usages by lemma: the pipeline's lemmatizer, else spaCy's
         lookup lemmatizer for its language, added here (named in the index's meta).
     layer: "top", "average", a layer number or one weight per layer (see `parse_layer`).
-    all_layers (bool): also keep every layer of each usage (layers.bin), so that queries pick the layer
-        or a mix (`UsageIndex.with_layer`) without embedding again.
+    all_layers (bool): also keep every layer of each usage (layers.bin) and its context-only vectors
+        (context.bin), so that queries pick the layer or a mix (`UsageIndex.with_layer`) without embedding again.
+    keep_capitals (bool): let the biLM read sentences set in capitals as written (default: lowercased; capitals.py).
     elmo (Optional[str]): the elmo component to use; None: the first.
     docs_per_batch (int): documents per nlp.pipe batch; 16 of them make a chunk (see shards.py):
         the biLM's batches never span two chunks, so that the shards of a corpus add up to the
@@ -88,7 +104,7 @@ def build_usage_index(
     if lemmas:
         lemmatizer = _check_lemmas(nlp, off, log)
     meta = {
-        **bilm_meta(nlp, pipe, model, weights, all_layers),
+        **bilm_meta(nlp, pipe, model, weights, all_layers, keep_capitals),
         "lemmatizer": lemmatizer,
         "match": "lemma" if lemmas else "lower",
         "words": sorted(chosen) if chosen else None,
@@ -105,8 +121,9 @@ def build_usage_index(
             files, nlp, prefilter, bar.update if bar is not None else None, shard, chunk_docs(docs_per_batch), corpus_read
         )
         docs = nlp.pipe(texts, as_tuples=True, disable=off, batch_size=docs_per_batch)
+        layers_of = UsageLayers(pipe) if all_layers else None
         for batch in _sentence_batches(docs, chosen, key):
-            _index_batch(batch, pipe, weights, key, writer, types, all_layers)
+            _index_batch(batch, pipe, weights, key, writer, types, layers_of, not keep_capitals)
             if bar is not None:
                 bar.set_postfix_str(f"{writer.n_usages:,} usages", refresh=False)
         if bar is not None:
@@ -136,10 +153,13 @@ def build_usage_index(
     return index
 
 
-def bilm_meta(nlp: Language, pipe: Any, model: Optional[PathLike], weights: numpy.ndarray, all_layers: bool) -> Dict[str, Any]:
+def bilm_meta(
+    nlp: Language, pipe: Any, model: Optional[PathLike], weights: numpy.ndarray, all_layers: bool, keep_capitals: bool = False
+) -> Dict[str, Any]:
     """What an index's meta.json records of the biLM that made its vectors, whatever the usages came from: where
     the pipeline was loaded from (a released model's name stays a name, read from the download cache), how,
-    the biLM's fingerprint, the component, the layer weights, whether every layer is kept, the vectors' width."""
+    the biLM's fingerprint, the component, the layer weights, whether every layer is kept, whether sentences set
+    in capitals were read lowercased, the vectors' width."""
     return {
         "model": (str(Path(model).resolve()) if Path(model).exists() else str(model)) if model is not None else "",
         "load": {"lang": nlp.lang},
@@ -147,8 +167,31 @@ def bilm_meta(nlp: Language, pipe: Any, model: Optional[PathLike], weights: nump
         "elmo": pipe.name,
         "layer_weights": [float(w) for w in weights],
         "layers": pipe.options.n_output_layers if all_layers else None,
+        "context": bool(all_layers),  # context.bin: every layer's context-only vectors, kept with every layer
+        "fold_capitals": not keep_capitals,
         "dim": 2 * pipe.options.projection_dim,
     }
+
+
+class UsageLayers:
+    """Every layer of chosen tokens of Docs run through an elmo component: the target's own vectors, and the
+    context-only ones (`context_layers`: what the two language models predict the token from)."""
+
+    def __init__(self, pipe: Any) -> None:
+        from ..bilm.context_prediction import boundary_states
+
+        self.pipe = pipe
+        self.bos, self.eos = boundary_states(pipe.bilm)
+
+    def of(self, doc: Doc, tokens: Sequence[int]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """RETURNS: float32 (n, L + 1, D) each: the tokens' own layers and their context-only layers."""
+        from ..bilm.context_prediction import context_layers
+        from ..layers.bilm_model import doc_sequences
+
+        layers = doc._.elmo.layers
+        own = numpy.transpose(layers[:, list(tokens)], (1, 0, 2)).astype("float32")
+        spans = doc_sequences(self.pipe.model, [doc])[0]
+        return own, context_layers(layers, tokens, spans, self.bos, self.eos)
 
 
 def build_from_settings(
@@ -170,6 +213,7 @@ def build_from_settings(
         lemmas=settings["lemmas"],
         layer=settings["layer"],
         all_layers=bool(settings.get("all_layers")),
+        keep_capitals=bool(settings.get("keep_capitals")),
         docs_per_batch=settings["docs_per_batch"],
         shard=shard,
         progress=progress,
@@ -228,7 +272,7 @@ def add_lookup_lemmatizer(nlp: Language) -> str:
             f"spaCy has no lookup lemmas for {nlp.lang!r} ({str(err).splitlines()[0][:120]}): match word forms (--words without "
             "--lemmas), or give a pipeline with a lemmatizer for the language"
         ) from None
-    return f"spaCy's lookup lemmatizer for {nlp.lang} (spacy-lookups-data {data})"
+    return f"{LOOKUP_LEMMATIZER} for {nlp.lang} (spacy-lookups-data {data})"
 
 
 def _word_pattern(words: Set[str]) -> "re.Pattern[str]":
@@ -289,6 +333,14 @@ def _sentence_batches(
         yield batch
 
 
+def as_read(doc: Doc, fold: bool) -> Doc:
+    """RETURNS (Doc): `doc` as the biLM reads it: lowercased where `fold` and it is set in capitals (capitals.py)."""
+    words = folded([t.text for t in doc]) if fold else None
+    if words is None:
+        return doc
+    return Doc(doc.vocab, words=words, spaces=[bool(t.whitespace_) for t in doc], sent_starts=[t.is_sent_start for t in doc])
+
+
 def _index_batch(
     batch: List[Selected],
     pipe: Any,
@@ -296,21 +348,25 @@ def _index_batch(
     key: Callable[[Token], str],
     writer: IndexWriter,
     types: Counter,
-    all_layers: bool = False,
+    layers_of: Optional[UsageLayers] = None,
+    fold: bool = True,
 ) -> None:
     sentence_docs = [sent.as_doc() for sent, _, _ in batch]
+    read = [as_read(doc, fold) for doc in sentence_docs]
     if writer.start_chunk(batch[0][2][2]):
         pipe.bilm.forget_words()  # each chunk from an empty word cache, in a shard as in the whole run
     first = writer.add_sentences({"text": sent.text, "file": where[0], "doc": where[1]} for sent, _, where in batch)
-    vectors, keys, layers = [], [], []
+    vectors, keys, layers, context = [], [], [], []
     columns: Dict[str, List[int]] = {"usage_sentence": [], "usage_token": [], "usage_start": [], "usage_end": []}
-    for number, (doc, (_, tokens, _)) in enumerate(zip(pipe.pipe(sentence_docs), batch)):
-        types.update(t.text for t in doc if not t.is_space)
+    for number, (original, doc, (_, tokens, _)) in enumerate(zip(sentence_docs, pipe.pipe(read), batch)):
+        types.update(t.text for t in original if not t.is_space)
         vectors.append(mixed(doc._.elmo.layers[:, tokens], weights))
-        if all_layers:
-            layers.append(numpy.transpose(doc._.elmo.layers[:, tokens], (1, 0, 2)))
+        if layers_of is not None:
+            own, around = layers_of.of(doc, tokens)
+            layers.append(own)
+            context.append(around)
         for i in tokens:
-            token = doc[i]
+            token = original[i]  # the text as written: offsets and keys
             columns["usage_sentence"].append(first + number)
             columns["usage_token"].append(i)
             columns["usage_start"].append(token.idx)
@@ -320,5 +376,6 @@ def _index_batch(
         numpy.concatenate(vectors),
         {k: numpy.asarray(v) for k, v in columns.items()},
         keys,
-        numpy.concatenate(layers) if all_layers else None,
+        numpy.concatenate(layers) if layers_of is not None else None,
+        numpy.concatenate(context) if layers_of is not None else None,
     )

@@ -280,11 +280,21 @@ def check_comparable(index_a: Indexed, index_b: Indexed) -> None:
         ("biLMs", index_a.fingerprint, index_b.fingerprint),
         ("layer settings", list(map(float, index_a.layer_weights)), list(map(float, index_b.layer_weights))),
         ("key matching", index_a.match, index_b.match),
+        (
+            "vectors (the target's own or context-only)",
+            getattr(index_a, "representation", "target"),
+            getattr(index_b, "representation", "target"),
+        ),
+        (
+            "readings of sentences in capitals",
+            getattr(index_a, "meta", {}).get("fold_capitals", False),
+            getattr(index_b, "meta", {}).get("fold_capitals", False),
+        ),
     ):
         if a != b:
             raise InputError(
                 f"the two indexes were built with different {what} ({index_a.path}, {index_b.path}): build both with the same "
-                "MODEL, --layer and --lemmas"
+                "MODEL, --layer, --lemmas and --keep-capitals"
             )
     if not len(index_a) or not len(index_b):
         empty = index_a.path if not len(index_a) else index_b.path

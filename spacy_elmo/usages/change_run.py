@@ -35,6 +35,10 @@ class ChangeSettings:
     draws: int = 1000
     binary_k: int = 1
     binary_n: int = 5
+    senses: str = "context:top"  # what the senses are clustered from (sense_input.py)
+    min_silhouette: float = 0.25  # one sense where no split reaches this mean silhouette (senses.SenseRule)
+    permutations: int = 1000  # the permutation test of each word's APD and PRT; 0: none
+    fdr: float = 0.05  # "changed": the first measure's Benjamini-Hochberg q-value at most this
 
 
 @dataclass
@@ -90,8 +94,9 @@ def run_change(
         rows = a.change(
             b, targets, list(settings.measures), min_usages=settings.min_usages, standardize=settings.standardize, progress=progress
         )
-        evidence = _evidence(a, b, rows, settings, progress) if settings.evidence or people is not None else {}
-        data = _data(a, b, side_a, side_b, rows, evidence, settings, notes)
+        found = _evidence(a, b, rows, settings, progress, notes) if settings.evidence or people is not None else {}
+        evidence = found.get("words", {})
+        data = _data(a, b, side_a, side_b, rows, evidence, settings, notes, found.get("settings", {}))
     if people is not None:
         data["gold"] = _agreement(rows, evidence, people, settings, a.match == "wug")
     for note in notes:
@@ -143,42 +148,82 @@ def usage_record(index: Any, row: int) -> Dict[str, Any]:
     return {"id": identifier, "text": usage.sentence, "start": usage.start, "end": usage.end}
 
 
-def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, progress: Progress) -> Dict[str, Any]:
-    from .senses import word_evidence
+def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, progress: Progress, notes: List[str]) -> Dict[str, Any]:
+    from .sense_input import SenseInput, usage_forms
+    from .sense_names import name_senses
+    from .senses import SenseRule, benjamini_hochberg, evidence_rows, word_evidence
 
     out: Dict[str, Any] = {}
     scored = [r for r in rows if r.scores]
     # the vectors the scores read: each index's mean usage subtracted where the scores were standardized
     centres = [mean_usage(i) if settings.standardize else None for i in (a, b)]
+    inputs = SenseInput(a, b, settings.senses, settings.lang, notes)
+    rule = SenseRule(settings.min_silhouette)
+    index_of = {"A": a, "B": b}
     for row in progress(scored) if progress is not None else scored:
         ua = UsageRows(a.vectors, a.rows_of(row.word), centres[0])
         ub = UsageRows(b.vectors, b.rows_of(row.word), centres[1])
+        sampled = evidence_rows(ua, ub, seed=settings.seed)
+        sense_vectors, bags = inputs.word(sampled, usage_forms((a, b), sampled, row.word))
         ev = word_evidence(
-            ua, ub, settings.measures, settings.seed, draws=settings.draws, binary_k=settings.binary_k, binary_n=settings.binary_n
+            ua,
+            ub,
+            settings.measures,
+            settings.seed,
+            draws=settings.draws,
+            binary_k=settings.binary_k,
+            binary_n=settings.binary_n,
+            sense_vectors=sense_vectors,
+            rule=rule,
+            permutations=settings.permutations,
         )
-        index_of = {"A": a, "B": b}
-        ids = {(side, r): usage_record(index_of[side], r)["id"] for side, by_row in ev.labels.items() for r in by_row}
+        records = {(side, int(r)): usage_record(index_of[side], int(r)) for side, side_rows in zip("AB", sampled) for r in side_rows}
+        ids = {key: record["id"] for key, record in records.items()}
+        usage_labels = [ev.labels[side][int(r)] for side, side_rows in zip("AB", sampled) for r in side_rows]
+        names = name_senses(bags, usage_labels, ev.senses, inputs.background if inputs.names_from == "context words" else None)
 
         def record(side: str, r: int, **more: Any) -> Dict[str, Any]:
-            return {"side": side, **usage_record(index_of[side], r), **more}
+            return {"side": side, **records.get((side, r), usage_record(index_of[side], r)), **more}
 
         out[row.word] = {
             "senses": ev.senses,
+            "sense_names": names,
             "silhouette": _finite(ev.silhouette),
             "cluster_freq_dist1": ev.freq_a,
             "cluster_freq_dist2": ev.freq_b,
             "sense_jsd": ev.sense_jsd,
             "binary": ev.binary,
             "intervals": {m: [_finite(x) for x in v] for m, v in ev.intervals.items()},
+            "p_values": ev.p_values,
             "examples": [[record(side, r) for side, r in sense] for sense in ev.examples],
             "changed": {side: [record(side, r, nearest=c) for r, c in items] for side, items in ev.changed.items()},
             "points": [
-                {"side": side, "x": round(x, 5), "y": round(y, 5), "sense": s, "id": ids[(side, r)]} for side, r, x, y, s in ev.points
+                {"side": side, "x": round(x, 5), "y": round(y, 5), "sense": s, "id": ids[(side, r)], "text": _snippet(records[(side, r)])}
+                for side, r, x, y, s in ev.points
             ],
             # every usage's sense by its identifier: the clusters file, and the ARI against people's clusters
             "labels": {ids[(side, r)]: s for side, by_row in ev.labels.items() for r, s in by_row.items()},
         }
-    return out
+    for measure in [m for m in settings.measures if m in ("apd", "prt")] if settings.permutations else []:
+        words = [w for w in out if measure in out[w]["p_values"]]
+        for w, q in zip(words, benjamini_hochberg([out[w]["p_values"][measure] for w in words])):
+            out[w].setdefault("q_values", {})[measure] = float(q)
+    first = settings.measures[0]
+    for w in out:
+        q = out[w].get("q_values", {}).get(first)
+        out[w]["changed_fdr"] = None if q is None else int(q <= settings.fdr)
+    out_settings = {"senses_input": inputs.describe(), "sense_rule": rule.describe(), "names_from": inputs.names_from}
+    return {"words": out, "settings": out_settings}
+
+
+SNIPPET = 90  # characters of a usage's text each side of its target in a tooltip
+
+
+def _snippet(usage: Dict[str, Any]) -> str:
+    """RETURNS (str): the usage's text around its target, the target in [[ ]]: a map point's tooltip."""
+    text, start, end = usage["text"], usage["start"], usage["end"]
+    before, after = text[max(0, start - SNIPPET) : start], text[end : end + SNIPPET]
+    return f"{'…' if start > SNIPPET else ''}{before}[[{text[start:end]}]]{after}{'…' if len(text) - end > SNIPPET else ''}"
 
 
 def _finite(value: float) -> Optional[float]:
@@ -194,15 +239,16 @@ def _data(
     evidence: Dict[str, Any],
     settings: ChangeSettings,
     notes: List[str],
+    sense_settings: Dict[str, Any],
 ) -> Dict[str, Any]:
-    from .index import describe_layer
+    from .index import describe_representation
     from .senses import CLUSTER_METHOD, EVIDENCE_USAGES
 
     info: Dict[str, Any] = {
         "index_a": str(side_a),
         "index_b": str(side_b),
         "bilm": a.meta.get("model", ""),
-        "layer": describe_layer(list(map(float, a.layer_weights))),
+        "layer": describe_representation(a.representation, list(map(float, a.layer_weights))),
         "match": a.match,
         "measures": list(settings.measures),
         "min_usages": settings.min_usages,
@@ -211,7 +257,19 @@ def _data(
     if "jsd" in settings.measures:
         info["jsd"] = f"{JSD_CLUSTERS} clusters, at most {JSD_USAGES} usages a side, seed {JSD_SEED}"
     if evidence:
-        info["senses"] = f"{CLUSTER_METHOD}; at most {EVIDENCE_USAGES} usages a side; seed {settings.seed}"
+        info["senses"] = (
+            f"{sense_settings['senses_input']}; {CLUSTER_METHOD}, {sense_settings['sense_rule']}; at most {EVIDENCE_USAGES} usages a "
+            f"side; seed {settings.seed}"
+        )
+        info["senses_from"] = settings.senses
+        info["min_silhouette"] = settings.min_silhouette
+        if settings.permutations:
+            info["null"] = (
+                f"the permutation test of each word's {', '.join(m for m in settings.measures if m in ('apd', 'prt'))}: its usages' period "
+                f"labels shuffled {settings.permutations} times (seed {settings.seed}), p = (1 + shuffles scoring at least the "
+                f"observed) / (1 + {settings.permutations}); q: Benjamini-Hochberg across the words; changed: the "
+                f"{settings.measures[0]} q-value at most {settings.fdr}"
+            )
         info["intervals"] = f"95%, {settings.draws} resamplings of each side's usages, seed {settings.seed}"
         info["binary"] = f"a sense with at most {settings.binary_k} usages on one side and at least {settings.binary_n} on the other"
     targets = a.meta.get("wug", {}).get("targets", {}) if a.match == "wug" else {}
@@ -256,6 +314,13 @@ def _agreement(rows: List[WordChange], evidence: Dict[str, Any], gold: Any, sett
     ]
     if result_senses.binary_words:
         lines.append(f"binary change from the senses: accuracy {result_senses.accuracy:.3f} over {result_senses.binary_words} words")
+    tested = {w: e["changed_fdr"] for w, e in evidence.items() if e.get("changed_fdr") is not None}
+    result_tested = agreement({}, gold, tested) if tested else None
+    if result_tested is not None and result_tested.binary_words:
+        lines.append(
+            f"binary change from the permutation test ({first} q <= {settings.fdr}): accuracy {result_tested.accuracy:.3f} over "
+            f"{result_tested.binary_words} words"
+        )
     if result_senses.ari_words:
         lines.append(
             f"senses against people's clusters: mean adjusted Rand index {result_senses.ari:.3f} over {result_senses.ari_words} words"
@@ -267,6 +332,7 @@ def _agreement(rows: List[WordChange], evidence: Dict[str, Any], gold: Any, sett
         "measures": by_measure,
         "binary_accuracy": _finite(result_senses.accuracy),
         "binary_words": result_senses.binary_words,
+        "changed_accuracy": _finite(result_tested.accuracy) if result_tested is not None else None,
         "ari": _finite(result_senses.ari),
         "ari_by_word": result_senses.ari_by_word,
         "graded": gold.graded,
@@ -290,22 +356,32 @@ def write_table(result: ChangeResult, path: PathLike) -> List[Path]:
     measures = data["settings"]["measures"]
     with_intervals = any("interval" in w for w in data["words"])
     head = ["word", "n_a", "n_b", *measures]
+    tested = [m for m in measures if m in ("apd", "prt")]
     if with_intervals:
-        head += [f"{m}_{end}" for m in measures if m in ("apd", "prt") for end in ("low", "high")] + ["senses", "senses_jsd", "binary"]
+        head += [f"{m}_{end}" for m in tested for end in ("low", "high")]
+        head += [f"{m}_{end}" for m in tested for end in ("p", "q")] + ["changed", "senses", "senses_jsd", "binary", "sense_names"]
     lines = ["\t".join([*head, "note"])]
     for w in data["words"]:
         values = [w["word"], str(w["n_a"]), str(w["n_b"])] + [_cell(w.get(m)) for m in measures]
         if with_intervals:
             ev = w.get("evidence") or {}
-            for m in measures:
-                if m in ("apd", "prt"):
-                    values += [_cell(v) for v in w.get("interval", {}).get(m, [None, None])]
-            values += [str(ev.get("senses", "")), _cell(ev.get("sense_jsd")), str(ev.get("binary", ""))]
+            for m in tested:
+                values += [_cell(v) for v in w.get("interval", {}).get(m, [None, None])]
+            for m in tested:
+                values += [_cell(ev.get("p_values", {}).get(m)), _cell(ev.get("q_values", {}).get(m))]
+            changed = ev.get("changed_fdr")
+            values += [str(ev.get("changed_fdr", "")) if changed is not None else "", str(ev.get("senses", ""))]
+            values += [_cell(ev.get("sense_jsd")), str(ev.get("binary", "")), sense_names_cell(ev.get("sense_names", []))]
         lines.append("\t".join([*values, w["note"]]))
     sidecar = path.with_suffix(".settings.json")
     write_atomically(path, "\n".join(lines) + "\n")
     write_atomically(sidecar, json.dumps({k: v for k, v in data.items() if k != "words"}, indent=1, allow_nan=False) + "\n")
     return [path, sidecar]
+
+
+def sense_names_cell(names: Sequence[Sequence[str]]) -> str:
+    """RETURNS (str): the senses' names in one cell: "advice, hint, suggestion | end, point, top"."""
+    return " | ".join(", ".join(name) or "-" for name in names)
 
 
 def _cell(value: Optional[float]) -> str:

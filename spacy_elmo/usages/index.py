@@ -5,6 +5,9 @@ A usage index folder (kind "usage-index", see output_folders.py) holds
   (`layer_weights`), memory-mapped when read; `norms.npy` their float32 norms;
 - `layers.bin` (built with `--all-layers`, meta "layers" = L + 1): float16 (n_usages, L + 1, D), every
   layer of each usage, so that a query picks the layer or a mix (`with_layer`) without embedding again;
+- `context.bin` (with `--all-layers`, meta "context"): float16 (n_usages, L + 1, D), each usage's context-only
+  vectors at every layer: the forward half at the token before it beside the backward half at the token after it,
+  what the biLM predicts the word from, blind to its spelling (`with_layer("context:top")`);
 - `usage_sentence.npy`, `usage_token.npy`, `usage_start.npy`, `usage_end.npy`, `usage_key.npy`: per
   usage its sentence, its token's index and character offsets in that sentence, and its key (the
   word's lowercase form, or its lemma);
@@ -37,7 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .change import WordChange
 
 from ..types import PathLike
-from .layout import ARRAYS, FORMAT_VERSION, LAYERS, META, USAGE_INDEX
+from .layout import ARRAYS, CONTEXT, FORMAT_VERSION, LAYERS, META, USAGE_INDEX
 from .storage import IndexWriter
 
 # what meta.json must hold besides the sizes
@@ -93,6 +96,27 @@ def parse_layer(layer: Union[str, int, Sequence[float]], n_output_layers: int) -
     if not numpy.abs(weights).sum() > 0:
         raise InputError(f"layer {layer!r}: the weights are all zero, which makes every vector zero: give at least one non-zero weight")
     return weights
+
+
+CONTEXT_PREFIX = "context:"
+LOOKUP_LEMMATIZER = "spaCy's lookup lemmatizer"  # how meta "lemmatizer" names the one index-usages --lemmas adds
+
+
+def split_representation(spec: Union[str, int, Sequence[float]]) -> Tuple[str, Union[str, int, Sequence[float]]]:
+    """RETURNS: ("target", layer) for a layer of the target's own vectors ("top", "1", weights), or ("context",
+    layer) for "context:LAYER" (the context-only vectors; "context" alone is "context:top")."""
+    if isinstance(spec, str):
+        text = spec.strip()
+        if text == "context":
+            return "context", "top"
+        if text.startswith(CONTEXT_PREFIX):
+            return "context", text[len(CONTEXT_PREFIX) :]
+    return "target", spec
+
+
+def describe_representation(source: str, weights: List[float]) -> str:
+    """RETURNS (str): "layer 2" or "context-only, layer 2" (see `describe_layer`)."""
+    return describe_layer(weights) if source == "target" else f"context-only, {describe_layer(weights)}"
 
 
 def describe_layer(weights: List[float]) -> str:
@@ -167,7 +191,9 @@ class UsageIndex:
         self._checked: Dict[int, Any] = {}  # id -> vocab of each pipeline found to hold the index's biLM
         self.ann: Optional["AnnSearch"] = None
         self.layers: Optional[numpy.ndarray] = None  # (n, L + 1, D) every layer, where the index keeps them
+        self.context: Optional[numpy.ndarray] = None  # (n, L + 1, D) context-only vectors, where the index keeps them
         self._weights: Optional[numpy.ndarray] = None  # the layer picked at query time (with_layer)
+        self.representation = "target"  # or "context": which vectors the index answers with (with_layer)
         self._stored: numpy.ndarray = self.vectors  # vectors.bin, whichever layer is picked
         self._stored_norms = numpy.zeros(0, dtype="float32")
 
@@ -180,7 +206,8 @@ class UsageIndex:
         every = ", every layer kept" if self.layers is not None else ""
         return (
             f"UsageIndex({str(self.path)!r}, bilm={self.meta.get('model') or 'in memory'!r}, "
-            f"layer={describe_layer(list(map(float, self.layer_weights)))!r}{every}, usages={len(self)}, words={len(self.keys)}, "
+            f"layer={describe_representation(self.representation, list(map(float, self.layer_weights)))!r}{every}, "
+            f"usages={len(self)}, words={len(self.keys)}, "
             f"match={self.match!r})"
         )
 
@@ -199,36 +226,44 @@ class UsageIndex:
     def with_layer(self, layer: Union[str, int, Sequence[float]]) -> "UsageIndex":
         """The index answering with another layer or mix ("top", "average", a layer number, one weight per
         layer): the stored vectors where they are that one, else every layer kept (`index-usages --all-layers`).
+        "context:LAYER" ("context:top", "context:average", "context:1") answers with the context-only vectors
+        of that layer or mix (see the module docstring), kept with every layer.
 
         RETURNS (UsageIndex): a view of this index (the same files); this one is unchanged.
         """
         import copy
 
+        source, layer = split_representation(layer)
         weights = parse_layer(layer, self.n_layers)
-        if numpy.array_equal(weights, numpy.asarray(self.meta["layer_weights"], dtype="float32")) and self._weights is None:
+        stored = source == "target" and numpy.array_equal(weights, numpy.asarray(self.meta["layer_weights"], dtype="float32"))
+        if stored and self._weights is None and self.representation == "target":
             return self
         view = copy.copy(self)
         view.arrays = dict(self.arrays)
-        view._weights = weights
-        if numpy.array_equal(weights, numpy.asarray(self.meta["layer_weights"], dtype="float32")):
+        view._weights, view.representation = weights, source
+        if stored:
             view.vectors, view._weights = self._stored, None
             view.arrays["norms"] = self._stored_norms
             return view
-        if self.layers is None:
+        array = self.layers if source == "target" else self.context
+        if array is None:
+            kept = describe_layer(list(map(float, self.meta["layer_weights"])))
+            wanted = describe_representation(source, list(map(float, weights)))
             raise InputError(
-                f"{self.path} keeps only its {describe_layer(list(map(float, self.meta['layer_weights'])))} vectors: build it with "
-                f"--all-layers to pick {describe_layer(list(map(float, weights)))} at query time, or build it with --layer {layer}"
+                f"{self.path} keeps only its {kept} vectors: build it with --all-layers (every layer and the context-only "
+                f"vectors) to pick {wanted} at query time" + (f", or build it with --layer {layer}" if source == "target" else "")
             )
         single = numpy.flatnonzero(weights)
-        vectors: Any = (
-            self.layers[:, int(single[0])] if len(single) == 1 and weights[single[0]] == 1.0 else MixedLayers(self.layers, weights)
-        )
+        vectors: Any = array[:, int(single[0])] if len(single) == 1 and weights[single[0]] == 1.0 else MixedLayers(array, weights)
         norms = numpy.empty(len(self), dtype="float32")
         for start in range(0, len(self), _CHUNK_ROWS):
             block = numpy.asarray(vectors[start : start + _CHUNK_ROWS], dtype="float32")
             norms[start : start + len(block)] = numpy.linalg.norm(block, axis=1)
         if not (numpy.isfinite(norms) & (norms > 0)).all():
-            raise InputError(f"{self.path}: {LAYERS} holds usage vectors that are not finite, or zero, in this mix: {_AGAIN}")
+            raise InputError(
+                f"{self.path}: {LAYERS if source == 'target' else CONTEXT} holds usage vectors that are not finite, or zero, in this mix: "
+                f"{_AGAIN}"
+            )
         view.vectors, view.ann = vectors, None  # the approximate search was built over the stored vectors
         view.arrays["norms"] = norms
         return view
@@ -268,11 +303,13 @@ class UsageIndex:
             raise InputError(f"{path / META} is damaged (match {meta['match']!r}): {_AGAIN}")
         self.path, self.meta, self._by_key, self._nlp, self._elmo = path, meta, None, None, ""
         self.vectors = _memmap(path / "vectors.bin", (n, dim))
-        self.layers, self._weights = None, None
+        self.layers, self.context, self._weights, self.representation = None, None, None, "target"
         if meta.get("layers"):
             if not isinstance(meta["layers"], int) or meta["layers"] != len(weights):
                 raise InputError(f"{path / META} is damaged (layers {meta['layers']!r}, layer weights {len(weights)}): {_AGAIN}")
             self.layers = _memmap(path / LAYERS, (n, len(weights) * dim)).reshape(n, len(weights), dim)
+            if meta.get("context"):
+                self.context = _memmap(path / CONTEXT, (n, len(weights) * dim)).reshape(n, len(weights), dim)
         self.type_vectors = _memmap(path / "type_vectors.bin", (n_types, p_dim))
         self.arrays = {}
         for name in ARRAYS:
@@ -311,6 +348,7 @@ class UsageIndex:
                     {name: numpy.asarray(a[rows]) for name, a in self.arrays.items() if name != "norms"},
                     [self.keys[k] for k in self.arrays["usage_key"][rows]],
                     None if self.layers is None else numpy.asarray(self.layers[rows]),
+                    None if self.context is None else numpy.asarray(self.context[rows]),
                 )
             writer.finish(self.types, numpy.asarray(self.type_vectors))
 
@@ -335,7 +373,13 @@ class UsageIndex:
         was; it must hold the index's biLM."""
         from ..pipeline.loading import load_elmo_pipeline
 
-        return self.use_pipeline(load_elmo_pipeline(model, **self.meta.get("load", {})))
+        nlp = load_elmo_pipeline(model, **self.meta.get("load", {}))
+        lemmatizer = str(self.meta.get("lemmatizer") or "")
+        if self.match == "lemma" and lemmatizer.startswith(LOOKUP_LEMMATIZER) and "lemmatizer" not in nlp.pipe_names:
+            from .builder import add_lookup_lemmatizer
+
+            add_lookup_lemmatizer(nlp)  # as the index was built: its keys are these lemmas
+        return self.use_pipeline(nlp)
 
     def use_pipeline(self, nlp: "Language") -> "UsageIndex":
         """Embed queries with `nlp`, which must hold the index's biLM (checked by fingerprint)."""

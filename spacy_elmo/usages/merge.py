@@ -48,7 +48,8 @@ def merge_usage_indexes(parts: Sequence[PathLike], output: PathLike, log: Callab
                 columns["usage_sentence"] = numpy.asarray(index.arrays["usage_sentence"][rows]) - s0 + first_sentence
                 keys = [index.keys[k] for k in index.arrays["usage_key"][rows]]
                 layers = None if index.layers is None else numpy.asarray(index.layers[rows])
-                writer.add_usages(numpy.asarray(index.vectors[rows]), columns, keys, layers)
+                context = None if index.context is None else numpy.asarray(index.context[rows])
+                writer.add_usages(numpy.asarray(index.vectors[rows]), columns, keys, layers, context)
         type_vectors = bilm.embed_words([t for t, _ in type_list])
         folder = writer.finish(type_list, type_vectors, seconds=sum(float(index.meta["seconds"]) for index in indexes))
     merged = UsageIndex().from_disk(folder)

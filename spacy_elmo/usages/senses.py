@@ -16,11 +16,9 @@ from .change import UsageRows, Usages, _unit, jensen_shannon
 
 MAX_SENSES, N_INIT, ITERATIONS = 8, 10, 50
 EVIDENCE_USAGES, DRAWS, SEED = 1000, 1000, 0
+PERMUTATIONS, FDR = 1000, 0.05  # the permutation test of each word's score; words called changed at this FDR
 EXAMPLES = 3  # usages shown per sense and per side
-CLUSTER_METHOD = (
-    f"spherical k-means (cosine) over both sides' usages, best of {N_INIT} k-means++ starts; k from 2 to {MAX_SENSES} "
-    "by the mean silhouette (cosine distance)"
-)
+CLUSTER_METHOD = f"spherical k-means (cosine) over both sides' usages, best of {N_INIT} k-means++ starts"
 
 
 @dataclass
@@ -90,18 +88,48 @@ def silhouette(unit: numpy.ndarray, labels: numpy.ndarray) -> float:
     return float(s.mean())
 
 
-def sense_clusters(vectors: numpy.ndarray, seed: int = SEED, max_senses: int = MAX_SENSES) -> SenseClusters:
-    """The usages' sense clusters, k chosen by the silhouette (see the module docstring)."""
+@dataclass(frozen=True)
+class SenseRule:
+    """How many senses: k from 2 to `max_senses` by the mean silhouette, and one sense where the best k's
+    silhouette is below `min_silhouette` (0: never one; a word's usages that no split separates well are one sense)."""
+
+    min_silhouette: float = 0.0
+    max_senses: int = MAX_SENSES
+
+    @classmethod
+    def parse(cls, text: str) -> "SenseRule":
+        """ "silhouette" (k >= 2 always) or "min=T" (one sense below silhouette T)."""
+        if text == "silhouette":
+            return cls()
+        if text.startswith("min="):
+            return cls(float(text[4:]))
+        raise ValueError(f"sense rule {text!r}: give 'silhouette' or 'min=T'")
+
+    def describe(self) -> str:
+        one = f"; one sense where the best silhouette is below {self.min_silhouette:g}" if self.min_silhouette > 0 else ""
+        return f"k from 2 to {self.max_senses} by the mean silhouette (cosine distance){one}"
+
+
+def sense_clusters(
+    vectors: numpy.ndarray, seed: int = SEED, max_senses: int = MAX_SENSES, rule: Optional[SenseRule] = None
+) -> SenseClusters:
+    """The usages' sense clusters, k chosen by `rule` (default: k from 2 to `max_senses` by the silhouette;
+    see the module docstring)."""
+    rule = rule or SenseRule(max_senses=max_senses)
     unit = _unit(vectors)
+    one = SenseClusters(numpy.zeros(len(unit), dtype=int), _unit(unit.mean(0, keepdims=True)), float("nan"))
     if len(unit) < 3:
-        return SenseClusters(numpy.zeros(len(unit), dtype=int), _unit(unit.mean(0, keepdims=True)), float("nan"))
+        return one
     best: Optional[SenseClusters] = None
-    for k in range(2, min(max_senses, len(unit) - 1) + 1):
+    for k in range(2, min(rule.max_senses, len(unit) - 1) + 1):
         found = spherical_kmeans(unit, k, seed)
         found.silhouette = silhouette(unit, found.labels)
         if best is None or found.silhouette > best.silhouette + 1e-12:
             best = found
     assert best is not None
+    if rule.min_silhouette > 0 and not best.silhouette >= rule.min_silhouette:
+        one.silhouette = best.silhouette
+        return one
     return best
 
 
@@ -143,6 +171,57 @@ def score_interval(a: numpy.ndarray, b: numpy.ndarray, measure: str, draws: int 
     return float(low), float(high)
 
 
+def permutation_p(a: numpy.ndarray, b: numpy.ndarray, measure: str, permutations: int = PERMUTATIONS, seed: int = SEED) -> float:
+    """The permutation test of APD or PRT: the share of `permutations` shuffles of the period labels of the
+    usages (the two sides' sizes kept) whose score is at least the observed one, counting the observed labels
+    as one of them: (1 + at least as high) / (1 + permutations), at least 1 / (1 + permutations).
+
+    a, b (numpy.ndarray): (n_a, D), (n_b, D): the vectors the score reads.
+    """
+    if measure not in ("apd", "prt"):
+        raise ValueError(f"a permutation test of {measure!r}: only 'apd' and 'prt'")
+    both = numpy.concatenate([a, b]).astype(numpy.float64)
+    if measure == "apd":
+        both = _unit(both)
+    n_a, n = len(a), len(a) + len(b)
+    total = both.sum(0)
+
+    def scores(sums_a: numpy.ndarray) -> numpy.ndarray:  # (m, D) sums of side A -> (m,) scores
+        mean_a, mean_b = sums_a / n_a, (total - sums_a) / (n - n_a)
+        dots = (mean_a * mean_b).sum(1)
+        if measure == "apd":
+            return numpy.maximum(0.0, 1.0 - dots)
+        cosine = dots / numpy.maximum(numpy.linalg.norm(mean_a, axis=1) * numpy.linalg.norm(mean_b, axis=1), 1e-300)
+        return numpy.where(cosine > 0, 1.0 / numpy.where(cosine > 0, cosine, 1.0), numpy.inf)
+
+    observed = float(scores(both[:n_a].sum(0, keepdims=True))[0])
+    rng = numpy.random.default_rng(seed)
+    higher = 0
+    for start in range(0, permutations, 256):
+        m = min(256, permutations - start)
+        pick = numpy.zeros((m, n))
+        order = numpy.argsort(rng.random((m, n)), axis=1)[:, :n_a]
+        numpy.put_along_axis(pick, order, 1.0, axis=1)
+        # a shuffle's score ties the observed within float rounding where it is the same split
+        higher += int((scores(pick @ both) >= observed - 1e-12).sum())
+    return (1 + higher) / (1 + permutations)
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> numpy.ndarray:
+    """RETURNS (numpy.ndarray): the Benjamini-Hochberg adjusted p-values (q-values) of these tests, in their
+    order: a word is called changed at false discovery rate alpha where its q-value is at most alpha."""
+    p = numpy.asarray(p_values, dtype=numpy.float64)
+    m = len(p)
+    if m == 0:
+        return p
+    order = numpy.argsort(p, kind="stable")
+    ranked = p[order] * m / numpy.arange(1, m + 1)
+    q = numpy.minimum.accumulate(ranked[::-1])[::-1]
+    out = numpy.empty(m)
+    out[order] = numpy.minimum(q, 1.0)
+    return out
+
+
 def share_interval(labels_a: numpy.ndarray, labels_b: numpy.ndarray, k: int, draws: int = DRAWS, seed: int = SEED) -> Tuple[float, float]:
     """The 95% interval of the senses' JSD over resamplings of each side's usages (their clusters held fixed)."""
     rng = numpy.random.default_rng(seed)
@@ -172,6 +251,7 @@ class WordEvidence:
     changed (Dict[str, List[Tuple[int, float]]]): per side, the (row, cosine to the nearest usage of the other side)
         of its usages farthest from every usage of the other side, farthest first.
     intervals (Dict[str, Tuple[float, float]]): the 95% bootstrap interval of each measure.
+    p_values (Dict[str, float]): each measure's permutation p-value (`permutation_p`), where asked for.
     points (List[Tuple[str, int, float, float, int]]): (side, row, x, y, sense) of every usage on the 2-D map
         (the first two principal components of the unit vectors).
     """
@@ -187,19 +267,26 @@ class WordEvidence:
     intervals: Dict[str, Tuple[float, float]] = field(default_factory=dict)
     points: List[Tuple[str, int, float, float, int]] = field(default_factory=list)
     labels: Dict[str, Dict[int, int]] = field(default_factory=dict)  # side -> row -> sense
+    p_values: Dict[str, float] = field(default_factory=dict)  # measure -> the permutation test's p-value
+
+
+def _sample_rows(usages: Usages, n: int, seed: int) -> numpy.ndarray:
+    rows = usages.rows if isinstance(usages, UsageRows) else numpy.arange(len(usages))
+    if len(rows) > n:
+        rows = numpy.sort(numpy.random.default_rng(seed).choice(rows, n, replace=False))
+    return rows
 
 
 def _rows_and_vectors(usages: Usages, n: int, seed: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    rows = _sample_rows(usages, n, seed)
     if isinstance(usages, UsageRows):
-        rows = usages.rows
-        if len(rows) > n:
-            rows = numpy.sort(numpy.random.default_rng(seed).choice(rows, n, replace=False))
         return rows, UsageRows(usages.vectors, rows, usages.centre).sample(len(rows))
-    vectors = numpy.asarray(usages, dtype=numpy.float64)
-    rows = numpy.arange(len(vectors))
-    if len(rows) > n:
-        rows = numpy.sort(numpy.random.default_rng(seed).choice(rows, n, replace=False))
-    return rows, vectors[rows]
+    return rows, numpy.asarray(usages, dtype=numpy.float64)[rows]
+
+
+def evidence_rows(a: Usages, b: Usages, max_usages: int = EVIDENCE_USAGES, seed: int = SEED) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """RETURNS: the rows of `a` and of `b` that `word_evidence` reads (at most `max_usages` a side, drawn with `seed`)."""
+    return _sample_rows(a, max_usages, seed), _sample_rows(b, max_usages, seed + 1)
 
 
 def word_evidence(
@@ -211,13 +298,25 @@ def word_evidence(
     draws: int = DRAWS,
     binary_k: int = 1,
     binary_n: int = 5,
+    sense_vectors: Optional[numpy.ndarray] = None,
+    rule: Optional[SenseRule] = None,
+    permutations: int = 0,
 ) -> WordEvidence:
     """The evidence of one word's change between its usages `a` and `b` (arrays, or `UsageRows` of indexes):
-    see `WordEvidence`; at most `max_usages` a side (drawn with `seed`)."""
+    see `WordEvidence`; at most `max_usages` a side (drawn with `seed`: `evidence_rows`).
+
+    sense_vectors (Optional[numpy.ndarray]): what the senses are clustered from and the map drawn from, one row
+        per usage of `evidence_rows` (A's, then B's): the context-only vectors, or substitute bags; None: the
+        vectors the scores read.
+    rule (Optional[SenseRule]): how many senses (default: k from 2 by the silhouette).
+    permutations (int): the permutation test of each measure (APD, PRT) with this many shuffles; 0: none.
+    """
     rows_a, va = _rows_and_vectors(a, max_usages, seed)
     rows_b, vb = _rows_and_vectors(b, max_usages, seed + 1)
-    both = numpy.concatenate([va, vb])
-    found = sense_clusters(both, seed)
+    both = numpy.concatenate([va, vb]) if sense_vectors is None else numpy.asarray(sense_vectors, dtype=numpy.float64)
+    if len(both) != len(va) + len(vb):
+        raise ValueError(f"{len(both)} sense vectors for {len(va)} + {len(vb)} usages: give one a usage of evidence_rows")
+    found = sense_clusters(both, seed, rule=rule)
     unit = _unit(both)
     k = len(found.centres)
     labels_a, labels_b = found.labels[: len(va)], found.labels[len(va) :]
@@ -236,6 +335,7 @@ def word_evidence(
         order = numpy.argsort(nearest, kind="stable")[:EXAMPLES]
         changed[side] = [(int(side_rows[i]), float(nearest[i])) for i in order]
     intervals = {m: score_interval(va, vb, m, draws, seed) for m in measures if m in ("apd", "prt")}
+    p_values = {m: permutation_p(va, vb, m, permutations, seed) for m in measures if m in ("apd", "prt")} if permutations else {}
     intervals["senses"] = share_interval(labels_a, labels_b, k, draws, seed)
     centred = unit - unit.mean(0)
     _, _, vt = numpy.linalg.svd(centred, full_matrices=False)
@@ -255,4 +355,5 @@ def word_evidence(
         intervals=intervals,
         points=points,
         labels=labels,
+        p_values=p_values,
     )

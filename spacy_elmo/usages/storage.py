@@ -13,7 +13,7 @@ from ..errors import InputError
 from ..output_folders import check_claimable, publish_files, remove_own, scratch_folder
 from ..digests import file_sha256
 from ..types import PathLike
-from .layout import ARRAYS, FILES, FORMAT_VERSION, LAYERS, META, USAGE_INDEX
+from .layout import ARRAYS, CONTEXT, FILES, FORMAT_VERSION, LAYERS, META, USAGE_INDEX
 
 _HINT = " for the index (a usage index built before is replaced)"
 
@@ -22,8 +22,9 @@ DATA_FILES = ("vectors.bin", "sentences.jsonl", "keys.json", "types.json", "type
 
 
 def data_files(folder: Path) -> Tuple[str, ...]:
-    """RETURNS (Tuple[str, ...]): the data files of an index folder: DATA_FILES, and layers.bin where it has one."""
-    return (*DATA_FILES, LAYERS) if (folder / LAYERS).is_file() else DATA_FILES
+    """RETURNS (Tuple[str, ...]): the data files of an index folder: DATA_FILES, and layers.bin and context.bin
+    where it has them."""
+    return (*DATA_FILES, *(name for name in (LAYERS, CONTEXT) if (folder / name).is_file()))
 
 
 def data_digests(folder: Path) -> Dict[str, str]:
@@ -56,6 +57,7 @@ class IndexWriter:
         self.tmp, self._lock = scratch_folder(self.output, USAGE_INDEX, "spacy-elmo index-usages")
         self._vectors: IO[bytes] = (self.tmp / "vectors.bin").open("wb")
         self._layers: Optional[IO[bytes]] = (self.tmp / LAYERS).open("wb") if self.meta.get("layers") else None
+        self._context: Optional[IO[bytes]] = (self.tmp / CONTEXT).open("wb") if self.meta.get("context") else None
         self._sentences: IO[str] = (self.tmp / "sentences.jsonl").open("w", encoding="utf8")
         self._columns: Dict[str, List[numpy.ndarray]] = {name[:-4]: [] for name in ARRAYS}
         self._key_ids: Dict[str, int] = {}
@@ -73,7 +75,7 @@ class IndexWriter:
             remove_own(self.tmp, USAGE_INDEX)
 
     def _close(self) -> None:
-        for handle in (self._vectors, self._sentences, self._layers):
+        for handle in (self._vectors, self._sentences, self._layers, self._context):
             if handle is not None and not handle.closed:
                 handle.close()
         self._lock.release()
@@ -98,13 +100,21 @@ class IndexWriter:
         return first
 
     def add_usages(
-        self, vectors: numpy.ndarray, columns: Dict[str, numpy.ndarray], keys: Sequence[str], layers: Optional[numpy.ndarray] = None
+        self,
+        vectors: numpy.ndarray,
+        columns: Dict[str, numpy.ndarray],
+        keys: Sequence[str],
+        layers: Optional[numpy.ndarray] = None,
+        context: Optional[numpy.ndarray] = None,
     ) -> None:
         """Append usages: `vectors` (n, D), `columns` usage_sentence / usage_token / usage_start /
         usage_end (n,) each, `keys` the n key strings; `layers` (n, L + 1, D) every layer, where the
-        index keeps them (meta "layers")."""
+        index keeps them (meta "layers"); `context` (n, L + 1, D) every layer's context-only vectors, where
+        the index keeps them (meta "context")."""
         if (layers is None) != (self._layers is None):
             raise ValueError("every layer of each usage goes with an index that keeps them (meta 'layers'), and only there")
+        if (context is None) != (self._context is None):
+            raise ValueError("the context-only vectors go with an index that keeps them (meta 'context'), and only there")
         with numpy.errstate(over="ignore"):  # an overflow is refused just below
             vectors = numpy.ascontiguousarray(vectors, dtype="float16")
         norms = numpy.linalg.norm(vectors.astype("float32"), axis=1)
@@ -119,12 +129,14 @@ class IndexWriter:
         elif vectors.shape[1] != self.dim:
             raise ValueError(f"usage vectors are {vectors.shape[1]} wide, earlier ones {self.dim}")
         self._vectors.write(vectors.tobytes())
-        if self._layers is not None:
+        for handle, values, what in ((self._layers, layers, "layers"), (self._context, context, "context-only vectors")):
+            if handle is None:
+                continue
             with numpy.errstate(over="ignore"):
-                stacked = numpy.ascontiguousarray(layers, dtype="float16")
-            if stacked.shape != (len(vectors), int(self.meta["layers"]), stacked.shape[-1]) or not numpy.isfinite(stacked).all():
-                raise InputError(f"the layers of {len(vectors)} usages are not finite in float16, or not {self.meta['layers']} a usage")
-            self._layers.write(stacked.tobytes())
+                stacked = numpy.ascontiguousarray(values, dtype="float16")
+            if stacked.shape != (len(vectors), int(self.meta["layers"]), vectors.shape[1]) or not numpy.isfinite(stacked).all():
+                raise InputError(f"the {what} of {len(vectors)} usages are not finite in float16, or not {self.meta['layers']} a usage")
+            handle.write(stacked.tobytes())
         self._columns["norms"].append(norms.astype("float32"))
         for name in ("usage_sentence", "usage_token", "usage_start", "usage_end"):
             self._columns[name].append(numpy.asarray(columns[name], dtype="int64" if name == "usage_sentence" else "int32"))
@@ -143,8 +155,9 @@ class IndexWriter:
         """
         self._vectors.close()
         self._sentences.close()
-        if self._layers is not None:
-            self._layers.close()
+        for handle in (self._layers, self._context):
+            if handle is not None:
+                handle.close()
         for name in ARRAYS:
             parts = self._columns[name[:-4]]
             dtype = "float32" if name == "norms.npy" else "int64" if name == "usage_sentence.npy" else "int32"

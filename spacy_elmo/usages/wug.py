@@ -124,8 +124,9 @@ def read_dataset(folder: PathLike) -> Dict[str, Tuple[List[WugUse], Dict[Tuple[s
     return words
 
 
-def embed_uses(nlp: "Language", uses: Sequence[WugUse], batch_size: int = 32) -> numpy.ndarray:
-    """Every layer's vector of each usage's target token, from Docs of the file's own tokens.
+def embed_uses(nlp: "Language", uses: Sequence[WugUse], batch_size: int = 32, keep_capitals: bool = False) -> numpy.ndarray:
+    """Every layer's vector of each usage's target token, from Docs of the file's own tokens (a usage set in
+    capitals read lowercased, as a usage index reads it, unless `keep_capitals`).
 
     nlp (Language): a pipeline with an `elmo` component (`load_elmo_pipeline`); only that component runs (the
         context is one biLM sequence, as the file gives it), its tokenizer is not used.
@@ -133,9 +134,10 @@ def embed_uses(nlp: "Language", uses: Sequence[WugUse], batch_size: int = 32) ->
     """
     from ..pipeline.export import sentence_doc
     from ..pipeline.loading import elmo_names
+    from .builder import as_read
 
     # the whole context is one sequence of the biLM, as the file gives it (no sentencizer splits it)
-    docs = (sentence_doc(nlp.vocab, list(use.tokens)) for use in uses)
+    docs = (as_read(sentence_doc(nlp.vocab, list(use.tokens)), not keep_capitals) for use in uses)
     vectors = []
     with nlp.select_pipes(enable=elmo_names(nlp)[:1]):
         for use, doc in zip(uses, nlp.pipe(docs, batch_size=batch_size)):
@@ -161,6 +163,7 @@ def build_wug_index(
     words: Optional[Sequence[str]] = None,
     layer: Union[str, int, Sequence[float]] = "top",
     all_layers: bool = False,
+    keep_capitals: bool = False,
     batch_size: int = 32,
     progress: bool = True,
     log: Callable[[str], Any] = print,
@@ -173,6 +176,7 @@ def build_wug_index(
 
     grouping (Optional[str]): only the usages of this grouping (period), e.g. "1"; None: every usage.
     words (Optional[Sequence[str]]): only these targets ("attack" or "attack_nn"); None: every target.
+    keep_capitals (bool): let the biLM read usages set in capitals as written (default: lowercased; capitals.py).
     RETURNS (UsageIndex): the index.
     """
 
@@ -180,7 +184,7 @@ def build_wug_index(
     from ..pipeline.loading import elmo_names, elmo_pipe
     from ..progress_bar import progress_bar
     from ..pipeline.export import sentence_doc
-    from .builder import bilm_meta
+    from .builder import UsageLayers, as_read, bilm_meta
     from .index import UsageIndex, mixed, parse_layer
     from .layout import USAGE_INDEX
     from .storage import IndexWriter
@@ -194,7 +198,7 @@ def build_wug_index(
     check_not_inside(output, dataset, "the WUG dataset")
     check_claimable(output, USAGE_INDEX, " for the index")
     meta = {
-        **bilm_meta(nlp, pipe, model, weights, all_layers),
+        **bilm_meta(nlp, pipe, model, weights, all_layers, keep_capitals),
         "lemmatizer": None,
         "match": "wug",
         "words": sorted(targets),
@@ -203,6 +207,7 @@ def build_wug_index(
     }
     types: Counter = Counter()
     n_uses = 0
+    layers_of = UsageLayers(pipe) if all_layers else None
     with IndexWriter(output, meta) as writer:
         for file_number, (key, (name, folder)) in enumerate(
             progress_bar(list(targets.items()), desc="Indexing usages", disable=not progress)
@@ -216,13 +221,18 @@ def build_wug_index(
                     for k, (u, doc) in enumerate(zip(batch, docs))
                 ]
                 first = writer.add_sentences(records)
-                vectors, layers = [], []
+                vectors, layers, context = [], [], []
                 columns: Dict[str, List[int]] = {"usage_sentence": [], "usage_token": [], "usage_start": [], "usage_end": []}
-                for k, (use, doc) in enumerate(zip(batch, pipe.pipe(docs))):
+                read = pipe.pipe([as_read(doc, not keep_capitals) for doc in docs])
+                for k, (use, original, doc) in enumerate(zip(batch, docs, read)):
                     types.update(use.tokens)
                     vectors.append(mixed(doc._.elmo.layers[:, use.index : use.index + 1], weights))
-                    layers.append(numpy.transpose(doc._.elmo.layers[:, use.index : use.index + 1], (1, 0, 2)))
-                    token = doc[use.index]
+                    if all_layers:
+                        assert layers_of is not None
+                        own, around = layers_of.of(doc, [use.index])
+                        layers.append(own)
+                        context.append(around)
+                    token = original[use.index]
                     columns["usage_sentence"].append(first + k)
                     columns["usage_token"].append(use.index)
                     columns["usage_start"].append(token.idx)
@@ -232,6 +242,7 @@ def build_wug_index(
                     {c: numpy.asarray(v) for c, v in columns.items()},
                     [key] * len(batch),
                     numpy.concatenate(layers) if all_layers else None,
+                    numpy.concatenate(context) if all_layers else None,
                 )
             n_uses += len(uses)
         if n_uses == 0:

@@ -1,5 +1,6 @@
 """context_log_probs: what each direction predicts at a position reads only the context on its side."""
 
+import numpy
 import pytest
 import torch
 
@@ -73,3 +74,47 @@ def test_a_position_outside_its_sentence_is_refused(model):
         context_log_probs(bilm, softmax, [["the", "bank"]], [2])
     with pytest.raises(ValueError, match="one position a sentence"):
         context_log_probs(bilm, softmax, [["the", "bank"]], [0, 1])
+
+
+def test_context_layers_are_the_states_each_direction_predicts_a_token_from():
+    from spacy_elmo.bilm.context_prediction import boundary_states, context_layers
+
+    bilm = tiny_bilm(seed=4).eval()
+    P = bilm.options.projection_dim
+    tokens = ["the", "bank", "flows", "high"]
+    with torch.no_grad():
+        full = bilm(bilm.batch([tokens]))[:, 0].numpy()  # (L + 1, T + 2, 2P), <S> at step 0
+    bos, eos = boundary_states(bilm)
+    found = context_layers(full[:, 1:-1], [0, 1, 3], [(0, 4)], bos, eos)
+    assert found.shape == (3, bilm.options.n_output_layers, 2 * P)
+    for k, i in enumerate([0, 1, 3]):
+        # token i sits at step i + 1: the forward state at step i and the backward state at step i + 2
+        assert numpy.allclose(found[k, :, :P], full[:, i, :P], atol=1e-6)
+        assert numpy.allclose(found[k, :, P:], full[:, i + 2, P:], atol=1e-6)
+
+
+def test_context_layers_never_read_the_token_and_respect_each_sequence():
+    from spacy_elmo.bilm.context_prediction import boundary_states, context_layers
+
+    bilm = tiny_bilm(seed=5).eval()
+    bos, eos = boundary_states(bilm)
+    texts = [["the", "bank", "flows", "high"], ["the", "BANKS", "flows", "high"], ["the", "river", "flows", "high"]]
+    with torch.no_grad():
+        layers = bilm(bilm.batch(texts))[:, :, 1:-1].numpy()
+    vectors = [context_layers(layers[:, row], [1], [(0, 4)], bos, eos) for row in range(3)]
+    assert numpy.allclose(vectors[0], vectors[1], atol=1e-6) and numpy.allclose(vectors[0], vectors[2], atol=1e-6)
+    # the token's own vectors do differ: the target layers read its characters
+    assert not numpy.allclose(layers[:, 0, 1], layers[:, 1, 1], atol=1e-3)
+    # a sequence's first and last tokens take the markers' states: the same at any length
+    with torch.no_grad():
+        alone = bilm(bilm.batch([["bank"]]))[:, 0, 1:-1].numpy()
+    edge = context_layers(alone, [0], [(0, 1)], bos, eos)
+    first = context_layers(layers[:, 0], [0], [(0, 4)], bos, eos)
+    last = context_layers(layers[:, 0], [3], [(0, 4)], bos, eos)
+    assert numpy.allclose(edge[..., : bos.shape[1]], first[..., : bos.shape[1]], atol=1e-6)
+    assert numpy.allclose(edge[..., bos.shape[1] :], last[..., bos.shape[1] :], atol=1e-6)
+    # two sequences side by side (a long sentence cut into windows): the context stops at the cut
+    cut = context_layers(layers[:, 0], [1, 2], [(0, 2), (2, 4)], bos, eos)
+    assert numpy.allclose(cut[0, :, bos.shape[1] :], eos, atol=1e-6) and numpy.allclose(cut[1, :, : bos.shape[1]], bos, atol=1e-6)
+    with pytest.raises(ValueError, match="no sequence"):
+        context_layers(layers[:, 0], [3], [(0, 2)], bos, eos)

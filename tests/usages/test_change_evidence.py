@@ -46,6 +46,43 @@ def test_silhouette_by_brute_force():
     assert silhouette(unit, labels) == pytest.approx(numpy.mean(values))
 
 
+def test_the_permutation_test_matches_every_split_enumerated():
+    """With 8 usages, 4 a side, every one of the 70 splits can be scored: the sampled p-value is the exact share
+    of splits scoring at least the observed one (within sampling error), for APD and PRT."""
+    import itertools
+
+    from spacy_elmo.usages.change import apd, prt
+    from spacy_elmo.usages.senses import permutation_p
+
+    rng = numpy.random.default_rng(7)
+    a = rng.normal(size=(4, 5)) + numpy.array([1.0, 0, 0, 0, 0])
+    b = rng.normal(size=(4, 5)) + numpy.array([0, 1.0, 0, 0, 0])
+    both = numpy.concatenate([a, b])
+    for measure, score in (("apd", apd), ("prt", prt)):
+        observed = score(a, b)
+        splits = [numpy.array(s) for s in itertools.combinations(range(8), 4)]
+        values = [score(both[s], both[numpy.setdiff1d(numpy.arange(8), s)]) for s in splits]
+        exact = numpy.mean([v >= observed - 1e-12 for v in values])
+        found = permutation_p(a, b, measure, permutations=20000, seed=1)
+        assert abs(found - exact) < 0.01, (measure, found, exact)
+    # far apart: no shuffle reaches the observed APD, and the p-value is its floor
+    far = permutation_p(rng.normal(size=(30, 5)) + 5, rng.normal(size=(30, 5)) - 5, "apd", permutations=99)
+    assert far == pytest.approx(1 / 100)
+    # the same distribution: p-values spread over (0, 1], not piled at the floor
+    same = [permutation_p(rng.normal(size=(20, 5)), rng.normal(size=(20, 5)), "apd", permutations=99, seed=k) for k in range(20)]
+    assert numpy.median(same) > 0.2
+
+
+def test_benjamini_hochberg_by_hand():
+    from spacy_elmo.usages.senses import benjamini_hochberg
+
+    # sorted 0.01, 0.03, 0.04, 0.2 times m / rank: 0.04, 0.06, 0.0533, 0.2; then the running minimum from the top
+    q = benjamini_hochberg([0.01, 0.04, 0.03, 0.2])
+    assert q == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.2])
+    assert benjamini_hochberg([0.9, 0.95]) == pytest.approx([0.95, 0.95])
+    assert len(benjamini_hochberg([])) == 0
+
+
 def test_senses_are_found_shared_and_the_changed_usages_named():
     rng = numpy.random.default_rng(0)
     # A: 30 usages of sense x; B: 20 of sense x and 10 of a new sense y

@@ -231,6 +231,23 @@ def test_lemmas_without_a_lemmatizer_add_spacys_lookup_lemmas_or_say_what_to_ins
     assert not (tmp_path / "l2").exists()
 
 
+def test_a_lemma_index_from_a_bilm_folder_can_be_queried(nlp, bilm_dir, tmp_path):
+    """An index built with --lemmas from a plain biLM folder (spaCy's lookup lemmatizer added while building)
+    answers `neighbours` and `most_similar` on `index.nlp`'s Docs: the query pipeline gets the same lemmatizer."""
+    pytest.importorskip("spacy_lookups_data", reason="needs spacy-lookups-data (pip install 'spacy-elmo[lemmas]')")
+    forms = tmp_path / "forms.txt"
+    forms.write_text("She plays the piano.\n\nThey played a play.\n\nWe play chess.\n", encoding="utf8")
+    build_usage_index(nlp, forms, tmp_path / "lemmas", model=bilm_dir, words=["play"], lemmas=True, progress=False, log=lambda _: None)
+    index = UsageIndex().from_disk(tmp_path / "lemmas")
+    doc = index.nlp("He played well.")
+    assert doc[1].lemma_ == "play"
+    found = index.most_similar(doc[1], n=3)
+    assert sorted(u.text for u in found) == ["play", "played", "plays"]
+    run = CliRunner().invoke(app, ["neighbours", str(index.path), "He played well.", "--word", "played"])
+    assert run.exit_code == 0, run.output
+    assert "among 4 usages of 'play'" in run.output and "piano" in run.output
+
+
 def test_component_gives_token_usages_and_saves_only_the_path(index, nlp, tmp_path, bilm_dir):
     nlp.add_pipe("elmo_usages", config={"index": str(index.path)})
     doc = nlp("A new play opened on Broadway.")

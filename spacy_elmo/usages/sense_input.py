@@ -1,0 +1,120 @@
+"""What a word's senses are clustered from and named by, read from two usage indexes.
+
+By default the senses are clustered from the context-only vectors of the top layer (`context:top`: what the biLM
+predicts the word from, blind to its spelling; an index keeps them with `--all-layers`), so that "bank", "Bank",
+"banks" and "BANK" are not four senses; "target" clusters the vectors the scores read, any layer spec of
+`UsageIndex.with_layer` picks another, and "substitutes" clusters bags of the biLM's own substitutes (where it
+keeps its softmax). The senses are named by their distinctive substitutes, or context words without a softmax.
+"""
+
+from collections import Counter
+from pathlib import Path
+from typing import Any, List, Optional, Sequence, Set, Tuple
+
+import numpy
+
+from ..errors import InputError
+from .sense_names import context_words
+from .substitutes import Substitutes, substitute_bags
+
+DEFAULT_SENSES = "context:top"
+SENSES_CHOICES = "context:top (default), context:LAYER, target, substitutes, or a layer spec of the target's vectors"
+
+
+class SenseInput:
+    """The senses' input for two indexes `a` and `b` of one biLM (the scores' vectors answered by `a.vectors`).
+
+    senses (str): see the module docstring.
+    lang (str): the stop words of this language are left out of the context words.
+    notes (Optional[List[str]]): where the notes go (which input runs where the one asked for cannot).
+    """
+
+    def __init__(self, a: Any, b: Any, senses: str = DEFAULT_SENSES, lang: str = "en", notes: Optional[List[str]] = None) -> None:
+        import spacy
+
+        self.notes = notes if notes is not None else []
+        self.asked = senses
+        self.indexes = (a, b)
+        kept = a.context is not None and b.context is not None
+        model = str(a.meta.get("model") or "")
+        self.substitutes = Substitutes.of_model(model) if model and Path(model).is_dir() and kept else None
+        self.views: Optional[Tuple[Any, Any]] = None
+        self.context_top: Optional[Tuple[Any, Any]] = (
+            (a.with_layer("context:top").vectors, b.with_layer("context:top").vectors) if kept else None
+        )
+        source = senses
+        if senses == "substitutes" and self.substitutes is None:
+            why = "keep no context-only vectors (build them with --all-layers)" if not kept else f"its biLM {model or '?'} has no softmax"
+            self.notes.append(f"no substitutes to cluster the senses from: A and B {why}; the senses come from the context-only vectors")
+            source = DEFAULT_SENSES
+        if source.startswith("context") and not kept:
+            self.notes.append(
+                "A and B keep no context-only vectors (built without --all-layers): the senses are clustered from the vectors the "
+                "scores read, which split a word by its spelling and case; build the indexes with --all-layers for senses of meaning"
+            )
+            source = "target"
+        if source not in ("target", "substitutes"):
+            try:
+                self.views = (a.with_layer(source).vectors, b.with_layer(source).vectors)
+            except InputError as err:
+                raise InputError(f"--senses-from {senses}: {err}") from None
+        self.source = source
+        if self.substitutes is None and model:
+            self.notes.append(
+                f"the biLM {Path(model).name or model} keeps no softmax (vocab.txt + softmax.pt): the senses are named by their context "
+                "words, not by substitutes"
+            )
+        lang_class = spacy.util.get_lang_class(str(a.meta.get("load", {}).get("lang", lang)))
+        self.stop_words: Set[str] = {w.lower() for w in lang_class.Defaults.stop_words}
+        background: Counter = Counter()
+        for index in (a, b):
+            for text, count in index.types:
+                word = text.lower()
+                if word not in self.stop_words and word.isalpha():
+                    background[word] += count
+        self.background = background
+
+    @property
+    def names_from(self) -> str:
+        return "substitutes" if self.substitutes is not None else "context words"
+
+    def describe(self) -> str:
+        """RETURNS (str): what the senses come from, for the settings."""
+        what = {
+            "target": "the vectors the scores read",
+            "substitutes": "bags of the biLM's substitutes (top layer's context-only vectors through its softmax)",
+        }.get(self.source, f"{self.source} (the context-only vectors: the forward state before the word and the backward state after it)")
+        return f"clustered from {what}; named by their distinctive {self.names_from}"
+
+    def word(self, rows: Tuple[numpy.ndarray, numpy.ndarray], forms: Set[str]) -> Tuple[Optional[numpy.ndarray], List[List[str]]]:
+        """One word's sense input over its evidence rows of A and B.
+
+        forms (Set[str]): the word's forms (lowercase), left out of substitutes and context words.
+        RETURNS: the vectors to cluster (None: the scores' own) and each usage's bag of words that names the senses.
+        """
+        ids = None
+        if self.substitutes is not None and self.context_top is not None:
+            top = numpy.concatenate([numpy.asarray(v[r], dtype=numpy.float32) for v, r in zip(self.context_top, rows)])
+            ids, _ = self.substitutes.top(top, forms=forms)
+        if self.source == "substitutes" and ids is not None:
+            vectors: Optional[numpy.ndarray] = substitute_bags(ids)[0]
+        elif self.views is not None:
+            vectors = numpy.concatenate([numpy.asarray(v[r], dtype=numpy.float64) for v, r in zip(self.views, rows)])
+        else:
+            vectors = None
+        if ids is not None:
+            assert self.substitutes is not None
+            words = self.substitutes.words
+            bags = [[words[i] for i in row] for row in ids]
+        else:
+            bags = []
+            for index, side_rows in zip(self.indexes, rows):
+                for r in side_rows:
+                    usage = index.usage(int(r))
+                    bags.append(context_words(usage.sentence, usage.start, usage.end, self.stop_words, forms))
+        return vectors, bags
+
+
+def usage_forms(indexes: Sequence[Any], rows: Sequence[numpy.ndarray], key: str) -> Set[str]:
+    """RETURNS (Set[str]): the word's forms in these usages (their texts, lowercase) and its key."""
+    return {index.usage(int(r)).text.lower() for index, side in zip(indexes, rows) for r in side} | {key.lower()}

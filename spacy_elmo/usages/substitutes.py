@@ -1,0 +1,101 @@
+"""Lexical substitutes: what a biLM's own two language models predict at a usage from its context alone.
+
+The top layer's context-only vector of a usage (`context.bin`: the forward LM's state at the token before it and
+the backward LM's state at the token after it) is exactly what the biLM's softmax reads to predict the word
+there, so a usage index that keeps the context-only vectors gives every usage's substitutes without embedding
+again. Both directions' log-probabilities are added (the product of the two predictions: a word likely from
+both sides), the markers, `<UNK>` and the target's own forms left out. A usage's K likeliest substitutes, as a
+bag of words weighted by idf over the word's usages, are a representation for senses (Amrami & Goldberg 2018
+cluster such bags), and a sense's most distinctive substitutes name it.
+
+Only a biLM with its softmax has substitutes: a `spacy-elmo pretrain` folder (vocab.txt + softmax.pt).
+"""
+
+from pathlib import Path
+from typing import AbstractSet, Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy
+
+from ..types import PathLike
+
+TOP_SUBSTITUTES = 20  # a usage's substitutes kept for its bag
+NOT_SUBSTITUTES = ("<S>", "</S>", "<UNK>")
+
+
+class Substitutes:
+    """A biLM's softmax and vocabulary, reading context-only top-layer vectors (n, 2P).
+
+    softmax: the biLM's `SharedSoftmax`; words (Sequence[str]): its vocabulary, in id order.
+    """
+
+    def __init__(self, softmax: Any, words: Sequence[str], source: str = "") -> None:
+        self.softmax = softmax.eval()
+        self.words = list(words)
+        self.source = source
+        self._ids = {w: i for i, w in enumerate(self.words)}
+        self._lower: Dict[str, List[int]] = {}
+        for i, w in enumerate(self.words):
+            self._lower.setdefault(w.lower(), []).append(i)
+        self._never = [self._ids[w] for w in NOT_SUBSTITUTES if w in self._ids]
+
+    @classmethod
+    def of_model(cls, model: PathLike) -> Optional["Substitutes"]:
+        """RETURNS (Optional[Substitutes]): the substitutes of the biLM folder `model` where it keeps its softmax
+        (vocab.txt + softmax.pt, as `spacy-elmo pretrain` writes them), else None."""
+        folder = Path(model)
+        if not ((folder / "softmax.pt").is_file() and (folder / "vocab.txt").is_file()):
+            return None
+        from ..training.checkpoint import load_model_dir
+
+        _, vocab, softmax = load_model_dir(folder)
+        if vocab is None or softmax is None:
+            return None
+        return cls(softmax, vocab.words, str(folder))
+
+    def left_out(self, forms: AbstractSet[str]) -> List[int]:
+        """RETURNS (List[int]): the ids never offered as a substitute: the markers, <UNK>, and every casing of `forms`."""
+        return self._never + [i for form in forms for i in self._lower.get(form.lower(), [])]
+
+    def top(
+        self, context_top: numpy.ndarray, k: int = TOP_SUBSTITUTES, forms: AbstractSet[str] = frozenset()
+    ) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """The `k` likeliest substitutes of each usage from both directions.
+
+        context_top (numpy.ndarray): (n, 2P) context-only top-layer vectors (forward half, backward half).
+        forms (Set[str]): the target's own forms, left out.
+        RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): ids (n, k) best first, and their summed log-probabilities.
+        """
+        import torch
+
+        vectors = torch.from_numpy(numpy.ascontiguousarray(context_top, dtype=numpy.float32))
+        P = vectors.shape[1] // 2
+        never = torch.tensor(self.left_out(forms), dtype=torch.long)
+        ids, scores = [], []
+        with torch.no_grad():
+            for start in range(0, len(vectors), 256):
+                block = vectors[start : start + 256]
+                both = self.softmax.log_prob(block[:, :P]) + self.softmax.log_prob(block[:, P:])
+                both[:, never] = float("-inf")
+                best = both.topk(min(k, both.shape[1]), dim=1)
+                ids.append(best.indices.numpy())
+                scores.append(best.values.numpy())
+        if not ids:
+            return numpy.zeros((0, k), dtype=numpy.int64), numpy.zeros((0, k), dtype=numpy.float32)
+        return numpy.concatenate(ids), numpy.concatenate(scores)
+
+
+def substitute_bags(ids: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Each usage's substitutes as a bag of words weighted by idf over these usages, unit length.
+
+    ids (numpy.ndarray): (n, k) substitute ids of a word's usages.
+    RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): float64 (n, m) bags over the m substitutes that occur, and
+        those m ids (the columns).
+    """
+    columns, inverse = numpy.unique(ids, return_inverse=True)
+    n = len(ids)
+    bags = numpy.zeros((n, len(columns)))
+    bags[numpy.repeat(numpy.arange(n), ids.shape[1]), inverse.reshape(-1)] = 1.0
+    idf = numpy.log((1.0 + n) / (1.0 + bags.sum(0))) + 1.0
+    bags *= idf
+    bags /= numpy.maximum(numpy.linalg.norm(bags, axis=1, keepdims=True), 1e-12)
+    return bags, columns
