@@ -14,6 +14,7 @@ through a temporary file of a fresh name and a rename, with the mode a plain `op
 """
 
 import errno
+import hashlib
 import os
 import shutil
 import stat
@@ -292,6 +293,26 @@ def is_plain_folder(path: PathLike) -> bool:
         return stat.S_ISDIR(os.lstat(path).st_mode)
     except OSError:
         return False
+
+
+def name_from_data(text: str, suffix: str = "") -> str:
+    """RETURNS (str): a file name made from data (a word as a corpus spells it), never a path: its letters,
+    digits, '-', '_' and inner dots kept, anything else '_'; where anything was changed, or the name would start
+    with a dot or be empty, a digest of the text is added, so that two words never share a file."""
+    kept = "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:100]
+    if kept != text or not kept or kept.startswith("."):
+        kept = f"{kept.lstrip('.') or '_'}-{hashlib.sha256(text.encode('utf8', 'surrogatepass')).hexdigest()[:10]}"
+    return kept + suffix
+
+
+def own_subfolder(folder: PathLike, name: str) -> Path:
+    """RETURNS (Path): `folder`/`name`, a folder of its own (made where absent); a link there, or a file, is refused
+    in one line, so that nothing is written through it to another place."""
+    path = Path(folder) / name
+    if os.path.lexists(path) and not is_plain_folder(path):
+        raise InputError(f"{path} is a link or a file, not a folder: remove it, or write to another folder")
+    path.mkdir(exist_ok=True)
+    return path
 
 
 def write_atomically(path: PathLike, text: Union[str, bytes]) -> None:

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from ..output_folders import claim_folder, write_atomically
+from ..output_folders import claim_folder, name_from_data, own_subfolder, write_atomically
 from ..types import PathLike
 
 CHANGE_REPORT = "change-report"
@@ -24,6 +24,9 @@ th{cursor:pointer;background:#f6f6f6}td.n{text-align:right;font-variant-numeric:
 mark{background:#ffe066;padding:0 2px;font-weight:600}.usage{font-size:13px;color:#333}.muted{color:#777}
 .word{display:flex;gap:24px;flex-wrap:wrap}.legend span{display:inline-block;margin-right:10px}
 .swatch{display:inline-block;width:10px;height:10px;border-radius:5px;margin-right:3px}
+.views{display:flex;gap:10px;flex-wrap:wrap}.views figure{margin:0}.views figcaption{font-size:12px;color:#555;text-align:center}
+.bar{display:flex;align-items:center;gap:8px;margin:3px 0}.period{width:64px;font-size:12px;color:#555}
+.name{font-style:italic}.changed{color:#b00;font-weight:600}
 input{font:inherit;padding:3px 6px;margin:6px 0}
 """
 
@@ -70,7 +73,12 @@ def marked(usage: Dict[str, Any]) -> str:
     return f"{_esc(text[:start])}<mark>{_esc(text[start:end])}</mark>{_esc(text[end:])}"
 
 
-def _svg_map(points: Sequence[Dict[str, Any]], label: str) -> str:
+VIEWS = (("both periods", None), ("period A", "A"), ("period B", "B"))  # WUG's full, first and second graph views
+
+
+def _svg_map(points: Sequence[Dict[str, Any]], label: str, side: Optional[str] = None) -> str:
+    """One view of a word's usages on its map (the axes of all its usages, so the views line up): every usage,
+    or one period's; colour: sense, shape: period (circle A, square B); a usage's text is its tooltip."""
     if not points:
         return ""
     xs, ys = [p["x"] for p in points], [p["y"] for p in points]
@@ -79,9 +87,11 @@ def _svg_map(points: Sequence[Dict[str, Any]], label: str) -> str:
     pad = 10
     marks = []
     for p in points:
+        if side is not None and p["side"] != side:
+            continue
         x = pad + (p["x"] - lo_x) / span_x * (_MAP - 2 * pad)
         y = _MAP - pad - (p["y"] - lo_y) / span_y * (_MAP - 2 * pad)
-        colour = PALETTE[p["sense"] % len(PALETTE)]
+        colour = sense_colour(p["sense"])
         title = f"<title>{_esc(p['side'])}, sense {p['sense'] + 1}: {_esc(p.get('text', ''))}</title>"
         if p["side"] == "A":
             marks.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}" fill-opacity="0.75">{title}</circle>')
@@ -89,9 +99,44 @@ def _svg_map(points: Sequence[Dict[str, Any]], label: str) -> str:
             square = f'x="{x - 3.5:.1f}" y="{y - 3.5:.1f}" width="7" height="7"'
             marks.append(f'<rect {square} fill="none" stroke="{colour}" stroke-width="1.5">{title}</rect>')
     return (
-        f'<svg width="{_MAP}" height="{_MAP}" viewBox="0 0 {_MAP} {_MAP}" role="img" aria-label="{_esc(label)}" '
+        f'<svg class="map" width="{_MAP}" height="{_MAP}" viewBox="0 0 {_MAP} {_MAP}" role="img" aria-label="{_esc(label)}" '
         f'style="border:1px solid #ddd;background:#fff">{"".join(marks)}</svg>'
     )
+
+
+def sense_colour(sense: int) -> str:
+    """RETURNS (str): sense `sense`'s colour: each of a word's senses has its own (at most MAX_SENSES of PALETTE's
+    ten), and colours mean senses only (the periods are shapes and views)."""
+    return PALETTE[sense % len(PALETTE)]
+
+
+def _share_bars(ev: Dict[str, Any], names: Sequence[str]) -> str:
+    """Each period's shares of the senses as one stacked bar (sense colours, the share written in each part)."""
+    width = 420
+    bars = []
+    for period, counts in (("A", ev["cluster_freq_dist1"]), ("B", ev["cluster_freq_dist2"])):
+        total = max(sum(counts), 1)
+        x = 0.0
+        parts = []
+        for j, count in enumerate(counts):
+            w = count / total * width
+            if w <= 0:
+                continue
+            label = f"sense {j + 1} ({names[j]}): {count} of {total}" if names[j] else f"sense {j + 1}: {count} of {total}"
+            text = (
+                f'<text x="{x + w / 2:.1f}" y="14" text-anchor="middle" font-size="11" fill="#fff">{count / total:.0%}</text>'
+                if w > 34
+                else ""
+            )
+            parts.append(
+                f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="20" fill="{sense_colour(j)}"><title>{_esc(label)}</title></rect>{text}'
+            )
+            x += w
+        bars.append(
+            f'<div class="bar"><span class="period">period {period}</span><svg width="{width}" height="20" role="img" '
+            f'aria-label="period {period} shares">{"".join(parts)}</svg></div>'
+        )
+    return "".join(bars)
 
 
 def _interval_bar(low: Optional[float], value: Optional[float], high: Optional[float], top: float) -> str:
@@ -141,24 +186,35 @@ def render_page(data: Dict[str, Any]) -> str:
     )
     gold = data.get("gold") or {}
     graded = gold.get("graded", {})
-    head = ["#", "word", "usages A", "usages B", measure, "95% interval", "", "senses", "senses JSD", "binary"]
+    tested = [m for m in settings["measures"] if m in ("apd", "prt")]
+    head = ["#", "word", "usages A", "usages B", measure, "95% interval", ""]
+    head += [m for m in settings["measures"][1:]] + [f"{m} p / q" for m in tested] + ["changed", "senses", "senses JSD"]
     if graded:
         head.append("people's graded change")
     rows = []
     for rank, w in enumerate(words, start=1):
         interval = w.get("interval", {}).get(measure)
         ev = w.get("evidence") or {}
+        changed = ev.get("changed_fdr")
         cells = [
             f'<td class="n">{rank}</td>',
-            f'<td><a href="#w-{_esc(w["word"])}">{_esc(w["word"])}</a></td>',
+            f'<td><a href="#{_anchor(w["word"])}">{_esc(w["word"])}</a></td>',
             f'<td class="n">{w["n_a"]}</td>',
             f'<td class="n">{w["n_b"]}</td>',
             f'<td class="n" data-v="{w.get(measure) if w.get(measure) is not None else ""}">{_number(w.get(measure))}</td>',
             f'<td class="n">{_number(interval[0]) + "-" + _number(interval[1]) if interval else ""}</td>',
             f"<td>{_interval_bar(interval[0], w.get(measure), interval[1], top) if interval else ''}</td>",
+        ]
+        cells += [f'<td class="n">{_number(w.get(m))}</td>' for m in settings["measures"][1:]]
+        for m in tested:
+            p, q = ev.get("p_values", {}).get(m), ev.get("q_values", {}).get(m)
+            cells.append(
+                f'<td class="n" data-v="{"" if q is None else q}">{_number(p)} / {_number(q)}</td>' if p is not None else "<td></td>"
+            )
+        cells += [
+            f"<td>{'<span class=changed>yes</span>' if changed else 'no' if changed == 0 else ''}</td>",
             f'<td class="n">{ev.get("senses", "")}</td>',
             f'<td class="n">{_number(ev.get("sense_jsd")) if ev else ""}</td>',
-            f'<td class="n">{ev.get("binary", "")}</td>',
         ]
         if graded:
             cells.append(f'<td class="n">{_number(graded.get(w["word"]))}</td>')
@@ -177,7 +233,8 @@ def render_page(data: Dict[str, Any]) -> str:
 <p>A: <code>{_esc(settings.get("index_a"))}</code><br>B: <code>{_esc(settings.get("index_b"))}</code><br>
 biLM: <code>{_esc(settings.get("bilm", ""))}</code>; vectors: {_esc(settings.get("layer", ""))}; measure: <b>{_esc(measure)}</b>
 (intervals: {_esc(settings.get("intervals", ""))}).<br>
-Senses: {_esc(settings.get("senses", ""))}.</p>
+Senses: {_esc(settings.get("senses", ""))}.<br>
+Changed: {_esc(settings.get("null", "no permutation test (--permutations 0)"))}.</p>
 {agreement}
 {f"<ul>{notes}</ul>" if notes else ""}
 <p><span id="count"></span> words, most changed first (click a column to sort).
@@ -192,18 +249,34 @@ Senses: {_esc(settings.get("senses", ""))}.</p>
 
 
 def _json_for_script(data: Dict[str, Any]) -> str:
-    # "</" could end the script element early; JSON reads "<\/" as "</"
-    return json.dumps(
+    # every "<" as \u003c (and ">", "&"): no text of the data can end the script element or open a comment there
+    text = json.dumps(
         {"settings": data["settings"], "words": [{"word": w["word"], "n_a": w["n_a"], "n_b": w["n_b"]} for w in data["words"]]}
-    ).replace("</", "<\\/")
+    )
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _anchor(word: str) -> str:
+    return "w-" + name_from_data(word)
 
 
 def _word_section(w: Dict[str, Any], measure: str) -> str:
     ev = w["evidence"]
     interval = w.get("interval", {}).get(measure)
     score = _number(w.get(measure)) + (f" (95% interval {_number(interval[0])}-{_number(interval[1])})" if interval else "")
+    others = []
+    for m in ("apd", "prt"):
+        if m != measure and w.get(m) is not None:
+            iv = w.get("interval", {}).get(m)
+            others.append(f"{m} {_number(w.get(m))}" + (f" ({_number(iv[0])}-{_number(iv[1])})" if iv else ""))
+    tests = [f"{m}: p {_number(p)}, q {_number(ev.get('q_values', {}).get(m))}" for m, p in sorted(ev.get("p_values", {}).items())]
+    changed = ev.get("changed_fdr")
+    verdict = "" if changed is None else ("<b class=changed>changed</b>" if changed else "<b>not shown changed</b>")
+    names = [", ".join(n) for n in ev.get("sense_names", [[] for _ in range(ev["senses"])])]
+    names += [""] * (ev["senses"] - len(names))
     legend = "".join(
-        f'<span><span class="swatch" style="background:{PALETTE[j % len(PALETTE)]}"></span>sense {j + 1}</span>'
+        f'<span><span class="swatch" style="background:{sense_colour(j)}"></span>sense {j + 1}'
+        f"{': <span class=name>' + _esc(names[j]) + '</span>' if names[j] else ''}</span>"
         for j in range(ev["senses"])
     )
     senses = []
@@ -212,27 +285,37 @@ def _word_section(w: Dict[str, Any], measure: str) -> str:
         share_b = nb / max(sum(ev["cluster_freq_dist2"]), 1)
         examples = "".join(f'<div class="usage">{_esc(u["side"])}: {marked(u)}</div>' for u in ev["examples"][j])
         senses.append(
-            f'<tr><td><span class="swatch" style="background:{PALETTE[j % len(PALETTE)]}"></span>{j + 1}</td>'
+            f'<tr><td><span class="swatch" style="background:{sense_colour(j)}"></span>{j + 1}</td><td class="name">{_esc(names[j])}</td>'
             f'<td class="n">{na}</td><td class="n">{nb}</td><td class="n">{share_a:.2f}</td><td class="n">{share_b:.2f}</td>'
             f"<td>{examples}</td></tr>"
         )
-    changed = []
+    changed_usages = []
     for side, other in (("A", "B"), ("B", "A")):
         items = "".join(
             f'<div class="usage">{marked(u)} <span class="muted">(nearest usage of {other}: cosine {u["nearest"]:.3f})</span></div>'
             for u in ev["changed"][side]
         )
-        changed.append(f"<p><b>Usages of {side} farthest from every usage of {other}</b></p>{items}")
+        changed_usages.append(f"<p><b>Usages of {side} farthest from every usage of {other}</b></p>{items}")
+    word = w["word"]
+    views = "".join(
+        f"<figure>{_svg_map(ev['points'], f'usages of {word}, {caption}', side)}<figcaption>{caption}</figcaption></figure>"
+        for caption, side in VIEWS
+    )
     return f"""
-<h2 id="w-{_esc(w["word"])}">{_esc(w["word"])}: {_esc(measure)} {score}</h2>
-<div class="word"><div>{_svg_map(ev["points"], "usages of " + w["word"])}
-<div class="legend">{legend}<br><span class="muted">circle: A, square: B; first two principal components</span></div></div>
-<div><p>{ev["senses"]} senses (silhouette {_number(ev["silhouette"], 2)}); senses JSD {_number(ev["sense_jsd"])}
+<h2 id="{_anchor(w["word"])}">{_esc(w["word"])}: {_esc(measure)} {score} {verdict}</h2>
+<p>{_esc("; ".join(others + tests))}</p>
+<div class="views">{views}</div>
+<div class="legend">{legend}<br><span class="muted">circle: period A, square: period B; the first two principal components of
+the senses' input; point at a usage for its text</span></div>
+<p>{ev["senses"]} sense{"s" if ev["senses"] != 1 else ""} (best split's silhouette {_number(ev["silhouette"], 2)});
+senses JSD {_number(ev["sense_jsd"])}
 (95% interval {_number(ev["intervals"]["senses"][0])}-{_number(ev["intervals"]["senses"][1])});
 binary change by the senses: {ev["binary"]}</p>
-<table><thead><tr><th>sense</th><th>A</th><th>B</th><th>share A</th><th>share B</th><th>usages nearest its centre</th></tr></thead>
-<tbody>{"".join(senses)}</tbody></table></div></div>
-{"".join(changed)}
+{_share_bars(ev, names)}
+<table><thead><tr><th>sense</th><th>named by</th><th>A</th><th>B</th><th>share A</th><th>share B</th>
+<th>usages nearest its centre</th></tr></thead>
+<tbody>{"".join(senses)}</tbody></table>
+{"".join(changed_usages)}
 """
 
 
@@ -263,35 +346,32 @@ def write_figures(folder: Path, data: Dict[str, Any]) -> List[Path]:
         fig.savefig(folder / "ranking.png", dpi=110)
         plt.close(fig)
         written.append(folder / "ranking.png")
-    maps = folder / "maps"
+    maps = None
     for w in data["words"]:
         ev = w.get("evidence")
         if not ev:
             continue
-        maps.mkdir(exist_ok=True)
+        maps = maps or own_subfolder(folder, "maps")
         fig, ax = plt.subplots(figsize=(3.6, 3.6))
         for side, marker in (("A", "o"), ("B", "s")):
             points = [p for p in ev["points"] if p["side"] == side]
             ax.scatter(
                 [p["x"] for p in points],
                 [p["y"] for p in points],
-                c=[PALETTE[p["sense"] % len(PALETTE)] for p in points],
+                c=[sense_colour(p["sense"]) for p in points],
                 marker=marker,
                 s=14,
                 alpha=0.7,
-                label=side,
             )
+            # the periods' legend in grey: colours mean senses only
+            ax.scatter([], [], c="#555", marker=marker, s=14, label=f"period {side}")
         ax.set_title(f"{w['word']}: {ev['senses']} senses", fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
         ax.legend(fontsize=7)
         fig.tight_layout()
-        path = maps / f"{_file_name(w['word'])}.png"
+        path = maps / name_from_data(w["word"], ".png")
         fig.savefig(path, dpi=100)
         plt.close(fig)
         written.append(path)
     return written
-
-
-def _file_name(word: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in word) or "_"

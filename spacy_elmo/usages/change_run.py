@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import InputError
-from ..output_folders import USAGE_INDEX, is_own, write_atomically
+from ..output_folders import USAGE_INDEX, is_own, name_from_data, own_subfolder, write_atomically
 from ..types import PathLike
 from .change import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, mean_usage, parse_words
 
@@ -400,8 +400,7 @@ def write_answers(result: ChangeResult, folder: Path, language: str = "english")
             for w in sorted(result.data["words"], key=lambda w: w["word"])
             if value(w) is not None
         ]
-        (folder / task).mkdir(parents=True, exist_ok=True)
-        path = folder / task / f"{language}.txt"
+        path = own_subfolder(own_subfolder(folder.parent, folder.name), task) / name_from_data(language, ".txt")
         write_atomically(path, "\n".join(lines) + "\n")
         written.append(path)
     return written
@@ -409,13 +408,13 @@ def write_answers(result: ChangeResult, folder: Path, language: str = "english")
 
 def write_clusters(result: ChangeResult, folder: Path) -> List[Path]:
     """A WUG clusters file per word (WORD.csv: identifier, cluster; tab-separated, as clusters/opt/WORD.csv)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = own_subfolder(folder.parent, folder.name)
     written = []
     for w in result.data["words"]:
         ev = w.get("evidence")
         if not ev:
             continue
-        path = folder / f"{w.get('target', w['word'])}.csv"
+        path = folder / name_from_data(str(w.get("target", w["word"])), ".csv")
         lines = ["identifier\tcluster"] + [f"{i}\t{s}" for i, s in sorted(ev["labels"].items())]
         write_atomically(path, "\n".join(lines) + "\n")
         written.append(path)

@@ -105,7 +105,7 @@ class SenseInput:
         if ids is not None:
             assert self.substitutes is not None
             words = self.substitutes.words
-            bags = [[words[i] for i in row] for row in ids]
+            bags = [[words[i] for i in row if words[i].isalpha()] for row in ids]  # names are words, not punctuation
         else:
             bags = []
             for index, side_rows in zip(self.indexes, rows):

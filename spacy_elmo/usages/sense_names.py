@@ -75,6 +75,7 @@ def name_senses(
             scores = log_odds(per_sense[j], background, background)
         else:
             scores = {w: float(c) for w, c in per_sense[j].items()}
-        ranked = sorted((w for w in scores if per_sense[j][w] >= enough), key=lambda w: (-scores[w], -per_sense[j][w], w))
+        # only words more common in the sense than where it is told apart from
+        ranked = sorted((w for w in scores if per_sense[j][w] >= enough and scores[w] > 0), key=lambda w: (-scores[w], -per_sense[j][w], w))
         names.append(ranked[:n_words])
     return names

@@ -3,8 +3,10 @@
 The top layer's context-only vector of a usage (`context.bin`: the forward LM's state at the token before it and
 the backward LM's state at the token after it) is exactly what the biLM's softmax reads to predict the word
 there, so a usage index that keeps the context-only vectors gives every usage's substitutes without embedding
-again. Both directions' log-probabilities are added (the product of the two predictions: a word likely from
-both sides), the markers, `<UNK>` and the target's own forms left out. A usage's K likeliest substitutes, as a
+again. A substitute's score is log p(w | left) + log p(w | right) - log p(w): the two directions' predictions
+multiplied and divided by the word's prior (its share of the biLM's training text), which is p(w | both sides)
+where the two sides are independent given the word; without the division the likeliest are the commonest words
+("the", ",") everywhere. The markers, `<UNK>` and the target's own forms are left out. A usage's K likeliest substitutes, as a
 bag of words weighted by idf over the word's usages, are a representation for senses (Amrami & Goldberg 2018
 cluster such bags), and a sense's most distinctive substitutes name it.
 
@@ -28,9 +30,12 @@ class Substitutes:
     softmax: the biLM's `SharedSoftmax`; words (Sequence[str]): its vocabulary, in id order.
     """
 
-    def __init__(self, softmax: Any, words: Sequence[str], source: str = "") -> None:
+    def __init__(self, softmax: Any, words: Sequence[str], counts: Sequence[int] = (), source: str = "") -> None:
         self.softmax = softmax.eval()
         self.words = list(words)
+        total = float(sum(counts))
+        # log p(w) from the training counts (at least 1 each); none known: no division
+        self.log_prior = numpy.log(numpy.maximum(numpy.asarray(counts, dtype=numpy.float64), 1.0) / total) if total > 0 else None
         self.source = source
         self._ids = {w: i for i, w in enumerate(self.words)}
         self._lower: Dict[str, List[int]] = {}
@@ -50,7 +55,7 @@ class Substitutes:
         _, vocab, softmax = load_model_dir(folder)
         if vocab is None or softmax is None:
             return None
-        return cls(softmax, vocab.words, str(folder))
+        return cls(softmax, vocab.words, vocab.counts, str(folder))
 
     def left_out(self, forms: AbstractSet[str]) -> List[int]:
         """RETURNS (List[int]): the ids never offered as a substitute: the markers, <UNK>, and every casing of `forms`."""
@@ -63,18 +68,21 @@ class Substitutes:
 
         context_top (numpy.ndarray): (n, 2P) context-only top-layer vectors (forward half, backward half).
         forms (Set[str]): the target's own forms, left out.
-        RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): ids (n, k) best first, and their summed log-probabilities.
+        RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): ids (n, k) best first, and their scores (see the module docstring).
         """
         import torch
 
         vectors = torch.from_numpy(numpy.ascontiguousarray(context_top, dtype=numpy.float32))
         P = vectors.shape[1] // 2
         never = torch.tensor(self.left_out(forms), dtype=torch.long)
+        prior = None if self.log_prior is None else torch.from_numpy(self.log_prior.astype(numpy.float32))
         ids, scores = [], []
         with torch.no_grad():
             for start in range(0, len(vectors), 256):
                 block = vectors[start : start + 256]
                 both = self.softmax.log_prob(block[:, :P]) + self.softmax.log_prob(block[:, P:])
+                if prior is not None:
+                    both -= prior
                 both[:, never] = float("-inf")
                 best = both.topk(min(k, both.shape[1]), dim=1)
                 ids.append(best.indices.numpy())

@@ -118,3 +118,28 @@ def test_context_layers_never_read_the_token_and_respect_each_sequence():
     assert numpy.allclose(cut[0, :, bos.shape[1] :], eos, atol=1e-6) and numpy.allclose(cut[1, :, : bos.shape[1]], bos, atol=1e-6)
     with pytest.raises(ValueError, match="no sequence"):
         context_layers(layers[:, 0], [3], [(0, 2)], bos, eos)
+
+
+def test_substitutes_from_stored_context_vectors_are_what_the_two_language_models_predict(model):
+    """The top layer's context-only vectors through the softmax give each usage the substitutes that
+    context_log_probs computes by running the biLM (product of the two directions), the target's forms left out."""
+    from spacy_elmo.bilm.context_prediction import boundary_states, context_layers
+    from spacy_elmo.usages.substitutes import Substitutes
+
+    bilm, softmax = model
+    sentences = [["the", "bank", "flows", "high"], ["money", "river", "flows"]]
+    positions = [1, 0]
+    forward, backward = context_log_probs(bilm, softmax, sentences, positions)
+    bos, eos = boundary_states(bilm)
+    with torch.no_grad():
+        tops = []
+        for tokens, at in zip(sentences, positions):
+            layers = bilm.eval()(bilm.batch([tokens]))[:, 0, 1:-1].numpy()
+            tops.append(context_layers(layers, [at], [(0, len(tokens))], bos, eos)[0, -1])
+    subs = Substitutes(softmax, WORDS)
+    ids, scores = subs.top(numpy.stack(tops), k=3, forms={"BANK", "money"})
+    both = forward + backward
+    both[:, [WORDS.index(w) for w in ("<S>", "</S>", "<UNK>", "bank", "money")]] = float("-inf")
+    expected = both.topk(3, dim=1)
+    assert (ids == expected.indices.numpy()).all()
+    assert numpy.allclose(scores, expected.values.numpy(), atol=1e-5)

@@ -250,3 +250,70 @@ def test_a_prt_interval_past_orthogonal_is_null_in_json_and_the_figures_still_dr
     json.dumps(data, allow_nan=False)
     page = write_report(tmp_path / "r", data, log=lambda _: None)
     assert page.is_file()
+
+
+def test_sense_names_are_each_senses_distinctive_words_by_hand():
+    from collections import Counter
+
+    from spacy_elmo.usages.sense_names import context_words, name_senses
+
+    bags = [["river", "water", "shore"]] * 3 + [["river", "money"]] + [["money", "loan", "interest"]] * 3 + [["money", "water"]]
+    labels = [0, 0, 0, 0, 1, 1, 1, 1]
+    names = name_senses(bags, labels, 2)
+    assert set(names[0]) == {"river", "water", "shore"} and set(names[1]) == {"money", "loan", "interest"}
+    # in every usage of its sense and none of the other's: the most distinctive; "money" is in one usage of sense 1 too
+    assert names[0][0] == "river" and names[1][2] == "money"
+    # one sense: its words against the background, a word common everywhere is no name
+    background = Counter({"said": 1000, "river": 5, "water": 20, "shore": 3})
+    one = name_senses([["said", "river"], ["said", "shore", "river"], ["said", "water"]], [0, 0, 0], 1, background)[0]
+    assert one[0] == "river" and "said" not in one
+    # context words: within the window, stop words, numbers and the target's forms left out
+    text = "The 3 big banks of the river Bank lent money."
+    start = text.index("river")
+    assert context_words(text, start, start + 5, {"the", "of"}, {"bank", "banks"}, window=4) == ["big", "lent", "money"]
+
+
+def test_senses_carry_names_p_values_and_the_page_three_views_with_texts(report, tmp_path):
+    from spacy_elmo.usages.change_run import ChangeResult, write_table
+
+    tmp, _ = report
+    data = json.loads((tmp / "change.json").read_text())
+    assert "permutation test" in data["settings"]["null"] and "context-only" in data["settings"]["senses"]
+    for w in data["words"]:
+        ev = w["evidence"]
+        assert len(ev["sense_names"]) == ev["senses"] and all(isinstance(n, list) for n in ev["sense_names"])
+        for m in ("apd", "prt"):
+            assert 1 / 1001 <= ev["p_values"][m] <= 1 and ev["p_values"][m] <= ev["q_values"][m] <= 1
+        assert ev["changed_fdr"] == int(ev["q_values"]["apd"] <= 0.05)
+        # every point's tooltip holds its usage's text with the target marked
+        assert all("[[" in p["text"] and "]]" in p["text"] for p in ev["points"])
+    assert any(any(n) for w in data["words"] for n in w["evidence"]["sense_names"])
+    written = write_table(ChangeResult([], data, {}, []), tmp_path / "out.tsv")
+    head = written[0].read_text().splitlines()[0].split("\t")
+    assert {"apd_p", "apd_q", "prt_p", "prt_q", "changed", "sense_names"} <= set(head)
+    page = (tmp / "report" / "index.html").read_text()
+    assert page.count('class="map"') == 3 * len(data["words"])  # both periods, period A, period B
+    assert "[[plane]]" in page and "period A</span>" in page and "p / q" in page
+
+
+def test_a_word_from_the_corpus_never_names_a_path_and_subfolders_are_never_links(report, tmp_path):
+    """Report files named after words are made safe ("/probe" writes no /probe.csv); a report subfolder that is a
+    link is refused, never written through."""
+    from spacy_elmo.errors import InputError
+    from spacy_elmo.output_folders import name_from_data
+    from spacy_elmo.usages.change_run import ChangeResult, write_clusters
+
+    for word in ("/probe", " / ", "..", "and/or", "<!--<script>", ""):
+        name = name_from_data(word, ".csv")
+        assert "/" not in name and not name.startswith(".") and name.endswith(".csv")
+    assert name_from_data("a/b") != name_from_data("a_b")  # two words never share a file
+    data = {"words": [{"word": "/probe", "evidence": {"labels": {"u1": 0}}}, {"word": "and/or", "evidence": {"labels": {"u2": 0}}}]}
+    written = write_clusters(ChangeResult([], data, {}, []), tmp_path / "clusters")
+    assert all(p.parent == tmp_path / "clusters" for p in written) and len(written) == 2
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "r2").mkdir()
+    (tmp_path / "r2" / "clusters").symlink_to(elsewhere)
+    with pytest.raises(InputError, match="is a link"):
+        write_clusters(ChangeResult([], data, {}, []), tmp_path / "r2" / "clusters")
+    assert not list(elsewhere.iterdir())
