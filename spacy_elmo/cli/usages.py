@@ -50,6 +50,9 @@ def index_usages_cli(
     keep_capitals: bool = typer.Option(
         False, "--keep-capitals", help="Let the biLM read sentences set in capitals (headlines) as written, not lowercased"
     ),
+    pos: str = typer.Option(
+        None, "--pos", help="Only usages of this part of speech (NOUN, VERB, ADJ ...; WUG's attack_nn keeps its own): needs a tagger"
+    ),
     grouping: str = typer.Option(None, "--grouping", help="A WUG dataset as CORPUS: only the usages of this grouping (period), e.g. 1"),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     docs_per_batch: int = typer.Option(64, "--docs-per-batch", help="Documents per nlp.pipe batch"),
@@ -83,7 +86,7 @@ def index_usages_cli(
     from ..usages.change import parse_words
     from ..usages.wug import is_wug_dataset
 
-    chosen = parse_words(words) if words else None
+    chosen = parse_words(words, keep_pos=True) if words else None  # "attack_nn" keeps its part of speech
     wug = is_wug_dataset(corpus)
     if grouping is not None and not wug:
         raise typer.BadParameter(
@@ -96,11 +99,14 @@ def index_usages_cli(
             )
         if not part.whole or ray is not None or ann:
             raise typer.BadParameter("a WUG dataset is indexed in one run, without --shard, --ray or --ann", param_hint="CORPUS")
+        if pos is not None:
+            raise typer.BadParameter("a WUG dataset marks its usages of each target already: leave out --pos", param_hint="--pos")
     settings = {
         "model": bilm_source(model),
         "corpus": str(corpus.resolve()),
         "words": chosen,
         "lemmas": lemmas,
+        "pos": pos,
         "layer": layer,
         "all_layers": all_layers,
         "keep_capitals": keep_capitals,
@@ -321,6 +327,9 @@ def change_cli(
         None, "--model", help="A or B given as a corpus or WUG dataset: index it with this pipeline, biLM folder or released name first"
     ),
     lemmas: bool = typer.Option(False, "--lemmas", help="A corpus's words matched on lemmas (as index-usages --lemmas)"),
+    pos: str = typer.Option(
+        None, "--pos", help="A corpus's usages of this part of speech only (NOUN, VERB ...; as index-usages --pos): needs a tagger"
+    ),
     groupings: str = typer.Option("1,2", "--groupings", help="A WUG dataset given as A and B: the groupings (periods) of A and of B"),
     gold: Path = typer.Option(
         None,
@@ -393,6 +402,7 @@ def change_cli(
         layer=layer,
         model=model,
         lemmas=lemmas,
+        pos=pos,
         lang=lang,
         groupings=(pair[0], pair[1]),
         evidence=evidence or report is not None,

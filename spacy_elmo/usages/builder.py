@@ -25,6 +25,7 @@ from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from ..types import PathLike
 from ..bilm.fingerprint import bilm_fingerprint
 from .capitals import folded
+from .change import split_pos, target_pos
 from .index import LOOKUP_LEMMATIZER, UsageIndex, mixed, parse_layer, usage_key
 from .layout import USAGE_INDEX
 from .storage import IndexWriter
@@ -58,6 +59,7 @@ def build_usage_index(
     layer: Union[str, int, Sequence[float]] = "top",
     all_layers: bool = False,
     keep_capitals: bool = False,
+    pos: Optional[str] = None,
     elmo: Optional[str] = None,
     docs_per_batch: int = 64,
     shard: Shard = Shard(),
@@ -76,6 +78,9 @@ def build_usage_index(
     all_layers (bool): also keep every layer of each usage (layers.bin) and its context-only vectors
         (context.bin), so that queries pick the layer or a mix (`UsageIndex.with_layer`) without embedding again.
     keep_capitals (bool): let the biLM read sentences set in capitals as written (default: lowercased; capitals.py).
+    pos (Optional[str]): only usages of this part of speech (a Universal POS tag, e.g. "NOUN"); a word given as WUG
+        writes it ("attack_nn", "circle_vb") keeps its own. The pipeline must tag parts of speech (a tagger or
+        morphologizer that does not need ELMo).
     elmo (Optional[str]): the elmo component to use; None: the first.
     docs_per_batch (int): documents per nlp.pipe batch; 16 of them make a chunk (see shards.py):
         the biLM's batches never span two chunks, so that the shards of a corpus add up to the
@@ -93,13 +98,16 @@ def build_usage_index(
     weights = parse_layer(layer, pipe.options.n_output_layers)
     if isinstance(words, str):  # "bank" or "bank,suit", as on the command line; not its letters
         words = words.split(",")
-    chosen = {w.strip().lower() for w in words or () if w.strip()} or None
+    pos_of = target_pos([w.strip() for w in words if w.strip()] if words is not None else None, pos)
+    chosen = {split_pos(w.strip())[0].lower() for w in words or () if w.strip()} or None
     if words is not None and not chosen:
         raise InputError("--words names no word: give one or more words, comma-separated")
     files = corpus_files(corpus)
     check_not_inside(output, corpus, "the corpus")
     check_claimable(output, USAGE_INDEX, " for the index")
     off = _elmo_dependents(nlp, names)
+    if pos_of:
+        _check_tagger(nlp, off, pos_of)
     lemmatizer = None
     if lemmas:
         lemmatizer = _check_lemmas(nlp, off, log)
@@ -108,6 +116,7 @@ def build_usage_index(
         "lemmatizer": lemmatizer,
         "match": "lemma" if lemmas else "lower",
         "words": sorted(chosen) if chosen else None,
+        "pos": pos_of or None,
         "files": [str(f.resolve()) for f in files],
     }
     match = str(meta["match"])
@@ -122,7 +131,7 @@ def build_usage_index(
         )
         docs = nlp.pipe(texts, as_tuples=True, disable=off, batch_size=docs_per_batch)
         layers_of = UsageLayers(pipe) if all_layers else None
-        for batch in _sentence_batches(docs, chosen, key):
+        for batch in _sentence_batches(docs, chosen, key, pos_of):
             _index_batch(batch, pipe, weights, key, writer, types, layers_of, not keep_capitals)
             if bar is not None:
                 bar.set_postfix_str(f"{writer.n_usages:,} usages", refresh=False)
@@ -211,6 +220,7 @@ def build_from_settings(
         model=settings["model"],
         words=settings["words"],
         lemmas=settings["lemmas"],
+        pos=settings.get("pos"),
         layer=settings["layer"],
         all_layers=bool(settings.get("all_layers")),
         keep_capitals=bool(settings.get("keep_capitals")),
@@ -230,6 +240,48 @@ def _elmo_dependents(nlp: Language, names: List[str]) -> List[str]:
         if any(r.startswith("doc._.elmo") or r.startswith("token._.elmo") for r in nlp.get_pipe_meta(name).requires):
             off.add(name)
     return [name for name in nlp.pipe_names if name in off]
+
+
+PENN_UPOS = (("NNP", "PROPN"), ("NN", "NOUN"), ("VB", "VERB"), ("MD", "AUX"), ("JJ", "ADJ"), ("RB", "ADV"), ("PRP", "PRON"))
+
+
+def coarse_pos(token: Token) -> str:
+    """RETURNS (str): the token's Universal POS tag: `pos_`, or from an English Penn tag where only `tag_` is set."""
+    if token.pos_:
+        return token.pos_
+    return next((upos for prefix, upos in PENN_UPOS if token.tag_.startswith(prefix)), token.tag_)
+
+
+def _pos_matches(token: Token, key: str, pos_of: Dict[str, str]) -> bool:
+    wanted = pos_of.get(key) or pos_of.get("*")
+    if wanted is None:
+        return True
+    if not token.pos_ and not token.tag_:
+        raise InputError(
+            f"a part of speech is asked for ({wanted} for {key!r}), but the pipeline tagged no token of a sentence: give a pipeline "
+            "whose tagger runs without ELMo"
+        )
+    return coarse_pos(token) == wanted
+
+
+def _check_tagger(nlp: Language, off: List[str], pos_of: Dict[str, str]) -> None:
+    """Refuse, in one line, parts of speech with a pipeline that has nothing to tag them (before any work)."""
+    taggers = [
+        name
+        for name in nlp.pipe_names
+        if name not in off
+        and (
+            {"token.pos", "token.tag"} & set(nlp.get_pipe_meta(name).assigns)
+            or nlp.get_pipe_meta(name).factory in ("attribute_ruler", "tagger", "morphologizer")
+        )
+    ]
+    if not taggers:
+        asked = ", ".join(f"{w} {p}" for w, p in sorted(pos_of.items()))
+        raise InputError(
+            f"usages of one part of speech ({asked}) need a pipeline that tags them, and this one has no tagger: give --model a "
+            "spaCy pipeline with a tagger and an elmo component (a trained pipeline with add_elmo, saved with nlp.to_disk), or "
+            "leave out --pos and the words' _nn/_vb suffixes"
+        )
 
 
 def _check_lemmas(nlp: Language, off: List[str], log: Callable[[str], Any]) -> str:
@@ -312,7 +364,7 @@ Selected = Tuple[Span, List[int], Where]
 
 
 def _sentence_batches(
-    docs: Iterable[Tuple[Doc, Where]], chosen: Optional[Set[str]], key: Callable[[Token], str]
+    docs: Iterable[Tuple[Doc, Where]], chosen: Optional[Set[str]], key: Callable[[Token], str], pos_of: Optional[Dict[str, str]] = None
 ) -> Iterator[List[Selected]]:
     """Batches of (sentence, indices of its tokens to index, where), in corpus order; a batch
     never spans two chunks, so that a shard batches its chunks as the single run does."""
@@ -323,7 +375,11 @@ def _sentence_batches(
             batch = []
         sentences = doc.sents if doc.has_annotation("SENT_START") else [doc[:]]
         for sent in sentences:
-            tokens = [t.i - sent.start for t in sent if not t.is_space and (chosen is None or key(t) in chosen)]
+            tokens = [
+                t.i - sent.start
+                for t in sent
+                if not t.is_space and (chosen is None or key(t) in chosen) and (not pos_of or _pos_matches(t, key(t), pos_of))
+            ]
             if tokens:
                 batch.append((sent, tokens, where))
         if len(batch) >= _SENTENCES_PER_BATCH:

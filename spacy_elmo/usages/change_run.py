@@ -28,6 +28,7 @@ class ChangeSettings:
     layer: Optional[str] = None  # None: as the indexes hold it ("top" for corpora and WUG datasets)
     model: Optional[str] = None  # indexes corpora and WUG datasets given as A or B
     lemmas: bool = False
+    pos: Optional[str] = None  # only usages of this part of speech, where a corpus is indexed (WUG's attack_nn keeps its own)
     lang: str = "en"
     groupings: Tuple[str, str] = ("1", "2")  # of a WUG dataset given as A and B
     evidence: bool = False
@@ -72,10 +73,11 @@ def run_change(
     from .index import UsageIndex
 
     targets = parse_words(words) if words is not None else None
+    raw_targets = parse_words(words, keep_pos=True) if words is not None else None  # "attack_nn": its part of speech kept
     people = read_gold(gold) if gold is not None else None  # a bad gold is said before any embedding
     notes: List[str] = []
     with tempfile.TemporaryDirectory(prefix="spacy-elmo-change-") as scratch:
-        sides = _indexed_sides([Path(side_a), Path(side_b)], targets, settings, Path(scratch), log)
+        sides = _indexed_sides([Path(side_a), Path(side_b)], raw_targets, settings, Path(scratch), log)
         a, b = (UsageIndex().from_disk(side) for side in sides)
         if settings.layer is not None:
             a, b = a.with_layer(settings.layer), b.with_layer(settings.layer)
@@ -132,7 +134,16 @@ def _indexed_sides(sides: List[Path], targets: Optional[List[str]], settings: Ch
         else:
             log(f"Indexing the corpus {side} with {settings.model}")
             build_usage_index(
-                nlp, side, folder, model=settings.model, words=targets, lemmas=settings.lemmas, all_layers=True, progress=False, log=log
+                nlp,
+                side,
+                folder,
+                model=settings.model,
+                words=targets,
+                lemmas=settings.lemmas,
+                pos=settings.pos,
+                all_layers=True,
+                progress=False,
+                log=log,
             )
             built.append(folder)
     return built

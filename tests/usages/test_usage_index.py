@@ -319,3 +319,27 @@ def test_a_string_query_says_what_to_give_and_a_word_without_usages_warns(index)
         == f"UsageIndex({str(index.path)!r}, bilm={bilm!r}, layer='layer 2', usages={len(index)}, words={len(index.keys)}, match='lower')"
     )
     assert "empty" in repr(type(index)())
+
+
+def test_a_part_of_speech_keeps_the_nouns_apart_from_interesting(nlp, bilm_dir, tmp_path):
+    """--lemmas files "interesting" under "interest"; a part of speech (WUG's interest_nn, or --pos NOUN) keeps only
+    the nouns, from the pipeline's tags; a pipeline without a tagger is refused in one line before any work."""
+    pytest.importorskip("spacy_lookups_data", reason="needs spacy-lookups-data (pip install 'spacy-elmo[lemmas]')")
+    corpus = tmp_path / "interest.txt"
+    corpus.write_text("The interest rate rose.\n\nThe film was interesting.\n\nHer interests grew.\n", encoding="utf8")
+    quiet = {"progress": False, "log": lambda _: None}
+    plain = build_usage_index(nlp, corpus, tmp_path / "all", words=["interest"], lemmas=True, **quiet)
+    assert sorted(plain.usage(int(r)).text for r in plain.rows_of("interest")) == ["interest", "interesting", "interests"]
+    with pytest.raises(InputError, match="has no tagger"):
+        build_usage_index(load_elmo_pipeline(bilm_dir), corpus, tmp_path / "none", words=["interest_nn"], lemmas=True, **quiet)
+    assert not (tmp_path / "none").exists()
+    tagged = load_elmo_pipeline(bilm_dir)
+    ruler = tagged.add_pipe("attribute_ruler", before="elmo")
+    ruler.add([[{"LOWER": {"IN": ["interest", "interests"]}}]], {"POS": "NOUN"})
+    ruler.add([[{"LOWER": "interesting"}]], {"POS": "ADJ"})
+    for words, pos in ((["interest_nn"], None), (["interest"], "NOUN")):
+        index = build_usage_index(tagged, corpus, tmp_path / f"n{pos}", words=words, lemmas=True, pos=pos, **quiet)
+        assert sorted(index.usage(int(r)).text for r in index.rows_of("interest")) == ["interest", "interests"]
+        assert index.meta["pos"] == {"interest": "NOUN"}
+    with pytest.raises(InputError, match="not a Universal POS tag"):
+        build_usage_index(tagged, corpus, tmp_path / "bad", words=["interest"], pos="noun_phrase", **quiet)
