@@ -25,7 +25,7 @@ from spacy_elmo.bilm import save_original
 
 from .helpers import tiny_bilm
 from .released.mirror_server import MirrorServer
-from .usages.test_wug_route import write_wug
+from .change.test_wug_route import write_wug
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -712,7 +712,7 @@ def test_the_bootstrap_interval_holds_the_rho():
 def test_substitute_distributions_and_measures_by_hand():
     import torch
 
-    from spacy_elmo.usages.change import jensen_shannon
+    from spacy_elmo.change.measures import jensen_shannon
 
     sys.path.insert(0, str(SCRIPTS))
     try:

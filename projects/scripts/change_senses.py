@@ -6,7 +6,7 @@ average), over the dataset's words:
 - APD's Spearman rho against `change_graded` (all words, half A, half B: the words in sorted order, alternately),
   with the 95% bootstrap interval over all words;
 - the usage-pair rho: the cosine of each judged pair against its mean judgment (1-4);
-- the senses (`spacy_elmo.usages.senses.sense_clusters`, for each sense rule given) against people's clusters
+- the senses (`spacy_elmo.change.senses.sense_clusters`, for each sense rule given) against people's clusters
   (clusters/opt, noise left out) and against the target's surface form (its exact text: case and inflection), as
   the mean adjusted Rand index over the words, on all, half A and half B;
 - binary accuracy of the senses' rule (k = 1, n = 5) against `change_binary`.
@@ -22,12 +22,12 @@ from typing import Dict, List
 import numpy
 import typer
 
-from spacy_elmo.usages.change import apd
-from spacy_elmo.usages.gold import bootstrap_interval, read_gold, spearman
+from spacy_elmo.change.measures import apd
+from spacy_elmo.change.gold import bootstrap_interval, read_gold, spearman
 from spacy_elmo.usages.index import UsageIndex
-from spacy_elmo.usages.senses import SenseRule, adjusted_rand, binary_change, sense_clusters
-from spacy_elmo.usages.substitutes import Substitutes, substitute_bags
-from spacy_elmo.usages.wug import read_dataset
+from spacy_elmo.change.senses import SenseRule, adjusted_rand, binary_change, sense_clusters
+from spacy_elmo.change.substitutes import Substitutes, substitute_bags
+from spacy_elmo.change.wug import read_dataset
 
 LAYERS = ("0", "1", "2", "average")
 

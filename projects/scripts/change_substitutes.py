@@ -29,8 +29,8 @@ import typer
 from semantic_change import halves_of, read_graded, spearman
 from spacy_elmo.bilm.context_prediction import context_log_probs
 from spacy_elmo.training.checkpoint import load_model_dir
-from spacy_elmo.usages.change import jensen_shannon
-from spacy_elmo.usages.wug import read_dataset
+from spacy_elmo.change.measures import jensen_shannon
+from spacy_elmo.change.wug import read_dataset
 
 BETAS = (0.0, 0.5, 1.0)
 COMBINATIONS = ("product", "mixture", "forward", "backward")

@@ -27,9 +27,9 @@ from typing import Callable, Dict, List, Sequence, Tuple
 import numpy
 import typer
 
-from spacy_elmo.usages.change import apd, cluster_jsd, prt
-from spacy_elmo.usages.gold import bootstrap_interval, ranks, spearman  # noqa: F401  (the other scripts import them from here)
-from spacy_elmo.usages.wug import read_dataset
+from spacy_elmo.change.measures import apd, cluster_jsd, prt
+from spacy_elmo.change.gold import bootstrap_interval, ranks, spearman  # noqa: F401  (the other scripts import them from here)
+from spacy_elmo.change.wug import read_dataset
 
 Vectors = Dict[str, Tuple[numpy.ndarray, numpy.ndarray]]  # word -> (period 1, period 2) usage vectors (n, L + 1, D)
 
@@ -75,7 +75,7 @@ def embed(wug: Dict, name: str, model: str, out: Path) -> Vectors:
         data = numpy.load(cache)
         return {w: (data[f"{w}/1"], data[f"{w}/2"]) for w in wug}
     from spacy_elmo.pipeline.loading import load_elmo_pipeline
-    from spacy_elmo.usages.wug import embed_uses
+    from spacy_elmo.change.wug import embed_uses
 
     nlp = load_elmo_pipeline(model)
     vectors: Vectors = {}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from spacy_elmo.usages.wug import read_dataset
+from spacy_elmo.change.wug import read_dataset
 
 
 def main(wug_dir: Path, out: Path) -> None:

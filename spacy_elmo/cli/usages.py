@@ -83,8 +83,8 @@ def index_usages_cli(
         from ..usages.ann import faiss_module
 
         faiss_module()  # before the work: a missing extra is said now
-    from ..usages.change import parse_words
-    from ..usages.wug import is_wug_dataset
+    from ..usages.words import parse_words
+    from ..change.wug import is_wug_dataset
 
     chosen = parse_words(words, keep_pos=True) if words else None  # "attack_nn" keeps its part of speech
     wug = is_wug_dataset(corpus)
@@ -115,7 +115,7 @@ def index_usages_cli(
     }
     if wug:
         from ..pipeline.loading import load_elmo_pipeline
-        from ..usages.wug import build_wug_index
+        from ..change.wug import build_wug_index
 
         use_threads(threads)
         nlp = load_elmo_pipeline(settings["model"], lang)
@@ -373,8 +373,8 @@ def change_cli(
     --report writes the evidence behind each score a person reads: sense clusters and their shares, example and
     changed usages with the target marked, a map of the usages and intervals; --gold checks the scores against people's."""
     from ..progress_bar import progress_bar
-    from ..usages.change import MEASURES
-    from ..usages.change_run import ChangeSettings, check_outputs
+    from ..change.measures import MEASURES
+    from ..change.run import ChangeSettings, check_outputs
 
     bad = [m for m in measure if m not in MEASURES]
     if bad:
@@ -444,8 +444,8 @@ def change(
     """Write OUTPUT (.tsv or .json): how each word of WORDS (a file, a comma list or a list; default: every word
     with enough usages in both) changed between A and B (usage indexes, corpora or a WUG dataset's groupings),
     with the report, answer and cluster files asked for. RETURNS (ChangeResult): the rows and what was written."""
-    from ..usages.change_report import write_report
-    from ..usages.change_run import ChangeSettings, run_change, write_answers, write_clusters, write_table
+    from ..change.report import write_report
+    from ..change.run import ChangeSettings, run_change, write_answers, write_clusters, write_table
 
     import warnings
 

@@ -25,8 +25,9 @@ from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from ..types import PathLike
 from ..bilm.fingerprint import bilm_fingerprint
 from .capitals import folded
-from .change import split_pos, target_pos
-from .index import LOOKUP_LEMMATIZER, UsageIndex, mixed, parse_layer, usage_key
+from .words import split_pos, target_pos
+from .index import UsageIndex, mixed, parse_layer, usage_key
+from .lemmas import add_lookup_lemmatizer
 from .layout import USAGE_INDEX
 from .storage import IndexWriter
 
@@ -298,33 +299,6 @@ def _check_lemmas(nlp: Language, off: List[str], log: Callable[[str], Any]) -> s
             "the sentences that hold a chosen word: match word forms (--words without --lemmas)"
         )
     return f"the pipeline's {', '.join(setters)}"
-
-
-def add_lookup_lemmatizer(nlp: Language) -> str:
-    """Add spaCy's lookup lemmatizer for `nlp`'s language before its first elmo component.
-
-    RETURNS (str): what was added ("spaCy's lookup lemmatizer for en (spacy-lookups-data 1.0.5)").
-    """
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        data = version("spacy-lookups-data")
-    except PackageNotFoundError:
-        raise InputError(
-            "--lemmas with a pipeline that has no lemmatizer uses spaCy's lookup lemmas: pip install 'spacy-elmo[lemmas]' "
-            "(spacy-lookups-data), or give a pipeline with a lemmatizer"
-        ) from None
-    names = elmo_names(nlp)
-    lemmatizer = nlp.add_pipe("lemmatizer", name="lemmatizer", config={"mode": "lookup"}, before=names[0] if names else None)
-    try:
-        lemmatizer.initialize()  # type: ignore[attr-defined]
-    except Exception as err:  # spaCy's own error for a language without lookup tables
-        nlp.remove_pipe("lemmatizer")
-        raise InputError(
-            f"spaCy has no lookup lemmas for {nlp.lang!r} ({str(err).splitlines()[0][:120]}): match word forms (--words without "
-            "--lemmas), or give a pipeline with a lemmatizer for the language"
-        ) from None
-    return f"{LOOKUP_LEMMATIZER} for {nlp.lang} (spacy-lookups-data {data})"
 
 
 def _word_pattern(words: Set[str]) -> "re.Pattern[str]":

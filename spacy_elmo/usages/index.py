@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from spacy.tokens import Token
 
     from .ann import AnnSearch
-    from .change import WordChange
+    from ..change.measures import WordChange
 
 from ..types import PathLike
 from .layout import ARRAYS, CONTEXT, FORMAT_VERSION, LAYERS, META, USAGE_INDEX
@@ -99,7 +99,7 @@ def parse_layer(layer: Union[str, int, Sequence[float]], n_output_layers: int) -
 
 
 CONTEXT_PREFIX = "context:"
-LOOKUP_LEMMATIZER = "spaCy's lookup lemmatizer"  # how meta "lemmatizer" names the one index-usages --lemmas adds
+_LOOKUP = "spaCy's lookup lemmatizer"  # lemmas.LOOKUP_LEMMATIZER: how meta "lemmatizer" names the one --lemmas adds
 
 
 def split_representation(spec: Union[str, int, Sequence[float]]) -> Tuple[str, Union[str, int, Sequence[float]]]:
@@ -375,8 +375,8 @@ class UsageIndex:
 
         nlp = load_elmo_pipeline(model, **self.meta.get("load", {}))
         lemmatizer = str(self.meta.get("lemmatizer") or "")
-        if self.match == "lemma" and lemmatizer.startswith(LOOKUP_LEMMATIZER) and "lemmatizer" not in nlp.pipe_names:
-            from .builder import add_lookup_lemmatizer
+        if self.match == "lemma" and lemmatizer.startswith(_LOOKUP) and "lemmatizer" not in nlp.pipe_names:
+            from .lemmas import add_lookup_lemmatizer
 
             add_lookup_lemmatizer(nlp)  # as the index was built: its keys are these lemmas
         return self.use_pipeline(nlp)
@@ -457,7 +457,7 @@ class UsageIndex:
         **settings: Any,
     ) -> List["WordChange"]:
         """How much each word's usages differ between this index (corpus A) and `other` (corpus B), built by the
-        same biLM with the same layer settings (see `usages/change.py`), most changed first.
+        same biLM with the same layer settings (see `spacy_elmo/change/measures.py`), most changed first.
 
         words (Optional[Sequence[str]]): the target words; None: every word with at least `min_usages` in both.
         measure (Union[str, Sequence[str]]): one or more of "apd" (average pairwise cosine distance), "prt"
@@ -470,7 +470,7 @@ class UsageIndex:
         >>> old, new = UsageIndex().from_disk("index_1810"), UsageIndex().from_disk("index_1960")
         >>> old.change(new, ["plane", "gay"], measure="apd")
         """
-        from .change import index_change
+        from ..change.measures import index_change
 
         measures = (measure,) if isinstance(measure, str) else tuple(measure)
         return index_change(self, other, words, measures, **settings)

@@ -124,7 +124,7 @@ def test_substitutes_from_stored_context_vectors_are_what_the_two_language_model
     """The top layer's context-only vectors through the softmax give each usage the substitutes that
     context_log_probs computes by running the biLM (product of the two directions), the target's forms left out."""
     from spacy_elmo.bilm.context_prediction import boundary_states, context_layers
-    from spacy_elmo.usages.substitutes import Substitutes
+    from spacy_elmo.change.substitutes import Substitutes
 
     bilm, softmax = model
     sentences = [["the", "bank", "flows", "high"], ["money", "river", "flows"]]

@@ -13,8 +13,9 @@ from spacy_elmo.cli import app
 from spacy_elmo.errors import InputError
 from spacy_elmo.pipeline.loading import load_elmo_pipeline
 from spacy_elmo.usages import build_usage_index
-from spacy_elmo.usages.change import apd, compare, prt, read_words, usage_similarity
-from spacy_elmo.usages.wug import embed_uses, read_dataset, read_judgments, read_uses
+from spacy_elmo.change.measures import apd, compare, prt, usage_similarity
+from spacy_elmo.usages.words import read_words
+from spacy_elmo.change.wug import embed_uses, read_dataset, read_judgments, read_uses
 
 from ..helpers import tiny_bilm
 
@@ -52,7 +53,7 @@ def test_apd_is_the_mean_over_every_pair():
 
 
 def test_usages_read_in_chunks_from_an_index_equal_the_same_arrays(monkeypatch):
-    from spacy_elmo.usages import change
+    from spacy_elmo.change import measures as change
 
     monkeypatch.setattr(change, "_CHUNK", 7)  # several chunks of a word's usages
     rng = numpy.random.default_rng(3)
@@ -231,7 +232,7 @@ def test_target_words_files(tmp_path):
 
 def test_jsd_by_hand():
     """Two sides in clusters of their own: ln 2; the same usages on both sides: 0."""
-    from spacy_elmo.usages.change import cluster_jsd
+    from spacy_elmo.change.measures import cluster_jsd
 
     rng = numpy.random.default_rng(0)
     a = numpy.array([1.0, 0.0, 0.0]) + rng.normal(0, 0.01, (20, 3))

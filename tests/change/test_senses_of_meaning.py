@@ -8,8 +8,8 @@ import re
 import numpy
 import pytest
 
-from spacy_elmo.usages.change_run import ChangeSettings, run_change
-from spacy_elmo.usages.senses import adjusted_rand
+from spacy_elmo.change.run import ChangeSettings, run_change
+from spacy_elmo.change.senses import adjusted_rand
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .change import UsageRows, Usages, _unit, jensen_shannon
+from .measures import UsageRows, Usages, _unit, jensen_shannon
 
 MAX_SENSES, N_INIT, ITERATIONS = 8, 10, 50
 EVIDENCE_USAGES, DRAWS, SEED = 1000, 1000, 0

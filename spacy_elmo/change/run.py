@@ -13,7 +13,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from ..errors import InputError
 from ..output_folders import USAGE_INDEX, is_own, name_from_data, own_subfolder, write_atomically
 from ..types import PathLike
-from .change import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, mean_usage, parse_words
+from ..usages.words import parse_words
+from .measures import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, mean_usage
 
 Progress = Optional[Callable[[Iterable[Any]], Iterable[Any]]]
 
@@ -67,10 +68,10 @@ def run_change(
     gold: people's change (see gold.read_gold): Spearman's rho with its interval, binary accuracy and the ARI of
         the sense clusters against people's, in RETURNS.data["gold"].
     RETURNS (ChangeResult): the rows (most changed first) and what `write_table`, `write_answers`, `write_clusters`
-        and `change_report.write_report` write.
+        and `report.write_report` write.
     """
     from .gold import read_gold
-    from .index import UsageIndex
+    from ..usages.index import UsageIndex
 
     targets = parse_words(words) if words is not None else None
     raw_targets = parse_words(words, keep_pos=True) if words is not None else None  # "attack_nn": its part of speech kept
@@ -116,7 +117,7 @@ def _indexed_sides(sides: List[Path], targets: Optional[List[str]], settings: Ch
         other = next(side for side in sides if not is_own(side, USAGE_INDEX))
         raise InputError(f"{other} is not a usage index: give --model MODEL to index it as a corpus, or give an index")
     from ..pipeline.loading import load_elmo_pipeline
-    from .builder import build_usage_index
+    from ..usages.builder import build_usage_index
 
     nlp = load_elmo_pipeline(settings.model, settings.lang)
     built = []
@@ -252,7 +253,7 @@ def _data(
     notes: List[str],
     sense_settings: Dict[str, Any],
 ) -> Dict[str, Any]:
-    from .index import describe_representation
+    from ..usages.index import describe_representation
     from .senses import CLUSTER_METHOD, EVIDENCE_USAGES
 
     info: Dict[str, Any] = {

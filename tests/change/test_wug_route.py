@@ -13,8 +13,9 @@ from spacy_elmo.cli import app
 from spacy_elmo.errors import InputError
 from spacy_elmo.pipeline.loading import load_elmo_pipeline
 from spacy_elmo.usages import UsageIndex, build_usage_index
-from spacy_elmo.usages.change import apd, parse_words, read_words
-from spacy_elmo.usages.wug import build_wug_index, embed_uses, read_judgments, read_uses
+from spacy_elmo.change.measures import apd
+from spacy_elmo.usages.words import parse_words, read_words
+from spacy_elmo.change.wug import build_wug_index, embed_uses, read_judgments, read_uses
 
 from ..helpers import tiny_bilm
 

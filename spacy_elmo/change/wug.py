@@ -28,7 +28,7 @@ from ..types import PathLike
 if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
 
-    from .index import UsageIndex
+    from ..usages.index import UsageIndex
 
 USE_COLUMNS = ("identifier", "grouping", "context_tokenized", "indexes_target_token_tokenized")
 JUDGMENT_COLUMNS = ("identifier1", "identifier2", "judgment")
@@ -134,7 +134,7 @@ def embed_uses(nlp: "Language", uses: Sequence[WugUse], batch_size: int = 32, ke
     """
     from ..pipeline.export import sentence_doc
     from ..pipeline.loading import elmo_names
-    from .builder import as_read
+    from ..usages.builder import as_read
 
     # the whole context is one sequence of the biLM, as the file gives it (no sentencizer splits it)
     docs = (as_read(sentence_doc(nlp.vocab, list(use.tokens)), not keep_capitals) for use in uses)
@@ -184,10 +184,10 @@ def build_wug_index(
     from ..pipeline.loading import elmo_names, elmo_pipe
     from ..progress_bar import progress_bar
     from ..pipeline.export import sentence_doc
-    from .builder import UsageLayers, as_read, bilm_meta
-    from .index import UsageIndex, mixed, parse_layer
-    from .layout import USAGE_INDEX
-    from .storage import IndexWriter
+    from ..usages.builder import UsageLayers, as_read, bilm_meta
+    from ..usages.index import UsageIndex, mixed, parse_layer
+    from ..usages.layout import USAGE_INDEX
+    from ..usages.storage import IndexWriter
 
     names = elmo_names(nlp)
     if not names:
@@ -259,7 +259,7 @@ def build_wug_index(
 def wug_targets(dataset: PathLike, words: Optional[Sequence[str]] = None) -> Dict[str, Tuple[str, Path]]:
     """RETURNS (Dict[str, Tuple[str, Path]]): per target key (the lemma, lowercased: "attack"), its name in the
     dataset ("attack_nn") and its folder; only `words` (keys or names) where given."""
-    from .change import split_pos
+    from ..usages.words import split_pos
 
     data = Path(dataset) / "data"
     if not is_wug_dataset(dataset):

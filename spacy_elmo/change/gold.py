@@ -13,7 +13,7 @@ import numpy
 
 from ..errors import InputError
 from ..types import PathLike
-from .change import split_pos
+from ..usages.words import split_pos
 
 GOLD_DRAWS, GOLD_SEED = 2000, 0
 

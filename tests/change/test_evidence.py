@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from spacy_elmo.cli import app
 from spacy_elmo.errors import InputError
-from spacy_elmo.usages.gold import Gold, agreement, read_gold, spearman
-from spacy_elmo.usages.senses import adjusted_rand, binary_change, sense_clusters, silhouette, word_evidence
+from spacy_elmo.change.gold import Gold, agreement, read_gold, spearman
+from spacy_elmo.change.senses import adjusted_rand, binary_change, sense_clusters, silhouette, word_evidence
 
 from .test_wug_route import bilm_and_wug
 
@@ -51,8 +51,8 @@ def test_the_permutation_test_matches_every_split_enumerated():
     of splits scoring at least the observed one (within sampling error), for APD and PRT."""
     import itertools
 
-    from spacy_elmo.usages.change import apd, prt
-    from spacy_elmo.usages.senses import permutation_p
+    from spacy_elmo.change.measures import apd, prt
+    from spacy_elmo.change.senses import permutation_p
 
     rng = numpy.random.default_rng(7)
     a = rng.normal(size=(4, 5)) + numpy.array([1.0, 0, 0, 0, 0])
@@ -74,7 +74,7 @@ def test_the_permutation_test_matches_every_split_enumerated():
 
 
 def test_benjamini_hochberg_by_hand():
-    from spacy_elmo.usages.senses import benjamini_hochberg
+    from spacy_elmo.change.senses import benjamini_hochberg
 
     # sorted 0.01, 0.03, 0.04, 0.2 times m / rank: 0.04, 0.06, 0.0533, 0.2; then the running minimum from the top
     q = benjamini_hochberg([0.01, 0.04, 0.03, 0.2])
@@ -102,7 +102,7 @@ def test_senses_are_found_shared_and_the_changed_usages_named():
     assert all(row >= 20 for row, _ in ev.changed["B"]) and all(c < 0.5 for _, c in ev.changed["B"])
     # the examples of each sense are its own usages; the interval holds the score
     assert all(side == "B" and row >= 20 for side, row in ev.examples[1])
-    from spacy_elmo.usages.change import apd, prt
+    from spacy_elmo.change.measures import apd, prt
 
     low, high = ev.intervals["apd"]
     assert low <= apd(a, b) <= high and ev.intervals["prt"][0] <= prt(a, b) <= ev.intervals["prt"][1]
@@ -217,7 +217,7 @@ def test_png_figures_or_a_line_naming_them(report, monkeypatch, tmp_path):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    from spacy_elmo.usages.change_report import write_report
+    from spacy_elmo.change.report import write_report
 
     lines = []
     write_report(tmp_path / "r", json.loads((tmp / "change.json").read_text()), log=lines.append)
@@ -234,8 +234,8 @@ def test_the_cluster_share_jsd_is_bounded(report):
 def test_a_prt_interval_past_orthogonal_is_null_in_json_and_the_figures_still_draw(tmp_path):
     """PRT is infinite where the mean usages are orthogonal or opposite: its interval end is null in the JSON (never
     Infinity), and the report and its figures are still written."""
-    from spacy_elmo.usages.change_report import write_report
-    from spacy_elmo.usages.change_run import _finite
+    from spacy_elmo.change.report import write_report
+    from spacy_elmo.change.run import _finite
 
     rng = numpy.random.default_rng(0)
     a = numpy.array([1.0, 0.0]) + rng.normal(0, 0.3, (20, 2))
@@ -255,7 +255,7 @@ def test_a_prt_interval_past_orthogonal_is_null_in_json_and_the_figures_still_dr
 def test_sense_names_are_each_senses_distinctive_words_by_hand():
     from collections import Counter
 
-    from spacy_elmo.usages.sense_names import context_words, name_senses
+    from spacy_elmo.change.sense_names import context_words, name_senses
 
     bags = [["river", "water", "shore"]] * 3 + [["river", "money"]] + [["money", "loan", "interest"]] * 3 + [["money", "water"]]
     labels = [0, 0, 0, 0, 1, 1, 1, 1]
@@ -274,7 +274,7 @@ def test_sense_names_are_each_senses_distinctive_words_by_hand():
 
 
 def test_senses_carry_names_p_values_and_the_page_three_views_with_texts(report, tmp_path):
-    from spacy_elmo.usages.change_run import ChangeResult, write_table
+    from spacy_elmo.change.run import ChangeResult, write_table
 
     tmp, _ = report
     data = json.loads((tmp / "change.json").read_text())
@@ -301,7 +301,7 @@ def test_a_word_from_the_corpus_never_names_a_path_and_subfolders_are_never_link
     link is refused, never written through."""
     from spacy_elmo.errors import InputError
     from spacy_elmo.output_folders import name_from_data
-    from spacy_elmo.usages.change_run import ChangeResult, write_clusters
+    from spacy_elmo.change.run import ChangeResult, write_clusters
 
     for word in ("/probe", " / ", "..", "and/or", "<!--<script>", ""):
         name = name_from_data(word, ".csv")
