@@ -37,6 +37,31 @@ def halves_of(words: List[str]) -> Dict[str, List[str]]:
     return {"all": ordered, "A": ordered[0::2], "B": ordered[1::2]}
 
 
+def pattern_substitutes(dataset: Dict, model: str, subs: Substitutes, k: int = 20) -> Dict[str, numpy.ndarray]:
+    """Each usage's substitutes with Amrami & Goldberg's (2018) symmetric pattern: the forward LM's prediction
+    after "... TARGET and" and the backward LM's before "and TARGET ...", multiplied and divided by the prior;
+    the target's forms left out. RETURNS: usage identifier -> its k substitute ids."""
+    import torch
+
+    from spacy_elmo.bilm.context_prediction import context_log_probs
+    from spacy_elmo.training.checkpoint import load_model_dir
+
+    bilm, _, _ = load_model_dir(model)
+    out = {}
+    prior = torch.from_numpy(subs.log_prior.astype(numpy.float32)) if subs.log_prior is not None else 0.0
+    for word, (uses, _) in dataset.items():
+        forward_in = [list(u.tokens[: u.index + 1]) + ["and", "x"] for u in uses]
+        backward_in = [["x", "and"] + list(u.tokens[u.index :]) for u in uses]
+        forward, _ = context_log_probs(bilm, subs.softmax, forward_in, [u.index + 2 for u in uses])
+        _, backward = context_log_probs(bilm, subs.softmax, backward_in, [0] * len(uses))
+        scores = forward + backward - prior
+        forms = {u.tokens[u.index] for u in uses} | {word.split("_")[0]}
+        scores[:, subs.left_out(forms)] = float("-inf")
+        top = scores.topk(k, dim=1).indices.numpy()
+        out.update({u.identifier: row for u, row in zip(uses, top)})
+    return out
+
+
 def main(
     wug: Path = typer.Argument(..., help="The WUG dataset's root"),
     out: Path = typer.Argument(..., help="Where the rows go (JSON)"),
@@ -52,10 +77,13 @@ def main(
         name, paths = spec.split("=", 1)
         base = [UsageIndex().from_disk(p) for p in paths.split(",")]
         subs = Substitutes.of_model(base[0].meta["model"])
-        reps = [*LAYERS, *(f"context:{layer}" for layer in LAYERS)] + (["substitutes"] if subs is not None else [])
+        reps = [*LAYERS, *(f"context:{layer}" for layer in LAYERS)] + (["substitutes", "pattern substitutes"] if subs is not None else [])
+        patterns = None
         for rep in reps:
             if not only or rep in only:
-                a, b = (i.with_layer("context:top" if rep == "substitutes" else rep) for i in base)
+                if rep == "pattern substitutes" and patterns is None:
+                    patterns = pattern_substitutes(dataset, base[0].meta["model"], subs)
+                a, b = (i.with_layer("context:top" if rep.endswith("substitutes") else rep) for i in base)
                 words = sorted(w for w in gold.graded if len(a.rows_of(w)) and len(b.rows_of(w)))
                 halves = halves_of(words)
                 scores, cosines, judged = {}, [], []
@@ -68,8 +96,11 @@ def main(
                     ids += [b.sentences[int(b.arrays["usage_sentence"][r])]["id"] for r in b.rows_of(w)]
                     forms = [a.usage(int(r)).text for r in a.rows_of(w)] + [b.usage(int(r)).text for r in b.rows_of(w)]
                     both = numpy.concatenate([va, vb])
-                    if rep == "substitutes":
-                        ids_found, _ = subs.top(both, forms=set(forms) | {w})
+                    if rep.endswith("substitutes"):
+                        if rep == "substitutes":
+                            ids_found, _ = subs.top(both, forms=set(forms) | {w})
+                        else:
+                            ids_found = numpy.stack([patterns[i] for i in ids])
                         both, _ = substitute_bags(ids_found)
                         scores[w] = apd(both[: len(va)], both[len(va) :])
                     unit = both / numpy.linalg.norm(both, axis=1, keepdims=True)

@@ -37,14 +37,14 @@ class SenseInput:
         self.indexes = (a, b)
         kept = a.context is not None and b.context is not None
         model = str(a.meta.get("model") or "")
-        self.substitutes = Substitutes.of_model(model) if model and Path(model).is_dir() and kept else None
+        self.substitutes = Substitutes.of_model(model) if model and kept else None
         self.views: Optional[Tuple[Any, Any]] = None
         self.context_top: Optional[Tuple[Any, Any]] = (
             (a.with_layer("context:top").vectors, b.with_layer("context:top").vectors) if kept else None
         )
         source = senses
         if senses == "substitutes" and self.substitutes is None:
-            why = "keep no context-only vectors (build them with --all-layers)" if not kept else f"its biLM {model or '?'} has no softmax"
+            why = "keep no context-only vectors (build them with --all-layers)" if not kept else no_softmax(model)
             self.notes.append(f"no substitutes to cluster the senses from: A and B {why}; the senses come from the context-only vectors")
             source = DEFAULT_SENSES
         if source.startswith("context") and not kept:
@@ -60,10 +60,7 @@ class SenseInput:
                 raise InputError(f"--senses-from {senses}: {err}") from None
         self.source = source
         if self.substitutes is None and model:
-            self.notes.append(
-                f"the biLM {Path(model).name or model} keeps no softmax (vocab.txt + softmax.pt): the senses are named by their context "
-                "words, not by substitutes"
-            )
+            self.notes.append(f"{no_softmax(model)}: the senses are named by their context words, not by substitutes")
         lang_class = spacy.util.get_lang_class(str(a.meta.get("load", {}).get("lang", lang)))
         self.stop_words: Set[str] = {w.lower() for w in lang_class.Defaults.stop_words}
         background: Counter = Counter()
@@ -113,6 +110,20 @@ class SenseInput:
                     usage = index.usage(int(r))
                     bags.append(context_words(usage.sentence, usage.start, usage.end, self.stop_words, forms))
         return vectors, bags
+
+
+def no_softmax(model: str) -> str:
+    """RETURNS (str): why the biLM `model` has no substitutes, and how to get them."""
+    from ..released.catalogue import CATALOGUE, SOFTMAXES
+
+    if model in SOFTMAXES:
+        return (
+            f"the softmax published with {model} is not in the cache (spacy-elmo download {model} --softmax, "
+            f"{SOFTMAXES[model].download.lstrip('~')})"
+        )
+    if model in CATALOGUE:
+        return f"{model} was released without its softmax"
+    return f"the biLM {Path(model).name or model} keeps no softmax (vocab.txt + softmax.pt, as spacy-elmo pretrain writes)"
 
 
 def usage_forms(indexes: Sequence[Any], rows: Sequence[numpy.ndarray], key: str) -> Set[str]:

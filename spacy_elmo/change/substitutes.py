@@ -10,7 +10,8 @@ where the two sides are independent given the word; without the division the lik
 bag of words weighted by idf over the word's usages, are a representation for senses (Amrami & Goldberg 2018
 cluster such bags), and a sense's most distinctive substitutes name it.
 
-Only a biLM with its softmax has substitutes: a `spacy-elmo pretrain` folder (vocab.txt + softmax.pt).
+Only a biLM with its softmax has substitutes: a `spacy-elmo pretrain` folder (vocab.txt + softmax.pt), or a
+released biLM whose published softmax is at hand (`spacy-elmo download original --softmax`).
 """
 
 from pathlib import Path
@@ -21,6 +22,7 @@ import numpy
 from ..types import PathLike
 
 TOP_SUBSTITUTES = 20  # a usage's substitutes kept for its bag
+ORIGINAL_WORDS = 100_000  # a released softmax is cut to its most frequent words (793,471 for the original: 1.6 GB)
 NOT_SUBSTITUTES = ("<S>", "</S>", "<UNK>")
 
 
@@ -44,18 +46,36 @@ class Substitutes:
         self._never = [self._ids[w] for w in NOT_SUBSTITUTES if w in self._ids]
 
     @classmethod
-    def of_model(cls, model: PathLike) -> Optional["Substitutes"]:
-        """RETURNS (Optional[Substitutes]): the substitutes of the biLM folder `model` where it keeps its softmax
-        (vocab.txt + softmax.pt, as `spacy-elmo pretrain` writes them), else None."""
-        folder = Path(model)
-        if not ((folder / "softmax.pt").is_file() and (folder / "vocab.txt").is_file()):
-            return None
-        from ..training.checkpoint import load_model_dir
+    def of_model(cls, model: PathLike, max_words: Optional[int] = ORIGINAL_WORDS) -> Optional["Substitutes"]:
+        """RETURNS (Optional[Substitutes]): the substitutes of the biLM `model` where its softmax is at hand, else None:
+        a `spacy-elmo pretrain` folder (vocab.txt + softmax.pt, with the word counts for the prior), a biLM folder with
+        a released softmax beside it (softmax_weights.hdf5 + vocab.txt), or a released model's name whose softmax is
+        in the cache (`spacy-elmo download NAME --softmax`); a released softmax cut to its `max_words` most frequent
+        words (None: all) and, without counts, not divided by a prior."""
+        from ..bilm.folders import find_bilm_folder
+        from ..bilm.original_softmax import SOFTMAX_FILES, load_original_softmax
 
-        _, vocab, softmax = load_model_dir(folder)
-        if vocab is None or softmax is None:
+        folder = Path(model)
+        if folder.is_dir() and (folder / "softmax.pt").is_file() and (folder / "vocab.txt").is_file():
+            from ..training.checkpoint import load_model_dir
+
+            _, vocab, softmax = load_model_dir(folder)
+            if vocab is None or softmax is None:
+                return None
+            return cls(softmax, vocab.words, vocab.counts, str(folder))
+        bilm = find_bilm_folder(folder) if folder.is_dir() else None
+        softmax_folder: Optional[Path] = folder if bilm is not None and all((folder / n).is_file() for n in SOFTMAX_FILES) else None
+        if not folder.exists():
+            from ..released.download import cached_folder, cached_softmax
+            from ..released.catalogue import CATALOGUE
+
+            if str(model) in CATALOGUE:
+                softmax_folder = cached_softmax(str(model))
+                bilm = cached_folder(str(model)) if softmax_folder is not None else None
+        if softmax_folder is None or bilm is None:
             return None
-        return cls(softmax, vocab.words, vocab.counts, str(folder))
+        softmax, words = load_original_softmax(softmax_folder, bilm.options().projection_dim, max_words)
+        return cls(softmax, words, (), str(softmax_folder))
 
     def left_out(self, forms: AbstractSet[str]) -> List[int]:
         """RETURNS (List[int]): the ids never offered as a substitute: the markers, <UNK>, and every casing of `forms`."""

@@ -81,11 +81,21 @@ def download_cli(
         "original URLs (default: $SPACY_ELMO_MIRROR)",
     ),
     force: bool = typer.Option(False, "--force", help="Download again what spacy-elmo downloaded before"),
+    softmax: bool = typer.Option(
+        False,
+        "--softmax",
+        help="Also the softmax published beside the biLM (original, original-5.5b: about 1.6 and 1.0 GB): its lexical "
+        "substitutes, which name the senses of spacy-elmo change",
+    ),
 ) -> None:
     """Download a released model into the cache (resuming an interrupted download), check it, and
     say where it is. Later uses (`--bilm NAME`, `add_elmo(nlp, NAME)`) read it from there offline."""
     from ..released import CATALOGUE, download
+    from ..released.catalogue import released_softmax
+    from ..released.download import download_softmax
 
+    if softmax:
+        released_softmax(name)  # one without a softmax is said before any download
     folder = download(name, cache, mirror, force=force)
     size = sum(p.stat().st_size for p in folder.path.iterdir() if p.is_file() and not p.name.startswith(".")) / 1e6
     typer.echo(f"{name}: {folder.path} ({folder.format} format, {size:.1f} MB), checked")
@@ -95,6 +105,10 @@ def download_cli(
             f"Note: the catalogue gives {name} as {stated}, and this copy is {size:.1f} MB: it loaded and passed every check, "
             "but it is not the size of the published file (a mirror's own copy?)"
         )
+    if softmax:
+        found = download_softmax(name, cache, mirror, force=force)
+        size = sum(p.stat().st_size for p in found.iterdir() if p.is_file() and not p.name.startswith(".")) / 1e6
+        typer.echo(f"{name}'s softmax: {found} ({size:.1f} MB), checked; change names senses by its substitutes")
 
 
 @command("convert")

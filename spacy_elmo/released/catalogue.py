@@ -367,6 +367,60 @@ def nearest_name(name: str) -> Optional[str]:
     return close[0] if close else None
 
 
+SOFTMAX_FORMAT = "allennlp-softmax"  # a biLM's softmax: softmax_weights.hdf5 (softmax/W, softmax/b) + vocab.txt
+_SOFTMAX_SOURCE = (
+    "the softmax and vocabulary URLs of allenai/allennlp's ELMo perplexity command (DEFAULT_SOFTMAX_FILE, "
+    "DEFAULT_VOCAB_FILE) and of public word-sense induction code that downloads them (Amrami & Goldberg 2018); "
+    "datasets softmax/W (words x 512) and softmax/b, one word a line in the vocabulary, as that command reads them"
+)
+
+
+def _softmax(of: str, folder: str, stem: str, vocab: str, download: str, words: str) -> ReleasedModel:
+    return ReleasedModel(
+        name=f"{of}-softmax",
+        language="en",
+        format=SOFTMAX_FORMAT,
+        parameters=f"{words} x 513 (the softmax of {of})",
+        download=download,
+        trained_on=CATALOGUE[of].trained_on,
+        licence="not stated on the page",
+        source=_SOFTMAX_SOURCE,
+        files=(
+            ("softmax_weights.hdf5", f"{_ALLENNLP}/{folder}/{stem}_softmax_weights.hdf5"),
+            ("vocab.txt", f"{_ALLENNLP}/{folder}/{vocab}"),
+        ),
+    )
+
+
+# The softmax published beside a released biLM (`spacy-elmo download NAME --softmax`): its own lexical substitutes
+# (change's sense names and --senses-from substitutes). Downloaded and checked by the same rules as every model.
+SOFTMAXES: Dict[str, ReleasedModel] = {
+    "original": _softmax(
+        "original", "2x4096_512_2048cnn_2xhighway", "elmo_2x4096_512_2048cnn_2xhighway", "vocab-2016-09-10.txt", "~1.6 GB", "793,471"
+    ),
+    "original-5.5b": _softmax(
+        "original-5.5b",
+        "2x4096_512_2048cnn_2xhighway_5.5B",
+        "elmo_2x4096_512_2048cnn_2xhighway_5.5B",
+        "tf_checkpoint/vocab-enwiki-news-500000.txt",
+        "~1.0 GB",
+        "500,000",
+    ),
+}
+
+
+def released_softmax(name: str) -> ReleasedModel:
+    """RETURNS (ReleasedModel): the softmax published beside the released biLM `name`; an InputError naming those
+    that have one where it has none."""
+    released_model(name)
+    if name not in SOFTMAXES:
+        raise InputError(
+            f"{name} was released without its softmax: only {', '.join(SOFTMAXES)} have one (for substitutes, pretrain a "
+            "biLM with spacy-elmo pretrain, which keeps its softmax)"
+        )
+    return SOFTMAXES[name]
+
+
 def released_model(name: str) -> ReleasedModel:
     """RETURNS (ReleasedModel): the catalogue's entry `name`; an InputError listing the names if none."""
     if name not in CATALOGUE:

@@ -34,7 +34,8 @@ from ..cache_folder import CACHE_ENV, cache_dir
 from ..errors import InputError
 from ..output_folders import FolderLock, is_plain_file, is_plain_folder, open_no_follow, write_atomically
 from ..types import PathLike
-from .catalogue import CATALOGUE, ReleasedModel, nearest_name, released_model
+from ..bilm.original_softmax import SOFTMAX_FILES, read_softmax_shapes
+from .catalogue import CATALOGUE, SOFTMAX_FORMAT, SOFTMAXES, ReleasedModel, nearest_name, released_model, released_softmax
 from .transfer import PartialFile, TransferError, fetch
 from .unpack import model_files, remove_scratch, unpack_model
 
@@ -123,7 +124,36 @@ def download(
     progress (bool): show a progress bar.
     RETURNS (BilmFolder): the model folder in the cache.
     """
-    model = released_model(name)
+    folder = _download(released_model(name), cache, mirror, force, progress)
+    found = find_bilm_folder(folder)
+    if found is None:
+        raise InputError(f"{folder} is not a biLM folder although its record says complete. Run `spacy-elmo download {name} --force`.")
+    return found
+
+
+def download_softmax(
+    name: str, cache: Optional[PathLike] = None, mirror: Optional[str] = None, force: bool = False, progress: bool = True
+) -> Path:
+    """Download the softmax published beside the released biLM `name` (`SOFTMAXES`: softmax_weights.hdf5 and
+    vocab.txt, in the cache as `NAME-softmax/`) by the rules of every download, checked by reading its shapes.
+
+    RETURNS (Path): its folder in the cache.
+    """
+    return _download(released_softmax(name), cache, mirror, force, progress)
+
+
+def cached_softmax(name: str, cache: Optional[PathLike] = None) -> Optional[Path]:
+    """RETURNS (Optional[Path]): the complete download of `name`'s softmax (files checked against their record), or
+    None where it has not been downloaded or `name` has none."""
+    if name not in SOFTMAXES:
+        return None
+    model = SOFTMAXES[name]
+    root = cache_dir(cache)
+    return root / model.name if _checked_download(root / model.name, model) else None
+
+
+def _download(model: ReleasedModel, cache: Optional[PathLike], mirror: Optional[str], force: bool, progress: bool) -> Path:
+    """Download `model` into the cache unless a complete, checked copy is there. RETURNS (Path): its folder."""
     root = cache_dir(cache)
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -132,9 +162,8 @@ def download(
     except OSError as err:
         if err.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
             raise
-        found = None if force else _checked_model(root / model.name, model, damaged_ok=True)
-        if found is not None:
-            return found  # a read-only cache that holds the model: use it
+        if not force and _checked_download(root / model.name, model, damaged_ok=True):
+            return root / model.name  # a read-only cache that holds the model: use it
         raise InputError(
             f"The cache {root} cannot be written ({err.strerror}): give a writable one (--cache, or ${CACHE_ENV}), "
             f"or download {model.name} where the cache can be written and copy it"
@@ -142,15 +171,12 @@ def download(
     with lock:
         _recover(root, model.name)
         _check_not_a_users(root / model.name)
-        if not force:
-            found = _checked_model(root / model.name, model, damaged_ok=True)
-            if found is not None:
-                return found
+        if not force and _checked_download(root / model.name, model, damaged_ok=True):
+            return root / model.name
         new = _download_into(model, root, mirror, progress)
         _swap_in(root, model.name, new)
-        found = _checked_model(root / model.name, model)
-        assert found is not None
-        return found
+        _checked_download(root / model.name, model)
+        return root / model.name
 
 
 def resolve_bilm(
@@ -223,12 +249,15 @@ def _download_into(model: ReleasedModel, root: Path, mirror: Optional[str], prog
         fetched.append(path)
     try:
         files = _unpack(folder, fetched[0], model, record) if model.archive else fetched
-        found = bilm_folder(folder)
-        found.load(cache_size=0)  # every shape and value checked
+        if model.format == SOFTMAX_FORMAT:
+            read_softmax_shapes(folder)  # its datasets and vocabulary agree
+        else:
+            bilm_folder(folder).load(cache_size=0)  # every shape and value checked
     except InputError as err:
         _discard_download(folder, record)
+        what = "softmax" if model.format == SOFTMAX_FORMAT else "biLM"
         raise InputError(
-            f"The download of {model.name} is not a usable biLM ({err}); it was removed{_previous_note(root, model.name, ',')}. "
+            f"The download of {model.name} is not a usable {what} ({err}); it was removed{_previous_note(root, model.name, ',')}. "
             "Run the command again; if it fails the same way, the server's copy is damaged"
         ) from None
     _remove_leftovers(folder)
@@ -426,8 +455,23 @@ def _checked_model(folder: Path, model: ReleasedModel, damaged_ok: bool = False)
     """The model in `folder` if its record says complete and every file matches it; None where no
     complete download is there. A damaged record or file is an error, or None with `damaged_ok`
     (a download then replaces it)."""
-    if not os.path.lexists(folder):
+    if not _checked_download(folder, model, damaged_ok):
         return None
+    found = find_bilm_folder(folder)
+    if found is None:
+        if damaged_ok:
+            return None
+        raise InputError(
+            f"{folder} is not a biLM folder although its record says complete. Run `spacy-elmo download {model.name} --force` to "
+            "download the model again (the files there now stay until it succeeds)."
+        )
+    return found
+
+
+def _checked_download(folder: Path, model: ReleasedModel, damaged_ok: bool = False) -> bool:
+    """Whether `folder` holds a complete download of `model`, its record and every file matching (see `_checked_model`)."""
+    if not os.path.lexists(folder):
+        return False
     fix = f"Run `spacy-elmo download {model.name} --force` to download the model again (the files there now stay until it succeeds)."
     try:
         if not is_plain_folder(folder):
@@ -436,15 +480,12 @@ def _checked_model(folder: Path, model: ReleasedModel, damaged_ok: bool = False)
         if not record.get("complete"):
             if not record:
                 _check_not_a_users(folder)
-            return None  # nothing yet, or an older release's unfinished download: a download replaces it
+            return False  # nothing yet, or an older release's unfinished download: a download replaces it
         _check_files(record, folder, model, fix, digests=True)
-        found = find_bilm_folder(folder)
-        if found is None:
-            raise InputError(f"{folder} is not a biLM folder although its record says complete. {fix}")
-        return found
+        return True
     except InputError:
         if damaged_ok:
-            return None
+            return False
         raise
 
 
@@ -494,6 +535,8 @@ def _check_record(record: Dict[str, Any], folder: Path, model: ReleasedModel) ->
 
 
 def _needed_files(format: str, files: Dict[str, str]) -> List[str]:
+    if format == SOFTMAX_FORMAT:
+        return [n for n in SOFTMAX_FILES if n not in files]
     if format == "elmoformanylangs":
         return [n for n in (*EFML_FILES, "char.dic") if n not in files]
     missing = [] if "options.json" in files else ["options.json"]
