@@ -106,10 +106,12 @@ def _read_stats(path: Path) -> Gold:
     reader = csv.DictReader(_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE)
     if not {"lemma", "change_graded"} <= set(reader.fieldnames or []):
         raise InputError(f"{path} has no columns lemma and change_graded: give a WUG stats_groupings.csv (tab-separated)")
+    seen: Dict[str, int] = {}
     for row in reader:
         name = row["lemma"] or ""
         graded = _number(path, reader.line_num, row.get("change_graded"))
         key = split_pos(name)[0].lower()
+        _once(path, seen, key, name, reader.line_num)
         gold.names[key] = name
         gold.graded[key] = graded
         if row.get("change_binary") not in (None, ""):
@@ -119,8 +121,19 @@ def _read_stats(path: Path) -> Gold:
     return gold
 
 
+def _once(path: Path, seen: Dict[str, int], key: str, name: str, line: int) -> None:
+    """Refuse, in one line naming both lines, a word a gold file gives twice (also as bank_nn and bank_vb, one key)."""
+    if key in seen:
+        raise InputError(
+            f"{path}, lines {seen[key]} and {line}: {key!r} is given twice ({name!r} the second time; a part of speech does not tell "
+            "two targets apart here): keep one row a word"
+        )
+    seen[key] = line
+
+
 def _read_truth(gold: Gold, path: Path) -> None:
     binary = path.stem == "binary"
+    seen: Dict[str, int] = {}
     for number, line in enumerate(_lines(path), start=1):
         if not line.strip():
             continue
@@ -128,6 +141,7 @@ def _read_truth(gold: Gold, path: Path) -> None:
         if len(parts) != 2:
             raise InputError(f"{path}, line {number}: not a word and a value")
         key = split_pos(parts[0])[0].lower()
+        _once(path, seen, key, parts[0], number)
         value = _number(path, number, parts[1])
         gold.names.setdefault(key, parts[0])
         if binary:

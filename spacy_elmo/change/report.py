@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from ..output_folders import claim_folder, name_from_data, own_subfolder, write_atomically
+from ..output_folders import claim_folder, is_plain_file, is_plain_folder, name_from_data, own_subfolder, write_atomically
 from ..types import PathLike
 
 CHANGE_REPORT = "change-report"
@@ -162,9 +162,11 @@ def write_report(
     RETURNS (Path): the page.
     """
     folder = claim_folder(folder, CHANGE_REPORT, " for the report")
+    _remove_earlier_files(folder)
     page = folder / "index.html"
     write_atomically(page, render_page(data))
     pngs = write_figures(folder, data)
+    add_report_files(folder, [page, *pngs])
     if pngs:
         log(f"Wrote the report {page} and {len(pngs)} PNG figures")
     else:
@@ -172,6 +174,38 @@ def write_report(
             f"Wrote the report {page}; ranking.png and maps/WORD.png were not written: matplotlib is not installed (pip install matplotlib)"
         )
     return page
+
+
+REPORT_FILES = ".spacy-elmo-report-files.json"  # what the last run wrote into the report folder
+
+
+def add_report_files(folder: PathLike, paths: Sequence[Path]) -> None:
+    """Record `paths` (inside `folder`) as written by this run, so that the next run into the folder removes them
+    before it writes: no word's map or clusters file of an earlier run stays beside this run's."""
+    folder = Path(folder)
+    listed = _listed(folder)
+    listed += [str(Path(p).relative_to(folder)) for p in paths if str(Path(p).relative_to(folder)) not in listed]
+    write_atomically(folder / REPORT_FILES, json.dumps(listed) + "\n")
+
+
+def _listed(folder: Path) -> List[str]:
+    try:
+        listed = json.loads((folder / REPORT_FILES).read_text(encoding="utf8"))
+    except (OSError, ValueError):
+        return []
+    return [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
+
+
+def _remove_earlier_files(folder: Path) -> None:
+    """Remove what the last run recorded writing (plain files inside the folder only; a link or anything it did not
+    write stays), and start this run's record."""
+    root = folder.resolve()
+    for name in _listed(folder):
+        path = folder / name
+        inside = ".." not in Path(name).parts and not Path(name).is_absolute() and root in path.resolve().parents
+        if inside and is_plain_file(path) and all(is_plain_folder(p) for p in path.parents if root in p.resolve().parents):
+            path.unlink()
+    write_atomically(folder / REPORT_FILES, "[]\n")
 
 
 def render_page(data: Dict[str, Any]) -> str:

@@ -444,7 +444,7 @@ def change(
     """Write OUTPUT (.tsv or .json): how each word of WORDS (a file, a comma list or a list; default: every word
     with enough usages in both) changed between A and B (usage indexes, corpora or a WUG dataset's groupings),
     with the report, answer and cluster files asked for. RETURNS (ChangeResult): the rows and what was written."""
-    from ..change.report import write_report
+    from ..change.report import add_report_files, write_report
     from ..change.run import ChangeSettings, run_change, write_answers, write_clusters, write_table
 
     import warnings
@@ -467,8 +467,10 @@ def change(
         write_report(report, result.data, log=log)
         if answers:
             files = write_answers(result, Path(report) / "answer")
+            add_report_files(report, files)
             log(f"SemEval-2020 Task 1 answer files: {', '.join(map(str, files))}")
         if clusters:
             files = write_clusters(result, Path(report) / "clusters")
+            add_report_files(report, files)
             log(f"Sense clusters of {len(files)} words: {Path(report) / 'clusters'}")
     return result

@@ -317,3 +317,32 @@ def test_a_word_from_the_corpus_never_names_a_path_and_subfolders_are_never_link
     with pytest.raises(InputError, match="is a link"):
         write_clusters(ChangeResult([], data, {}, []), tmp_path / "r2" / "clusters")
     assert not list(elsewhere.iterdir())
+
+
+def test_a_gold_word_given_twice_is_refused_naming_both_lines(tmp_path):
+    (tmp_path / "graded.txt").write_text("bank_nn\t0.5\nriver_nn\t0.1\nbank_vb\t0.2\n", encoding="utf8")
+    with pytest.raises(InputError, match=r"lines 1 and 3: 'bank' is given twice"):
+        read_gold(tmp_path / "graded.txt")
+    stats = tmp_path / "stats_groupings.csv"
+    stats.write_text("lemma\tchange_graded\nbank\t0.5\nbank\t0.7\n", encoding="utf8")
+    with pytest.raises(InputError, match=r"lines 2 and 3: 'bank' is given twice"):
+        read_gold(stats)
+
+
+def test_a_report_folder_used_again_keeps_no_word_of_the_earlier_run(report, tmp_path):
+    """The second run into a report folder removes what the first wrote (gay's map and clusters file), and keeps what
+    it did not write (a user's file in maps/)."""
+    tmp, _ = report
+    bilm, wug = tmp / "bilm", tmp / "wug"
+    args = ["change", str(wug), str(wug), "--model", str(bilm), "--min-usages", "2", "--report", str(tmp_path / "r"), "--clusters"]
+    first = CliRunner().invoke(app, [*args[:3], str(tmp_path / "one.json"), *args[3:]])
+    assert first.exit_code == 0, first.output
+    assert (tmp_path / "r" / "clusters" / "gay_jj.csv").is_file()
+    (tmp_path / "r" / "maps").mkdir(exist_ok=True)
+    (tmp_path / "r" / "maps" / "mine.txt").write_text("keep me", encoding="utf8")
+    second = CliRunner().invoke(app, [*args[:3], str(tmp_path / "two.json"), *args[3:], "--words", "plane"])
+    assert second.exit_code == 0, second.output
+    assert not (tmp_path / "r" / "clusters" / "gay_jj.csv").exists() and (tmp_path / "r" / "clusters" / "plane_nn.csv").is_file()
+    assert not (tmp_path / "r" / "maps" / "gay.png").exists()
+    assert (tmp_path / "r" / "maps" / "mine.txt").read_text(encoding="utf8") == "keep me"
+    assert "gay" not in (tmp_path / "r" / "index.html").read_text(encoding="utf8").split("<h1>")[1]
