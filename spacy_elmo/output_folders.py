@@ -315,9 +315,10 @@ def own_subfolder(folder: PathLike, name: str) -> Path:
     return path
 
 
-def write_atomically(path: PathLike, text: Union[str, bytes]) -> None:
+def write_atomically(path: PathLike, text: Union[str, bytes], overwrite: bool = True) -> None:
     """Write a text (str) or binary (bytes) file through a temporary file and a rename: a failure
-    (a full disk) leaves the former file as it was."""
+    (a full disk) leaves the former file as it was. Without `overwrite`, the file is published only
+    where its name is free at that moment (`publish_file`)."""
     path = Path(path)
     tmp = temporary_path(path)
     try:
@@ -325,7 +326,36 @@ def write_atomically(path: PathLike, text: Union[str, bytes]) -> None:
             tmp.write_bytes(text)
         else:
             tmp.write_text(text, encoding="utf8")
-        os.replace(tmp, path)
+        publish_file(tmp, path, overwrite)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def publish_file(tmp: PathLike, path: PathLike, overwrite: bool = True) -> None:
+    """Give the finished temporary file `tmp` (beside `path`) the name `path`. With `overwrite`, what is there is
+    replaced (a rename). Without, only a free name is taken, at the instant of publishing: a second name (a hard
+    link) that the system refuses where the name exists, so that a file that appeared while the command computed
+    (another run's, a user's) is never replaced, and of two runs writing one new name, the second fails. `tmp` is
+    gone afterwards either way."""
+    tmp, path = Path(tmp), Path(path)
+    try:
+        if overwrite:
+            os.replace(tmp, path)
+            return
+        try:
+            os.link(tmp, path, follow_symlinks=False)
+        except FileExistsError:
+            raise InputError(
+                f"{path} appeared while this command ran (another run's, or a file put there): it was left as it is and nothing "
+                "was written. Give --overwrite to replace it, or another file name"
+            ) from None
+        except OSError as err:
+            if err.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+                raise
+            # a file system without hard links: create the name exclusively, then move the content in
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            os.close(fd)
+            os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
 

@@ -301,11 +301,12 @@ class ElmoOptions:
         except ElmoFormatError as err:
             raise ElmoFormatError(f"{path}: {err}") from None
 
-    def to_file(self, path: Union[str, Path]) -> None:
-        """Write options.json through a temporary file and a rename (never through a link at `path`)."""
+    def to_file(self, path: Union[str, Path], overwrite: bool = True) -> None:
+        """Write options.json through a temporary file and a rename (never through a link at `path`; without
+        `overwrite`, only where no file has that name: `output_folders.publish_file`)."""
         from ..output_folders import write_atomically
 
-        write_atomically(path, srsly.json_dumps(self.to_json(), indent=2))
+        write_atomically(path, srsly.json_dumps(self.to_json(), indent=2), overwrite)
 
 
 def read_json_object(path: Union[str, Path], what: str) -> Dict[str, Any]:

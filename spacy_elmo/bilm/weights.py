@@ -271,12 +271,15 @@ def read_weights(bilm: BiLM, weights_file: PathLike) -> None:
     bilm.clear_caches()
 
 
-def save_original(bilm: BiLM, options_file: PathLike, weights_file: PathLike) -> None:
+def save_original(bilm: BiLM, options_file: PathLike, weights_file: PathLike, overwrite: bool = True) -> None:
     """Write a biLM as the original ELMo files, the exact inverse of `load_original`.
 
     The file is written to a temporary name first and then moved, so an interrupted save never
-    leaves a truncated weights file behind.
+    leaves a truncated weights file behind. Without `overwrite`, a file that exists at either name
+    when it is published (one that appeared meanwhile included) is left as it is, and the save fails.
     """
+    from ..output_folders import publish_file
+
     options_path, weights_path = Path(options_file), Path(weights_file)
     weights_path.parent.mkdir(parents=True, exist_ok=True)
     options_path.parent.mkdir(parents=True, exist_ok=True)
@@ -288,7 +291,7 @@ def save_original(bilm: BiLM, options_file: PathLike, weights_file: PathLike) ->
                 array = ds.write().astype(numpy.float32)
                 assert array.shape == ds.shape, (ds.path, array.shape, ds.shape)
                 f.create_dataset(ds.path, data=array)
-        tmp.replace(weights_path)
+        publish_file(tmp, weights_path, overwrite)
     finally:
         tmp.unlink(missing_ok=True)
-    bilm.options.to_file(options_path)
+    bilm.options.to_file(options_path, overwrite)

@@ -47,7 +47,7 @@ def export_onnx(bilm: BiLM, output: PathLike, *, int8: bool = False, source: str
             f"the exported graph disagrees with the PyTorch biLM on a probe (largest difference {figures['max_abs']:.3g}, "
             f"least cosine {figures['min_cosine']:.6f}): nothing was written. Please report this with the biLM's options.json"
         )
-    write_atomically(output, data)
+    write_atomically(output, data, overwrite)
     return {"bytes": float(len(data)), **figures}
 
 

@@ -357,13 +357,14 @@ def _figure(value: Optional[float]) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def write_table(result: ChangeResult, path: PathLike) -> List[Path]:
+def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) -> List[Path]:
     """Write the rows as plain TSV (a header line, then a word a line; the settings in a sidecar OUT.settings.json)
-    or, where `path` ends in .json, everything as JSON (no NaN or Infinity: null). RETURNS the files written."""
+    or, where `path` ends in .json, everything as JSON (no NaN or Infinity: null); without `overwrite`, never over a
+    file that appeared meanwhile (`output_folders.publish_file`). RETURNS the files written."""
     path = Path(path)
     data = result.data
     if path.suffix == ".json":
-        write_atomically(path, json.dumps(data, indent=1, allow_nan=False) + "\n")
+        write_atomically(path, json.dumps(data, indent=1, allow_nan=False) + "\n", overwrite)
         return [path]
     measures = data["settings"]["measures"]
     with_intervals = any("interval" in w for w in data["words"])
@@ -386,8 +387,8 @@ def write_table(result: ChangeResult, path: PathLike) -> List[Path]:
             values += [_cell(ev.get("sense_jsd")), str(ev.get("binary", "")), sense_names_cell(ev.get("sense_names", []))]
         lines.append("\t".join([*values, w["note"]]))
     sidecar = path.with_suffix(".settings.json")
-    write_atomically(path, "\n".join(lines) + "\n")
-    write_atomically(sidecar, json.dumps({k: v for k, v in data.items() if k != "words"}, indent=1, allow_nan=False) + "\n")
+    write_atomically(path, "\n".join(lines) + "\n", overwrite)
+    write_atomically(sidecar, json.dumps({k: v for k, v in data.items() if k != "words"}, indent=1, allow_nan=False) + "\n", overwrite)
     return [path, sidecar]
 
 

@@ -88,13 +88,20 @@ def embed_cli(
     }
     if ray is None:
         use_threads(threads)
-    written = embed(settings, output, shard=part, ray=ray, workers=workers, quiet=quiet)
+    written = embed(settings, output, shard=part, ray=ray, workers=workers, quiet=quiet, overwrite=overwrite)
     if written is not None:
         say(quiet)(written)
 
 
 def embed(
-    settings: Dict[str, Any], output: Path, *, shard: Any = None, ray: Optional[str] = None, workers: int = 0, quiet: bool = False
+    settings: Dict[str, Any],
+    output: Path,
+    *,
+    shard: Any = None,
+    ray: Optional[str] = None,
+    workers: int = 0,
+    quiet: bool = False,
+    overwrite: bool = True,
 ) -> Optional[str]:
     """Write the layers that SETTINGS ask for (embed's options by name: "model", "input", "layers", ...)
     to OUTPUT: shard SHARD of the input, or every shard on the Ray cluster RAY, merged. Returns what was
@@ -111,7 +118,7 @@ def embed(
     part = shard if shard is not None else Shard.parse(None)
     sentences = settings["sentences"] and not settings["pretokenized"]
     nlp = load_elmo_pipeline(settings["model"], settings["lang"], sentences, settings["dtype"], settings["precision"])
-    keep, n_docs, n_tokens = embed_to_file(nlp, settings, part, output, progress=not quiet)
+    keep, n_docs, n_tokens = embed_to_file(nlp, settings, part, output, progress=not quiet, overwrite=overwrite)
     what = f"shard {part} ({n_docs} of the input's {keep.n_docs} documents)" if not part.whole else f"{n_docs} documents"
     note = balance_note(part, keep.chunk_docs, keep.n_docs)
     return f"Wrote the ELMo layers of {what} ({n_tokens} tokens) to {output}" + (f"\n{note}" if note else "")

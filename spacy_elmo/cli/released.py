@@ -179,5 +179,5 @@ def convert(model: str, output: Path, *, overwrite: bool = False):  # type: igno
         raise InputError(f"{output} holds other files ({shown}): convert writes into a new or empty folder, or one it wrote")
     for name in CONVERTED:
         check_output_file(output / name, overwrite)
-    save_original(found.load(cache_size=0), output / "options.json", output / "weights.hdf5")
+    save_original(found.load(cache_size=0), output / "options.json", output / "weights.hdf5", overwrite=overwrite)
     return found

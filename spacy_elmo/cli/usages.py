@@ -424,6 +424,7 @@ def change_cli(
         clusters=clusters,
         progress=progress,
         quiet=quiet,
+        overwrite=overwrite,
     )
 
 
@@ -440,6 +441,7 @@ def change(
     clusters: bool = False,
     progress: Optional[Callable[[Iterable[Any]], Iterable[Any]]] = None,
     quiet: bool = False,
+    overwrite: bool = True,
 ) -> Any:
     """Write OUTPUT (.tsv or .json): how each word of WORDS (a file, a comma list or a list; default: every word
     with enough usages in both) changed between A and B (usage indexes, corpora or a WUG dataset's groupings),
@@ -455,7 +457,7 @@ def change(
         result = run_change(index_a, index_b, words, settings or ChangeSettings(), gold=gold, progress=progress, log=log)
     for note in result.notes:
         log(f"Note: {note}")
-    written = write_table(result, output)
+    written = write_table(result, output, overwrite)
     scored = sum(1 for r in result.rows if r.scores)
     log(
         f"Wrote the change of {len(result.rows)} words to {', '.join(map(str, written))} ({scored} scored, "

@@ -37,6 +37,6 @@ def merge_parts(
         raise InputError(f"{output} is a folder: give a .hdf5 or .spacy file name")
     if output.exists() and not overwrite:
         raise InputError(f"{output} exists: give --overwrite to replace it, or another file name")
-    n_docs, n_tokens = merge_layer_parts(parts, output, virtual)
+    n_docs, n_tokens = merge_layer_parts(parts, output, virtual, overwrite)
     how = " (virtual datasets: keep the parts where they are)" if virtual else ""
     log(f"Merged {len(parts)} parts: the ELMo layers of {n_docs} documents ({n_tokens} tokens) in {output}{how}")

@@ -8,7 +8,6 @@ beside OUTPUT, renamed at the end: an interrupted run leaves no half-written OUT
 
 import gzip
 import json
-import os
 from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
@@ -17,7 +16,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
 from ..errors import InputError
-from ..output_folders import temporary_path
+from ..output_folders import publish_file, temporary_path
 from ..digests import CorpusDigest, DataDigest, bytes_sha256
 from ..shards import Shard, chunk_docs
 from .component import Elmo
@@ -110,7 +109,7 @@ def embedded_docs(
 
 
 def embed_to_file(
-    nlp: Language, settings: Dict[str, Any], shard: Shard, output: Path, progress: bool = False
+    nlp: Language, settings: Dict[str, Any], shard: Shard, output: Path, progress: bool = False, overwrite: bool = True
 ) -> Tuple[ShardFilter, int, int]:
     """`spacy-elmo embed`: write the layers of `shard` of the input to `output`, a part for `merge`
     where the shard is not the whole input.
@@ -129,11 +128,11 @@ def embed_to_file(
     docs: Iterable[Doc] = embedded_docs(nlp, Path(settings["input"]), settings["pretokenized"], batch, keep)
     docs = progress_bar(docs, desc="Embedding", unit=" docs", disable=None if progress else True, leave=False)
     if shard.whole:
-        return keep, *write_layers(docs, output, settings["layers"])
+        return keep, *write_layers(docs, output, settings["layers"], overwrite=overwrite)
     elmos = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, Elmo)]
     recorded = dict(settings, fingerprints=[bilm_fingerprint(pipe.bilm) for pipe in elmos])
     record = lambda: shard_record(shard, keep.chunk_docs, keep.corpus, recorded, what_ran([p.bilm for p in elmos]))  # noqa: E731
-    return keep, *write_layers(docs, output, settings["layers"], numbers=keep.numbers, shard=record)
+    return keep, *write_layers(docs, output, settings["layers"], numbers=keep.numbers, shard=record, overwrite=overwrite)
 
 
 def sentence_doc(vocab: Any, words: List[str]) -> Doc:
@@ -160,11 +159,13 @@ def write_layers(
     *,
     numbers: Optional[Deque[int]] = None,
     shard: Optional[Callable[[], Dict[str, Any]]] = None,
+    overwrite: bool = True,
 ) -> Tuple[int, int]:
     """Write the Docs' layers to `output`: a DocBin (`.spacy`, tokens + `doc._.elmo`) or HDF5 as
     `allennlp elmo` writes it (dataset "i" per Doc: "all" (L + 1, n_tokens, 2P), "top" or
     "average" (n_tokens, 2P); "sentence_to_index" a JSON string mapping each text to its dataset).
-    An existing `output` is replaced only once the new file is complete.
+    An existing `output` is replaced only once the new file is complete; without `overwrite`, a file that
+    appeared there meanwhile is left as it is and nothing is written (`output_folders.publish_file`).
 
     numbers (Optional[Deque[int]]): each Doc's number in the input, filled as the Docs come (a
         `ShardFilter`'s); None: 0, 1, 2, ...
@@ -188,7 +189,7 @@ def write_layers(
                 write_atomically(shard_sidecar(output), json.dumps({**shard(), "docbin": digest}))
         else:
             counts = _write_hdf5(numbered, tmp, layers, shard)
-        os.replace(tmp, output)
+        publish_file(tmp, output, overwrite)
     finally:
         tmp.unlink(missing_ok=True)
     return counts

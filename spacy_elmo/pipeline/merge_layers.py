@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ..errors import InputError
-from ..output_folders import temporary_path
+from ..output_folders import publish_file, temporary_path
 from ..digests import DataDigest, bytes_sha256
 from ..shards import Shard, check_owned, check_parts, interleave, read_record
 from .export import HDF5Writer, shard_sidecar
 
 
-def merge_layer_parts(parts: Sequence[Path], output: Path, virtual: bool = False) -> Tuple[int, int]:
+def merge_layer_parts(parts: Sequence[Path], output: Path, virtual: bool = False, overwrite: bool = True) -> Tuple[int, int]:
     """Write the parts' layers (all .hdf5 or all .spacy) to `output` as one run would have.
 
     virtual (bool): HDF5 only: datasets that refer to the parts' own (HDF5 virtual datasets) instead
@@ -35,7 +35,7 @@ def merge_layer_parts(parts: Sequence[Path], output: Path, virtual: bool = False
     tmp = temporary_path(output)
     try:
         counts = _merge_hdf5(parts, tmp, virtual) if output.suffix == ".hdf5" else _merge_docbins(parts, tmp)
-        os.replace(tmp, output)
+        publish_file(tmp, output, overwrite)  # without overwrite: never over a file that appeared meanwhile
     finally:
         tmp.unlink(missing_ok=True)
     return counts

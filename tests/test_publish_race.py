@@ -1,0 +1,97 @@
+"""A result written without --overwrite never replaces a file that appeared while the command computed (another
+run's, a user's): it is published by taking a free name at that instant, else the command fails and the file stays."""
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from spacy_elmo.bilm import load_original, save_original
+from spacy_elmo.cli import app
+from spacy_elmo.errors import InputError
+from spacy_elmo.output_folders import publish_file, temporary_path, write_atomically
+
+from .helpers import tiny_bilm
+
+THEIRS = "another run's result\n"
+
+
+def test_publishing_takes_only_a_free_name(tmp_path):
+    target = tmp_path / "out.json"
+    write_atomically(target, "ours", overwrite=False)
+    assert target.read_text() == "ours"
+    with pytest.raises(InputError, match="appeared while this command ran"):
+        write_atomically(target, "second", overwrite=False)
+    assert target.read_text() == "ours" and [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary file left
+    tmp = temporary_path(target)
+    tmp.write_text("replacing")
+    publish_file(tmp, target, overwrite=True)
+    assert target.read_text() == "replacing" and not tmp.exists()
+
+
+def test_change_never_replaces_an_output_that_appeared_meanwhile(tmp_path, monkeypatch):
+    from spacy_elmo.change import run as change_run
+
+    from .change.test_wug_route import bilm_and_wug
+
+    bilm, wug = bilm_and_wug(tmp_path)
+    out = tmp_path / "change.json"
+    real = change_run.run_change
+
+    def slow(*args, **kwargs):
+        result = real(*args, **kwargs)
+        out.write_text(THEIRS)  # it appears after the start's check, before the result is written
+        return result
+
+    monkeypatch.setattr(change_run, "run_change", slow)
+    run = CliRunner().invoke(app, ["change", str(wug), str(wug), str(out), "--model", str(bilm), "--min-usages", "2", "-q"])
+    assert run.exit_code == 1 and "appeared while this command ran" in run.output
+    assert out.read_text() == THEIRS
+
+
+def test_convert_and_save_original_never_replace_a_file_that_appeared(tmp_path):
+    source = tmp_path / "src"
+    save_original(tiny_bilm(seed=1), source / "options.json", source / "weights.hdf5")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "weights.hdf5").write_text(THEIRS)  # as if a second convert to the same new folder finished first
+    with pytest.raises(InputError, match="appeared while this command ran"):
+        save_original(
+            load_original(source / "options.json", source / "weights.hdf5"), out / "options.json", out / "weights.hdf5", overwrite=False
+        )
+    assert (out / "weights.hdf5").read_text() == THEIRS and sorted(p.name for p in out.iterdir()) == ["weights.hdf5"]
+    first = CliRunner().invoke(app, ["convert", str(source), str(tmp_path / "new")])
+    assert first.exit_code == 0, first.output
+    second = CliRunner().invoke(app, ["convert", str(source), str(tmp_path / "new")])
+    assert second.exit_code == 1 and "exists" in second.output
+
+
+def test_embed_never_replaces_a_file_that_appeared(tmp_path, monkeypatch):
+    import spacy
+
+    from spacy_elmo.pipeline import export
+    from spacy_elmo.pipeline.export import write_layers
+
+    out = tmp_path / "layers.hdf5"
+    real = export._write_hdf5
+
+    def appearing(*args, **kwargs):
+        counts = real(*args, **kwargs)
+        out.write_text(THEIRS)
+        return counts
+
+    monkeypatch.setattr(export, "_write_hdf5", appearing)
+    doc = spacy.blank("en")("a b")
+    import numpy
+
+    from spacy_elmo.pipeline.elmo_data import ElmoData, register_extensions
+
+    register_extensions()
+    doc._.elmo = ElmoData(numpy.ones((2, 2, 4), dtype="float32"))
+    with pytest.raises(InputError, match="appeared while this command ran"):
+        write_layers([doc], out, "all", overwrite=False)
+    assert out.read_text() == THEIRS
+    monkeypatch.undo()
+    written = tmp_path / "again.hdf5"
+    write_layers([doc], written, "all", overwrite=False)
+    assert Path(written).is_file()
