@@ -16,6 +16,7 @@ from .options import ElmoOptions
 from .packed_matmul import PackedWeights
 from .measured import fastest_of, machine_key, measured, measuring_on
 from .precision import DTYPES, PRECISIONS, resolve, unavailable_reason
+from .threads import between_batches
 
 logger = logging.getLogger("spacy_elmo")
 _SAID_SLOWER: Set[str] = set()  # explicit precisions already said to be slower than float32 here
@@ -327,6 +328,7 @@ class BiLM(nn.Module):
                 groups = [by_length[i : i + batch_size] for i in range(0, len(by_length), batch_size)]
             results: List[Optional[numpy.ndarray]] = [None] * len(sentences)
             for group in groups:
+                between_batches()  # the threads follow the machine's load, as in the component, unless set (bilm/threads.py)
                 batch = self.batch([sentences[i] for i in group])
                 layers = self.forward(batch, stateful=stateful).float().cpu().numpy()
                 for row, i in enumerate(group):

@@ -19,80 +19,15 @@ must agree bit for bit across runs (the shards of docs/scale.md) need the same `
 
 import os
 import time
-from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
 import torch
+
+from ..machine_load import MAX_THREADS, _physical_cores, busy_cores, default_threads, others_running, usable_cores  # noqa: F401
 
 ENV_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 LOOK_EVERY_S = 1.0
 _LOOKS = 3  # the median of the last looks decides
-
-
-def usable_cores() -> int:
-    """RETURNS (int): the cores this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(len(os.sched_getaffinity(0)), 1)
-    return os.cpu_count() or 1
-
-
-def _physical_cores() -> int:
-    """The cores of this process's affinity counted once per physical core (torch's default on some builds)."""
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-    siblings = set()
-    for cpu in cpus:
-        try:
-            siblings.add(Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text().strip())
-        except OSError:
-            return len(cpus)
-    return max(len(siblings), 1)
-
-
-def others_running() -> Optional[int]:
-    """RETURNS (Optional[int]): the runnable threads of other processes now (one look), None where the
-    system does not say."""
-    try:
-        with open("/proc/loadavg", encoding="ascii") as f:
-            running = int(f.read().split()[3].split("/")[0])
-        ours = 0
-        for task in os.scandir("/proc/self/task"):
-            try:
-                with open(f"{task.path}/stat", encoding="ascii", errors="replace") as f:
-                    ours += f.read().rpartition(")")[2].split()[0] == "R"
-            except OSError:
-                continue
-    except (OSError, ValueError, IndexError):
-        return None
-    return max(running - max(ours, 1), 0)
-
-
-def busy_cores(samples: int = 5, every_s: float = 0.01) -> int:
-    """RETURNS (int): the cores busy with other work now (the median of a few looks); 0 where the system
-    does not say."""
-    counts = []
-    for i in range(samples):
-        count = others_running()
-        if count is None:
-            return 0
-        counts.append(count)
-        if i + 1 < samples:
-            time.sleep(every_s)
-    # running tasks can outnumber the cores: never more busy cores than this process may use
-    return min(sorted(counts)[len(counts) // 2], usable_cores())
-
-
-def default_threads(processes: int = 1, count_busy: bool = True) -> Tuple[int, str]:
-    """RETURNS (Tuple[int, str]): the threads of each of `processes` processes on this node, and why
-    ("" where that is simply every core's share)."""
-    cores = usable_cores()
-    busy = min(busy_cores(), cores - 1) if count_busy else 0
-    threads = max((cores - busy) // max(processes, 1), 1)
-    if not busy:
-        return threads, ""
-    return threads, (
-        f"{threads} thread{'s' * (threads != 1)} a process: {busy} of the {cores} cores are busy with other work "
-        "(--threads N, or --system.threads N for pretrain, sets the number)"
-    )
 
 
 class _Follower:
@@ -165,9 +100,6 @@ class _Follower:
 
 
 follower = _Follower()
-
-
-MAX_THREADS = 1024  # more is a typo, not a machine: each thread's stack alone would take gigabytes
 
 
 def fix_threads(threads: int) -> None:

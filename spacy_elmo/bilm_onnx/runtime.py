@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy
 
 from ..errors import InputError
+from ..machine_load import MAX_THREADS, LoadLooks, default_threads
 from ..token_ids import UTF8, LearnedVocab, TokenInput, sentence_ids
 
 # The value of the metadata key "spacy_elmo.format" of every exported biLM; a later layout gets v2.
@@ -52,25 +53,21 @@ class OnnxBiLM:
     """An exported biLM, run by ONNX Runtime on the CPU.
 
     model (str | Path | bytes): the .onnx file `spacy-elmo convert` wrote, or its bytes.
-    threads (Optional[int]): threads of each product; None lets ONNX Runtime choose (one per core).
+    threads (Optional[int]): threads of each product, 1 to MAX_THREADS; None: as the PyTorch biLM and the elmo
+        component do (bilm/threads.py): the cores not busy with other work, looked at again between the batches of
+        `embed` (a new session where the number changes).
     """
 
     def __init__(self, model: "str | os.PathLike[str] | bytes", threads: Optional[int] = None) -> None:
-        ort = _onnxruntime()
         self.path = Path("<in memory>") if isinstance(model, bytes) else Path(model)
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS):
+            raise InputError(f"threads={threads!r}: give 1 to {MAX_THREADS} threads, or None to follow the machine's load")
         if not isinstance(model, bytes) and not self.path.is_file():
             raise InputError(f"{self.path} not found (or not a file): give the .onnx file `spacy-elmo convert MODEL OUT.onnx` wrote")
-        settings = ort.SessionOptions()
-        settings.log_severity_level = 3  # ORT's own warnings about unused initializers are not the user's
-        if threads is not None:
-            settings.intra_op_num_threads = threads
-        settings.inter_op_num_threads = 1
-        try:
-            source = model if isinstance(model, bytes) else str(self.path)
-            self.session = ort.InferenceSession(source, settings, providers=["CPUExecutionProvider"])
-        except Exception as err:  # ORT raises its own classes for damaged files
-            first = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
-            raise InputError(f"{self.path} is not a readable ONNX model ({first}): export it again with spacy-elmo convert") from None
+        self._source: "str | bytes" = model if isinstance(model, bytes) else str(self.path)
+        self._looks = None if threads is not None else LoadLooks(default_threads()[0])
+        self.threads = threads if threads is not None else self._looks.threads  # type: ignore[union-attr]
+        self.session = self._session(self.threads)
         self.metadata: Dict[str, str] = dict(self.session.get_modelmeta().custom_metadata_map)
         if self.metadata.get("spacy_elmo.format") != FORMAT:
             found = self.metadata.get("spacy_elmo.format")
@@ -90,6 +87,27 @@ class OnnxBiLM:
         self.precision = self.metadata.get("spacy_elmo.precision", "fp32")
         self.weights_sha256 = self.metadata.get("spacy_elmo.weights_sha256", "")
         self.input_names = [i.name for i in self.session.get_inputs()]
+
+    def _session(self, threads: int) -> Any:
+        ort = _onnxruntime()
+        settings = ort.SessionOptions()
+        settings.log_severity_level = 3  # ORT's own warnings about unused initializers are not the user's
+        settings.intra_op_num_threads = threads
+        settings.inter_op_num_threads = 1
+        try:
+            return ort.InferenceSession(self._source, settings, providers=["CPUExecutionProvider"])
+        except Exception as err:  # ORT raises its own classes for damaged files
+            first = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
+            raise InputError(f"{self.path} is not a readable ONNX model ({first}): export it again with spacy-elmo convert") from None
+
+    def follow_load(self) -> None:
+        """Between batches: where no number of threads was given, follow the machine's load (a new session when
+        the number the load asks for changes; `machine_load.LoadLooks`)."""
+        if self._looks is None:
+            return
+        wanted = self._looks.wanted()
+        if wanted != self.threads:
+            self.session, self.threads = self._session(wanted), wanted
 
     def __repr__(self) -> str:
         return f"OnnxBiLM({str(self.path)!r}, {self.n_output_layers} layers of {self.output_dim}, {self.precision})"
@@ -132,6 +150,7 @@ class OnnxBiLM:
         results: List[numpy.ndarray] = [numpy.zeros(0)] * len(sentences)
         for start in range(0, len(by_length), batch_size):
             group = by_length[start : start + batch_size]
+            self.follow_load()
             feed = self.batch([sentences[i] for i in group])
             layers = self.run(feed["char_ids"], feed.get("word_ids"))
             for row, i in enumerate(group):

@@ -4,9 +4,11 @@ import subprocess
 import sys
 import time
 
+import numpy
 import pytest
 import torch
 
+from spacy_elmo import machine_load
 from spacy_elmo.bilm import threads as threads_module
 from spacy_elmo.bilm.threads import _Follower, busy_cores, others_running
 
@@ -20,9 +22,10 @@ def machine(monkeypatch):
         now = 1000.0
 
     m = Machine()
-    monkeypatch.setattr(threads_module, "usable_cores", lambda: 2)
-    monkeypatch.setattr(threads_module, "_physical_cores", lambda: 2)
-    monkeypatch.setattr(threads_module, "others_running", lambda: m.others)
+    for module in (threads_module, machine_load):  # the load is read in machine_load, followed in threads
+        monkeypatch.setattr(module, "usable_cores", lambda: 2)
+        monkeypatch.setattr(module, "_physical_cores", lambda: 2)
+        monkeypatch.setattr(module, "others_running", lambda: m.others)
     monkeypatch.setattr(threads_module.time, "monotonic", lambda: m.now)
     monkeypatch.setattr(threads_module.time, "sleep", lambda s: None)
     for name in threads_module.ENV_VARS:
@@ -111,3 +114,50 @@ def test_a_busy_process_is_seen_as_other_work():
     finally:
         busy.kill()
         busy.wait()
+
+
+def test_the_plain_biLM_api_follows_the_load_like_the_component(machine, monkeypatch):
+    """BiLM.embed, README's "biLM alone", takes the free cores and follows them between its batches, as the elmo
+    component does; a number the program set stays."""
+    from ..helpers import tiny_bilm
+
+    follower = _Follower()
+    monkeypatch.setattr(threads_module, "follower", follower)
+    bilm = tiny_bilm(seed=0)
+    machine.others = 1  # busy beside it from the start
+    clock = iter(range(10**6))
+    monkeypatch.setattr(threads_module.time, "monotonic", lambda: machine.now + next(clock))
+    bilm.embed([["a", "b"]] * 8, batch_size=1)
+    assert torch.get_num_threads() == 1
+    machine.others = 0
+    bilm.embed([["a", "b"]] * 8, batch_size=1)
+    assert torch.get_num_threads() == 2
+    follower.fix(1)
+    bilm.embed([["a", "b"]] * 8, batch_size=1)
+    assert torch.get_num_threads() == 1
+
+
+def test_the_onnx_runtime_follows_the_load_and_refuses_impossible_numbers(machine, monkeypatch, tmp_path):
+    pytest.importorskip("onnxruntime", reason="needs ONNX Runtime (pip install 'spacy-elmo[onnx]')")
+    from spacy_elmo.bilm_onnx.export import export_onnx
+    from spacy_elmo.bilm_onnx.runtime import OnnxBiLM
+    from spacy_elmo.errors import InputError
+
+    from ..helpers import tiny_bilm
+
+    export_onnx(tiny_bilm(seed=0), tmp_path / "m.onnx")
+    for wrong in (0, -1, 100000, 2.5, True):
+        with pytest.raises(InputError, match="give 1 to 1024 threads"):
+            OnnxBiLM(tmp_path / "m.onnx", threads=wrong)
+    clock = iter(range(10**6))
+    monkeypatch.setattr(machine_load.time, "monotonic", lambda: machine.now + 2 * next(clock))
+    machine.others = 1
+    model = OnnxBiLM(tmp_path / "m.onnx")
+    assert model.threads == 1  # the free core at the start
+    machine.others = 0
+    first = model.embed([["a", "b"]] * 4, batch_size=1)
+    assert model.threads == 2  # two looks agreed: a new session with both cores
+    assert numpy.allclose(first[0], model.embed([["a", "b"]])[0], atol=1e-6)
+    fixed = OnnxBiLM(tmp_path / "m.onnx", threads=1)
+    fixed.embed([["a", "b"]] * 4, batch_size=1)
+    assert fixed.threads == 1
