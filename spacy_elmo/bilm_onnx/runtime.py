@@ -87,6 +87,29 @@ class OnnxBiLM:
         self.precision = self.metadata.get("spacy_elmo.precision", "fp32")
         self.weights_sha256 = self.metadata.get("spacy_elmo.weights_sha256", "")
         self.input_names = [i.name for i in self.session.get_inputs()]
+        self._check_graph()
+
+    def _check_graph(self) -> None:
+        """Refuse, in one line, a graph whose inputs and output are not what its metadata says (a file edited, or
+        another model's graph given spacy-elmo's metadata): it would embed wrongly without a word."""
+        damaged = f"{self.path}'s graph does not match its spacy-elmo metadata"
+        fix = "export it again with spacy-elmo convert"
+        expected = ["char_ids"] + (["word_ids"] if getattr(self.vocab, "words", None) else [])  # a word embedding's ids
+        if sorted(self.input_names) != sorted(expected):
+            raise InputError(f"{damaged} (inputs {self.input_names}, its vocabulary needs {expected}): {fix}")
+        outputs = self.session.get_outputs()
+        if [o.name for o in outputs] != ["layers"] or outputs[0].type != "tensor(float)":
+            raise InputError(f"{damaged} (outputs {[(o.name, o.type) for o in outputs]}, not one float tensor 'layers'): {fix}")
+        shape = outputs[0].shape
+        if len(shape) != 4 or any(
+            isinstance(d, int) and d != want for d, want in ((shape[0], self.n_output_layers), (shape[3], self.output_dim))
+        ):
+            raise InputError(
+                f"{damaged} (its output is {shape}, the metadata says {self.n_output_layers} layers of {self.output_dim}): {fix}"
+            )
+        char_shape = next(i.shape for i in self.session.get_inputs() if i.name == "char_ids")
+        if len(char_shape) != 3 or (isinstance(char_shape[2], int) and char_shape[2] != self.max_chars):
+            raise InputError(f"{damaged} (char_ids {char_shape}, the metadata says {self.max_chars} characters a token): {fix}")
 
     def _session(self, threads: int) -> Any:
         ort = _onnxruntime()

@@ -1,7 +1,7 @@
 """The `elmo` component's `runtime = "onnx"`: its biLM written as an ONNX graph in memory
 (bilm_onnx/graph.py) and run by ONNX Runtime whenever the component predicts; training (and
 fine-tuning) keeps the PyTorch biLM. The graph is made again whenever the weights have changed
-since (loaded, initialized, fine-tuned): each parameter's in-place version counter says so.
+since (loaded, initialized, fine-tuned, written in place by any route): `weights_state` says so.
 
 ONNX Runtime does not survive a fork while a session's threads exist: a forked process (what
 `nlp.pipe(n_process=...)` starts on Linux) hung making its own session, 3 times in 3 here. So every
@@ -32,6 +32,18 @@ def _forget_sessions_before_fork() -> None:
         runner.forget()
 
 
+@torch.no_grad()
+def weights_state(bilm: torch.nn.Module) -> Tuple[Any, ...]:
+    """RETURNS: what changes with any change of the biLM's weights: each parameter's identity, its data's
+    storage, and two sums of its values (float64). A version counter is not enough: an optimizer that assigns
+    `param.data` (thinc's), writes through `.data` or a numpy view, or `vector_to_parameters` leave it as it was."""
+    state: List[Any] = []
+    for p in bilm.parameters():
+        values = p.detach().double()
+        state += [id(p), p.data_ptr(), float(values.sum()), float(values.square().sum())]
+    return tuple(state)
+
+
 class OnnxRunner:
     """Runs a `spacy-elmo.BiLM` model's biLM through ONNX Runtime, at `precision` ("fp32" or "int8")."""
 
@@ -57,8 +69,7 @@ class OnnxRunner:
     def session(self, model: Any) -> "OnnxBiLM":
         """RETURNS (OnnxBiLM): the graph of the model's biLM as it is now (made again where its weights changed)."""
         bilm = get_bilm(model)
-        params = list(bilm.parameters())
-        made_from = (os.getpid(), id(bilm), self.precision, *(p._version for p in params), *(id(p) for p in params))
+        made_from = (os.getpid(), id(bilm), self.precision, weights_state(bilm))
         if self._session is None or made_from != self._made_from:
             from ..bilm_onnx.graph import build_graph
             from ..bilm_onnx.runtime import OnnxBiLM

@@ -144,3 +144,66 @@ def test_nodejs_makes_the_same_ids_from_text(tmp_path):
     for line, sentence_layers in zip(lines, layers):
         first, top = [float(part.split()[-1]) for part in line.split(";")[1].split(",")[1:3]]
         assert first == pytest.approx(sentence_layers[0, 0, 0], abs=1e-4) and top == pytest.approx(sentence_layers[-1, 0, 0], abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    "key, value, says",
+    [
+        ("spacy_elmo.n_output_layers", "7", "7 layers"),
+        ("spacy_elmo.output_dim", "99", "layers of 99"),
+        ("spacy_elmo.max_characters_per_token", "40", "40 characters"),
+        (
+            "spacy_elmo.vocab",
+            json.dumps(
+                {
+                    "chars": {c: i for i, c in enumerate(["<bow>", "<eow>", "<oov>", "<pad>", "<bos>", "<eos>", "a"])},
+                    "words": {"<oov>": 0, "<pad>": 1, "<bos>": 2, "<eos>": 3, "a": 4},
+                }
+            ),
+            "inputs",
+        ),
+    ],
+)
+def test_metadata_that_lies_about_the_graph_is_refused_in_one_line(tmp_path, key, value, says):
+    """OnnxBiLM checks its metadata against the graph's inputs and output: edited sizes, or a learned vocabulary
+    given to a UTF-8 graph, would embed wrongly without a word."""
+    onnx = pytest.importorskip("onnx")
+    from spacy_elmo.bilm_onnx.export import export_onnx
+    from spacy_elmo.bilm_onnx.runtime import OnnxBiLM
+    from spacy_elmo.errors import InputError
+
+    export_onnx(tiny_bilm(seed=2), tmp_path / "m.onnx")
+    model = onnx.load(str(tmp_path / "m.onnx"))
+    for entry in model.metadata_props:
+        if entry.key == key:
+            entry.value = value
+    onnx.save(model, str(tmp_path / "lying.onnx"))
+    with pytest.raises(InputError, match="does not match its spacy-elmo metadata") as err:
+        OnnxBiLM(tmp_path / "lying.onnx")
+    assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_graph_that_is_no_biLM_is_refused_though_it_carries_the_format(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    from spacy_elmo.bilm_onnx.export import export_onnx
+    from spacy_elmo.bilm_onnx.runtime import OnnxBiLM
+    from spacy_elmo.errors import InputError
+
+    export_onnx(tiny_bilm(seed=2), tmp_path / "m.onnx")
+    real = onnx.load(str(tmp_path / "m.onnx"))
+    node = helper.make_node("Identity", ["char_ids"], ["layers"])
+    graph = helper.make_graph(
+        [node],
+        "not_a_bilm",
+        [helper.make_tensor_value_info("char_ids", TensorProto.INT64, ["batch", "steps", 50])],
+        [helper.make_tensor_value_info("layers", TensorProto.INT64, ["batch", "steps", 50])],
+    )
+    fake = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    fake.ir_version = 8
+    fake.metadata_props.extend(real.metadata_props)
+    onnx.save(fake, str(tmp_path / "fake.onnx"))
+    with pytest.raises(InputError, match="not one float tensor 'layers'"):
+        OnnxBiLM(tmp_path / "fake.onnx")

@@ -65,6 +65,35 @@ def test_changed_weights_make_a_new_graph(bilm_dir):
         numpy.testing.assert_allclose(b, c, rtol=0, atol=1e-5)
 
 
+@pytest.mark.parametrize("route", ["data assigned", "data in place", "numpy view", "vector_to_parameters"])
+def test_weights_changed_by_any_route_make_a_new_graph(bilm_dir, route):
+    """A version counter misses these: thinc's optimizer assigns `param.data`; `.data.mul_`, a numpy view and
+    `vector_to_parameters` write without it. The runner follows the weights' content."""
+    nlp = _nlp(bilm_dir, runtime="onnx")
+    texts = [t for t in TEXTS if t]
+    before = _layers(nlp, texts)
+    elmo = nlp.get_pipe("elmo")
+    params = list(elmo.bilm.parameters())
+    if route == "data assigned":
+        for p in params:
+            p.data = p.data * 0.5
+    elif route == "data in place":
+        for p in params:
+            p.data.mul_(0.5)
+    elif route == "numpy view":
+        for p in params:
+            p.detach().numpy()[...] *= 0.5
+    else:
+        vector = torch.nn.utils.parameters_to_vector(params)
+        torch.nn.utils.vector_to_parameters(vector * 0.5, params)
+    elmo.bilm.clear_caches()
+    after = _layers(nlp, texts)
+    torch_now = elmo.model.predict([nlp.get_pipe("sentencizer")(nlp.make_doc(t)) for t in texts])
+    for a, b, c in zip(before, after, torch_now):
+        assert not numpy.allclose(a, b)
+        numpy.testing.assert_allclose(b, c, rtol=0, atol=1e-5)
+
+
 def test_settings_are_checked_and_saved(bilm_dir, tmp_path):
     with pytest.raises(ValueError, match="runtime must be one of"):
         _nlp(bilm_dir, runtime="tensorflow")
