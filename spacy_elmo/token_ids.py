@@ -20,7 +20,7 @@ from typing import Any, Dict, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy
 
-from .errors import ElmoFormatError
+from .errors import ElmoFormatError, InputError
 
 BOS = 256 + 1
 EOS = 257 + 1
@@ -207,6 +207,22 @@ def _check_lexicon(lexicon: Dict[str, int], specials: tuple, what: str) -> None:
         raise ElmoFormatError("The character vocabulary gives the id of <pad> to another entry too: it is damaged.")
 
 
+def check_sentences(sentences: Any) -> None:
+    """Refuse, in one line, what is not a list of sentences of token strings: a string as a sentence would be
+    embedded letter by letter, and an int, None or bytes token has no characters to read."""
+    if isinstance(sentences, (str, bytes)):
+        raise InputError("give a list of sentences, each a list of token strings (e.g. [['Hello', 'world']]), not one string")
+    for i, sentence in enumerate(sentences):
+        if isinstance(sentence, (str, bytes)):
+            raise InputError(
+                f"sentence {i} is a string ({str(sentence)[:40]!r}): give each sentence as its tokens, e.g. text.split() or a spaCy Doc's "
+                "[t.text for t in doc], or it is read letter by letter"
+            )
+        for j, token in enumerate(sentence):
+            if not isinstance(token, str):
+                raise InputError(f"token {j} of sentence {i} is {type(token).__name__} {token!r}, not a string: give token texts")
+
+
 def sentence_ids(
     sentences: Sequence[Sequence[str]], max_chars: int, vocab: TokenInput = UTF8
 ) -> Tuple[numpy.ndarray, Optional[numpy.ndarray]]:
@@ -219,6 +235,7 @@ def sentence_ids(
     RETURNS (Tuple[numpy.ndarray, Optional[numpy.ndarray]]): (B, T + 2, max_chars) int64 char ids,
         and (B, T + 2) int64 word ids where `vocab` has a word embedding (0 where padded), else None.
     """
+    check_sentences(sentences)
     n_steps = max((len(s) for s in sentences), default=0) + 2
     chars = numpy.zeros((len(sentences), n_steps, max_chars), dtype=numpy.int64)
     words = numpy.zeros((len(sentences), n_steps), dtype=numpy.int64) if vocab.has_words else None

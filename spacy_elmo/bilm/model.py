@@ -17,6 +17,7 @@ from .packed_matmul import PackedWeights
 from .measured import fastest_of, machine_key, measured, measuring_on
 from .precision import DTYPES, PRECISIONS, resolve, unavailable_reason
 from .threads import between_batches
+from ..token_ids import check_sentences
 
 logger = logging.getLogger("spacy_elmo")
 _SAID_SLOWER: Set[str] = set()  # explicit precisions already said to be slower than float32 here
@@ -168,6 +169,7 @@ class BiLM(nn.Module):
 
     def batch(self, sentences: Sequence[Sequence[str]]) -> CharBatch:
         """RETURNS (CharBatch): `sentences` (token texts, without markers) as this biLM's input."""
+        check_sentences(sentences)
         return CharBatch.from_sentences(sentences, self.options.max_characters_per_token, self.vocab)
 
     @property
@@ -316,6 +318,7 @@ class BiLM(nn.Module):
             None keeps the model's.
         RETURNS (List[numpy.ndarray]): one float32 array (L + 1, n_tokens, 2P) per sentence.
         """
+        check_sentences(sentences)
         was_training, was_precision = self.training, self.precision_setting
         self.eval()
         if precision is not None:

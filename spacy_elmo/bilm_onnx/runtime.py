@@ -21,7 +21,7 @@ import numpy
 
 from ..errors import InputError
 from ..machine_load import MAX_THREADS, LoadLooks, default_threads
-from ..token_ids import UTF8, LearnedVocab, TokenInput, sentence_ids
+from ..token_ids import UTF8, LearnedVocab, TokenInput, check_sentences, sentence_ids
 
 # The value of the metadata key "spacy_elmo.format" of every exported biLM; a later layout gets v2.
 FORMAT = "spacy-elmo bilm onnx v1"
@@ -169,6 +169,7 @@ class OnnxBiLM:
         """
         if batch_size < 1:
             raise InputError(f"batch_size must be >= 1, got {batch_size}")
+        check_sentences(sentences)
         by_length = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
         results: List[numpy.ndarray] = [numpy.zeros(0)] * len(sentences)
         for start in range(0, len(by_length), batch_size):

@@ -162,6 +162,8 @@ def _read_clusters(gold: Gold, folder: Path) -> None:
 
 
 def _number(path: Path, line: int, text: Optional[str]) -> float:
+    if text is None or not text.strip():
+        raise InputError(f"{path}, line {line}: no value where a number belongs (a short row?): mend the row")
     try:
         value = float(text or "")
     except ValueError:

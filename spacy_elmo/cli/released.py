@@ -126,7 +126,7 @@ def convert_cli(
     them), for tools that read only that: a TF Hub module or a bilm-tf training checkpoint, for instance.
     `load_original` on the result gives the same layers. With OUTPUT ending in .onnx: one ONNX graph from
     char ids to every layer, run by ONNX Runtime without PyTorch (docs/onnx.md)."""
-    if output.suffix == ".onnx":
+    if output.suffix.lower() == ".onnx":
         figures = convert_onnx(model, output, int8=int8, overwrite=overwrite)
         check = f"least cosine {figures['min_cosine']:.6f}" if int8 else f"largest difference {figures['max_abs']:.2g}"
         typer.echo(

@@ -391,6 +391,11 @@ def change_cli(
     check_output_file(output, overwrite)
     if output.suffix == ".tsv":
         check_output_file(output.with_suffix(".settings.json"), overwrite)
+    if report is not None:
+        from ..change.report import CHANGE_REPORT
+        from ..output_folders import check_claimable
+
+        check_claimable(report, CHANGE_REPORT, " for the report")  # before the work, not after it
 
     def progress(items: Iterable[Any]) -> Iterable[Any]:
         return progress_bar(list(items), desc="Comparing", unit=" words", disable=True if quiet else None, leave=False)
