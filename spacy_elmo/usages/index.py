@@ -99,7 +99,6 @@ def parse_layer(layer: Union[str, int, Sequence[float]], n_output_layers: int) -
 
 
 CONTEXT_PREFIX = "context:"
-_LOOKUP = "spaCy's lookup lemmatizer"  # lemmas.LOOKUP_LEMMATIZER: how meta "lemmatizer" names the one --lemmas adds
 
 
 def split_representation(spec: Union[str, int, Sequence[float]]) -> Tuple[str, Union[str, int, Sequence[float]]]:
@@ -372,12 +371,11 @@ class UsageIndex:
         """Embed queries with the pipeline (or original ELMo files) at `model`, loaded as the index's
         was; it must hold the index's biLM."""
         from ..pipeline.loading import load_elmo_pipeline
+        from .lemmas import LOOKUP_LEMMATIZER, add_lookup_lemmatizer
 
         nlp = load_elmo_pipeline(model, **self.meta.get("load", {}))
         lemmatizer = str(self.meta.get("lemmatizer") or "")
-        if self.match == "lemma" and lemmatizer.startswith(_LOOKUP) and "lemmatizer" not in nlp.pipe_names:
-            from .lemmas import add_lookup_lemmatizer
-
+        if self.match == "lemma" and lemmatizer.startswith(LOOKUP_LEMMATIZER) and "lemmatizer" not in nlp.pipe_names:
             add_lookup_lemmatizer(nlp)  # as the index was built: its keys are these lemmas
         return self.use_pipeline(nlp)
 
