@@ -102,7 +102,8 @@ class SenseInput:
         if ids is not None:
             assert self.substitutes is not None
             words = self.substitutes.words
-            bags = [[words[i] for i in row if words[i].isalpha()] for row in ids]  # names are words, not punctuation
+            # names are content words: no punctuation, no stop word
+            bags = [[words[i] for i in row if words[i].isalpha() and words[i].lower() not in self.stop_words] for row in ids]
         else:
             bags = []
             for index, side_rows in zip(self.indexes, rows):
