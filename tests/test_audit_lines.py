@@ -55,3 +55,12 @@ def test_a_gold_row_without_a_value_says_so(tmp_path):
     stats.write_text("lemma\tchange_graded\tchange_binary\nbank\t\t1\n", encoding="utf8")
     with pytest.raises(InputError, match="line 2: no value where a number belongs"):
         read_gold(stats)
+
+
+def test_convert_into_a_file_says_it_writes_a_folder(tmp_path):
+    source = tmp_path / "M"
+    save_original(tiny_bilm(seed=1), source / "options.json", source / "weights.hdf5")
+    before = (source / "weights.hdf5").read_bytes()
+    run = CliRunner().invoke(app, ["convert", str(source), str(source / "weights.hdf5"), "--overwrite"])
+    assert run.exit_code == 1 and "is a file: convert writes" in run.output and run.output.count("\n") == 1
+    assert (source / "weights.hdf5").read_bytes() == before

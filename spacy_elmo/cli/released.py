@@ -171,6 +171,8 @@ def convert(model: str, output: Path, *, overwrite: bool = False):  # type: igno
     from ..output_folders import check_not_inside
     from ..released.download import resolve_bilm
 
+    if output.exists() and not output.is_dir():
+        raise InputError(f"{output} is a file: convert writes options.json + weights.hdf5 into a folder (or one file OUT.onnx)")
     found = resolve_bilm(model)
     check_not_inside(output, found.path, "the biLM folder")
     others = sorted(p.name for p in output.iterdir() if p.name not in CONVERTED) if output.is_dir() else []
