@@ -49,7 +49,13 @@ async function main() {
     process.exit(2);
   }
   const session = await ort.InferenceSession.create(args[0]);
+  if (!session.outputNames.includes('layers') || !session.inputNames.includes('char_ids')) {
+    throw new Error(`${args[0]} is not a biLM exported by spacy-elmo (inputs ${session.inputNames}, outputs ${session.outputNames}): export one with spacy-elmo convert MODEL OUT.onnx`);
+  }
   if (args[1] === '--ids') {
+    if (args.length !== 5 || args[3] !== '--out') {
+      throw new Error('usage: node embed.js MODEL.onnx --ids ids.json --out layers.json');
+    }
     const given = JSON.parse(fs.readFileSync(args[2], 'utf8'));
     const ids = new ort.Tensor('int64', BigInt64Array.from(given.data.map(BigInt)), given.shape);
     const { layers } = await session.run({ char_ids: ids });
@@ -61,6 +67,10 @@ async function main() {
   const { layers } = await session.run({ char_ids: batchIds(sentences, maxChars) });
   const [L1, B, T, D] = layers.dims;
   sentences.forEach((sentence, row) => {
+    if (sentence.length === 0) {
+      console.log('(an empty sentence): no tokens, no layers');
+      return;
+    }
     const first = layers.data[(0 * B + row) * T * D + 1 * D]; // layer 0 of the sentence's first token
     const top = layers.data[((L1 - 1) * B + row) * T * D + 1 * D];
     console.log(`${sentence.join(' ')}: ${L1} layers x ${sentence.length} tokens x ${D}; first token, layer 0 starts ${first.toFixed(4)}, top layer ${top.toFixed(4)}`);

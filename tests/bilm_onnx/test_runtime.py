@@ -211,3 +211,29 @@ def test_a_graph_that_is_no_biLM_is_refused_though_it_carries_the_format(tmp_pat
     onnx.save(fake, str(tmp_path / "fake.onnx"))
     with pytest.raises(InputError, match="not one float tensor 'layers'"):
         OnnxBiLM(tmp_path / "fake.onnx")
+
+
+def test_nodejs_says_what_is_wrong_in_one_line(tmp_path):
+    """An empty sentence has no layers (not the </S> position's values), --ids without its files and a graph that is
+    no spacy-elmo biLM each fail in one line."""
+    _node_or_skip()
+    path, _ = _export(tmp_path)
+    script = str(NODE_EXAMPLE / "embed.js")
+    empty = subprocess.run(["node", script, str(path), "The cat", " "], capture_output=True, text=True, timeout=120)
+    assert empty.returncode == 0 and "(an empty sentence): no tokens, no layers" in empty.stdout, empty.stderr
+    no_file = subprocess.run(["node", script, str(path), "--ids"], capture_output=True, text=True, timeout=120)
+    assert no_file.returncode == 1 and "usage: node embed.js MODEL.onnx --ids ids.json --out layers.json" in no_file.stderr
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "foreign",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
+    foreign = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    foreign.ir_version = 8
+    onnx.save(foreign, str(tmp_path / "foreign.onnx"))
+    run = subprocess.run(["node", script, str(tmp_path / "foreign.onnx"), "a b"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and "is not a biLM exported by spacy-elmo" in run.stderr and "toFixed" not in run.stderr
