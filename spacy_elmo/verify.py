@@ -35,7 +35,7 @@ def verify(path: PathLike, log: Callable[[str], Any] = print) -> str:
 
 def _verify_index(folder: Path) -> str:
     from .usages.layout import META
-    from .usages.storage import data_files
+    from .usages.storage import META_DIGEST, data_files, meta_digest
 
     meta_path = folder / META
     try:
@@ -45,6 +45,8 @@ def _verify_index(folder: Path) -> str:
     digests = meta.get("digests") if isinstance(meta, dict) else None
     if not isinstance(digests, dict):
         raise InputError(f"{folder} carries no digests (built before they were written): nothing to check it against; build it again")
+    if META_DIGEST in meta and meta[META_DIGEST] != meta_digest(meta):
+        raise InputError(f"{meta_path} is not what the index was written with (edited or damaged): build the index again")
     expected = set(data_files(folder))
     if set(digests) != expected:
         missing = sorted(expected ^ set(digests))
@@ -52,7 +54,8 @@ def _verify_index(folder: Path) -> str:
     for name in sorted(expected):
         if not (folder / name).is_file() or file_sha256(folder / name) != digests[name]:
             raise InputError(f"{folder / name} is not the file the index was written with (changed or damaged): build it again")
-    return f"{folder}: the {len(expected)} data files of the usage index match their digests"
+    what = "its meta.json and the" if META_DIGEST in meta else "the"
+    return f"{folder}: {what} {len(expected)} data files of the usage index match their digests"
 
 
 def _datasets_digest(f: Any, numbers: List[int]) -> str:

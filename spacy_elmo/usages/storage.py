@@ -11,7 +11,7 @@ import srsly
 
 from ..errors import InputError
 from ..output_folders import check_claimable, publish_files, remove_own, scratch_folder
-from ..digests import file_sha256
+from ..digests import bytes_sha256, file_sha256
 from ..types import PathLike
 from .layout import ARRAYS, CONTEXT, FILES, FORMAT_VERSION, LAYERS, META, USAGE_INDEX
 
@@ -25,6 +25,14 @@ def data_files(folder: Path) -> Tuple[str, ...]:
     """RETURNS (Tuple[str, ...]): the data files of an index folder: DATA_FILES, and layers.bin and context.bin
     where it has them."""
     return (*DATA_FILES, *(name for name in (LAYERS, CONTEXT) if (folder / name).is_file()))
+
+
+META_DIGEST = "meta_sha256"
+
+
+def meta_digest(meta: Dict[str, Any]) -> str:
+    """RETURNS (str): the SHA-256 of what meta.json says (its keys sorted, this digest itself left out)."""
+    return bytes_sha256(json.dumps({k: v for k, v in meta.items() if k != META_DIGEST}, sort_keys=True).encode("utf8"))
 
 
 def data_digests(folder: Path) -> Dict[str, str]:
@@ -181,6 +189,7 @@ class IndexWriter:
         meta["digests"] = digests  # what `spacy-elmo verify` checks the files against
         if "shard" in meta:  # a part: its record says what it holds (checked by merge)
             meta["shard"] = {**meta["shard"], "files": digests}
+        meta[META_DIGEST] = meta_digest(meta)  # verify tells an edited meta.json (layer weights, biLM, sizes) too
         srsly.write_json(self.tmp / META, meta)
         self._close()
         return publish_files(self.tmp, self.output, USAGE_INDEX, FILES, META)

@@ -31,6 +31,20 @@ def test_a_whole_usage_index_carries_digests_and_verify_finds_a_flipped_byte(bil
     assert result.exit_code == 1 and "vectors.bin is not the file the index was written with" in result.output
 
 
+@pytest.mark.parametrize("key, value", [("layer_weights", [0.0, 1.0, 0.0]), ("fingerprint", "0" * 64), ("n_usages", 3), ("words", ["x"])])
+def test_verify_finds_an_edited_meta_json(bilm_dir, corpus, tmp_path, key, value):  # noqa: F811
+    import json
+
+    _run("index-usages", bilm_dir, corpus / "docs.txt", tmp_path / "idx", "-q", "--words", "bank,river")
+    meta_path = tmp_path / "idx" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    assert _verify(tmp_path / "idx").exit_code == 0 and "its meta.json and the" in _verify(tmp_path / "idx").output
+    meta[key] = value
+    meta_path.write_text(json.dumps(meta))
+    result = _verify(tmp_path / "idx")
+    assert result.exit_code == 1 and "meta.json is not what the index was written with" in result.output
+
+
 def test_embed_and_merge_outputs_verify_and_a_changed_value_is_found(bilm_dir, corpus, tmp_path):  # noqa: F811
     lines = corpus / "lines.txt"
     _run("embed", bilm_dir, lines, tmp_path / "whole.hdf5", "--docs-per-batch", 1, "-q")
