@@ -638,6 +638,23 @@ def test_semantic_change_scores_a_wug_set_against_its_judgments(tmp_path):
     for r in rows:
         assert -1 <= r["spearman_all"] <= 1 and 0 <= r["accuracy_b"] <= 1, r
         assert r["usage_pairs"] == (0 if r["representation"] == "mean rank" else 36), r
+    # the senses' inputs (projects/semantic_change's `senses`): every layer of the target's own and of the
+    # context-only vectors, each sense rule, against the dataset's spelling
+    for g in ("1", "2"):
+        build = ["spacy-elmo", "index-usages", str(tmp_path / "bilm"), str(tmp_path / "wug"), str(tmp_path / f"idx{g}")]
+        assert subprocess.run([*build, "--grouping", g, "--all-layers", "-q"], capture_output=True).returncode == 0
+    senses = [sys.executable, str(SCRIPTS / "change_senses.py"), str(tmp_path / "wug"), str(out / "senses.json")]
+    senses += ["--bilm", f"tiny={tmp_path / 'idx1'},{tmp_path / 'idx2'}", "--rule", "silhouette", "--rule", "min=1"]
+    run = subprocess.run(senses, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    found = json.loads((out / "senses.json").read_text())
+    assert [r["representation"] for r in found] == ["0", "1", "2", "average", "context:0", "context:1", "context:2", "context:average"]
+    for r in found:
+        assert r["words"] == 6 and -1 <= r["apd_rho_all"] <= 1
+        # below silhouette 1 a word is one sense (only a perfect split, identical vectors per form, stays split)
+        assert 1.0 <= r["min=1:senses_mean"] <= r["silhouette:senses_mean"] and r["silhouette:senses_mean"] >= 2
+        assert -1 <= r["silhouette:ari_forms_all"] <= 1 and -1 <= r["min=1:ari_forms_all"] <= 1
+    assert found[4]["min=1:senses_mean"] == 1.0 and found[4]["min=1:ari_forms_all"] == 0.0  # context-only: one sense
     assert [r["measure"] for r in rows if r["representation"] == "mean rank"][0].startswith("APD of layers 1..L")
     assert (out / "vectors-tiny.npz").exists() and "| tiny | token layer |" in (out / "change.md").read_text()
     again = subprocess.run(command, capture_output=True, text=True)  # from the kept vectors
