@@ -52,17 +52,21 @@ def test_low_precision_is_close_to_fp32_at_the_released_sizes(size, precision):
 def test_int8_of_a_pretrained_biLM_is_close_on_every_layer(name, shared_bilm, shared_data):
     """A trained biLM's token layer spans a wide range (the CNN and highway outputs): quantized per
     call it fell to a least cosine of 0.991-0.995 here, so the token layer stays float32 at int8 and
-    every layer of 200 Wikipedia sentences keeps a least cosine >= 0.999."""
+    every layer of 200 Wikipedia sentences keeps a least cosine >= 0.999 with 8-bit weights (VNNI). A CPU
+    without VNNI (AVX2) multiplies 7-bit weights (its kernels saturate at 8), which the cont biLM's top
+    layer takes to 0.9968 (2026-11-28, AMD EPYC AVX2): >= 0.995 there, as docs/speed.md says."""
     from spacy_elmo.bilm import load_original
+    from spacy_elmo.bilm.packed_matmul import int8_weight_range
 
     folder = shared_bilm.parent / name
     if not (folder / "weights.hdf5").is_file():
         pytest.skip(f"needs the shared biLM at {folder}")
     bilm = load_original(folder / "options.json", folder / "weights.hdf5")
     sentences = wikipedia_sentences(shared_data, 200)
+    least = 0.999 if int8_weight_range() == 127 else 0.995
     for a, b in zip(bilm.embed(sentences), bilm.embed(sentences, precision="int8")):
         cosine = (a * b).sum(-1) / (numpy.linalg.norm(a, axis=-1) * numpy.linalg.norm(b, axis=-1))
-        assert cosine.min() >= 0.999
+        assert cosine.min() >= least
 
 
 @needs_int8
