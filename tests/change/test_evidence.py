@@ -346,3 +346,28 @@ def test_a_report_folder_used_again_keeps_no_word_of_the_earlier_run(report, tmp
     assert not (tmp_path / "r" / "maps" / "gay.png").exists()
     assert (tmp_path / "r" / "maps" / "mine.txt").read_text(encoding="utf8") == "keep me"
     assert "gay" not in (tmp_path / "r" / "index.html").read_text(encoding="utf8").split("<h1>")[1]
+
+
+def test_indexes_without_context_vectors_say_which_input_the_senses_come_from(tmp_path):
+    """Indexes built without --all-layers keep no context-only vectors: change says in one line that the senses come
+    from the vectors the scores read, and the tiny biLM (no softmax) that they are named by context words."""
+    from spacy_elmo.change.run import ChangeSettings, run_change
+    from spacy_elmo.change.wug import build_wug_index
+    from spacy_elmo.pipeline.loading import load_elmo_pipeline
+
+    from .test_wug_route import bilm_and_wug
+
+    bilm, wug = bilm_and_wug(tmp_path)
+    nlp = load_elmo_pipeline(bilm)
+    for g in "12":
+        build_wug_index(nlp, wug, tmp_path / f"plain{g}", model=bilm, grouping=g, progress=False, log=lambda _: None)
+    settings = ChangeSettings(evidence=True, min_usages=2, permutations=10, draws=10)
+    with pytest.warns(UserWarning):
+        result = run_change(tmp_path / "plain1", tmp_path / "plain2", None, settings, log=lambda _: None)
+    assert any("keep no context-only vectors" in n and "--all-layers" in n for n in result.notes)
+    assert any("named by their context words" in n for n in result.notes)
+    assert "the vectors the scores read" in result.data["settings"]["senses"]
+    wanted = ChangeSettings(evidence=True, min_usages=2, permutations=10, draws=10, senses="substitutes")
+    with pytest.warns(UserWarning):
+        again = run_change(tmp_path / "plain1", tmp_path / "plain2", None, wanted, log=lambda _: None)
+    assert any(n.startswith("no substitutes to cluster the senses from") for n in again.notes)
