@@ -73,14 +73,16 @@ def test_presets_leave_threads_to_the_environment(preset):
 
 
 def test_the_default_threads_leave_the_cores_busy_with_other_work(monkeypatch):
+    from spacy_elmo import machine_load
     from spacy_elmo.bilm import threads
 
-    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
-    monkeypatch.setattr(threads, "busy_cores", lambda: 0)
+    # the rule lives in machine_load (torch-free, shared with the ONNX runtime); bilm.threads re-exports it
+    monkeypatch.setattr(machine_load, "usable_cores", lambda: 2)
+    monkeypatch.setattr(machine_load, "busy_cores", lambda: 0)
     assert threads.default_threads() == (2, "") and threads.default_threads(2)[0] == 1
-    monkeypatch.setattr(threads, "busy_cores", lambda: 1)
+    monkeypatch.setattr(machine_load, "busy_cores", lambda: 1)
     count, why = threads.default_threads()
     assert count == 1 and "1 of the 2 cores are busy with other work" in why and "--system.threads N" in why
     assert threads.default_threads(count_busy=False) == (2, "")  # torchrun's own processes are not other work
-    monkeypatch.setattr(threads, "busy_cores", lambda: 7)
+    monkeypatch.setattr(machine_load, "busy_cores", lambda: 7)
     assert threads.default_threads()[0] == 1  # never none
