@@ -18,7 +18,6 @@ from .sense_names import context_words
 from .substitutes import Substitutes, substitute_bags
 
 DEFAULT_SENSES = "context:top"
-SENSES_CHOICES = "context:top (default), context:LAYER, target, substitutes, or a layer spec of the target's vectors"
 
 
 class SenseInput:
@@ -33,7 +32,6 @@ class SenseInput:
         import spacy
 
         self.notes = notes if notes is not None else []
-        self.asked = senses
         self.indexes = (a, b)
         kept = a.context is not None and b.context is not None
         model = str(a.meta.get("model") or "")
@@ -44,8 +42,8 @@ class SenseInput:
         )
         source = senses
         if senses == "substitutes" and self.substitutes is None:
-            why = "keep no context-only vectors (build them with --all-layers)" if not kept else no_softmax(model)
-            self.notes.append(f"no substitutes to cluster the senses from: A and B {why}; the senses come from the context-only vectors")
+            why = "A and B keep no context-only vectors to read them from (build them with --all-layers)" if not kept else no_softmax(model)
+            self.notes.append(f"no substitutes to cluster the senses from: {why}")
             source = DEFAULT_SENSES
         if source.startswith("context") and not kept:
             self.notes.append(
@@ -60,7 +58,8 @@ class SenseInput:
                 raise InputError(f"--senses-from {senses}: {err}") from None
         self.source = source
         if self.substitutes is None and model:
-            self.notes.append(f"{no_softmax(model)}: the senses are named by their context words, not by substitutes")
+            why = no_softmax(model) if kept else "A and B keep no context-only vectors to read substitutes from"
+            self.notes.append(f"{why}: the senses are named by their context words, not by substitutes")
         lang_class = spacy.util.get_lang_class(str(a.meta.get("load", {}).get("lang", lang)))
         self.stop_words: Set[str] = {w.lower() for w in lang_class.Defaults.stop_words}
         background: Counter = Counter()
