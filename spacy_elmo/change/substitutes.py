@@ -30,6 +30,8 @@ class Substitutes:
     """A biLM's softmax and vocabulary, reading context-only top-layer vectors (n, 2P).
 
     softmax: the biLM's `SharedSoftmax`; words (Sequence[str]): its vocabulary, in id order.
+    counts (Sequence[int]): each word's count in the biLM's training text, for the prior (none: no division).
+    source (str): where the softmax was read from.
     """
 
     def __init__(self, softmax: Any, words: Sequence[str], counts: Sequence[int] = (), source: str = "") -> None:
