@@ -18,7 +18,7 @@ import numpy
 
 from ..digests import bytes_sha256
 from ..errors import InputError
-from .layout import ANN_INDEX, ANN_META, META
+from .layout import ANN_INDEX, ANN_META, META, TIMINGS
 
 DEFAULT_NPROBE = 32
 DEFAULT_REFINE = 400
@@ -34,7 +34,6 @@ def faiss_module() -> Any:
     return faiss
 
 
-TIMINGS = ("seconds",)  # meta.json entries that say how long a build took, not what it holds
 
 
 def meta_digest(index_path: Path) -> str:

@@ -4,6 +4,7 @@ from ..output_folders import USAGE_INDEX  # noqa: F401  (the folder marker's kin
 
 FORMAT_VERSION = 1
 META = "meta.json"  # written last: a folder without it is no finished index
+TIMINGS = ("seconds",)  # meta.json entries that say how long a build took, not what it holds
 ARRAYS = ("usage_sentence.npy", "usage_token.npy", "usage_start.npy", "usage_end.npy", "usage_key.npy", "norms.npy")
 ANN_INDEX, ANN_META = "ann.faiss", "ann.json"  # the optional approximate search (ann.py), of one build
 LAYERS = "layers.bin"  # optional (index-usages --all-layers): float16 (n_usages, L + 1, D), every layer of each usage

@@ -13,7 +13,7 @@ from ..errors import InputError
 from ..output_folders import check_claimable, publish_files, remove_own, scratch_folder
 from ..digests import bytes_sha256, file_sha256
 from ..types import PathLike
-from .layout import ARRAYS, CONTEXT, FILES, FORMAT_VERSION, LAYERS, META, USAGE_INDEX
+from .layout import ARRAYS, CONTEXT, FILES, FORMAT_VERSION, LAYERS, META, TIMINGS, USAGE_INDEX
 
 _HINT = " for the index (a usage index built before is replaced)"
 
@@ -31,8 +31,10 @@ META_DIGEST = "meta_sha256"
 
 
 def meta_digest(meta: Dict[str, Any]) -> str:
-    """RETURNS (str): the SHA-256 of what meta.json says (its keys sorted, this digest itself left out)."""
-    return bytes_sha256(json.dumps({k: v for k, v in meta.items() if k != META_DIGEST}, sort_keys=True).encode("utf8"))
+    """RETURNS (str): the SHA-256 of what meta.json says the index holds (its keys sorted; this digest and the
+    timings left out, so that merged shards equal the single run's index)."""
+    kept = {k: v for k, v in meta.items() if k != META_DIGEST and k not in TIMINGS}
+    return bytes_sha256(json.dumps(kept, sort_keys=True).encode("utf8"))
 
 
 def data_digests(folder: Path) -> Dict[str, str]:
