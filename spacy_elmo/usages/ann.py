@@ -34,8 +34,6 @@ def faiss_module() -> Any:
     return faiss
 
 
-
-
 def meta_digest(index_path: Path) -> str:
     """RETURNS (str): the SHA-256 of what the index's meta.json says it holds (its timings left out, so
     that a merged index and the single run's are one build): an ANN index belongs to one build."""
