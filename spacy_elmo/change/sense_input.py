@@ -37,9 +37,6 @@ class SenseInput:
         model = str(a.meta.get("model") or "")
         self.substitutes = Substitutes.of_model(model) if model and kept else None
         self.views: Optional[Tuple[Any, Any]] = None
-        self.context_top: Optional[Tuple[Any, Any]] = (
-            (a.with_layer("context:top").vectors, b.with_layer("context:top").vectors) if kept else None
-        )
         source = senses
         if senses == "substitutes" and self.substitutes is None:
             why = "A and B keep no context-only vectors to read them from (build them with --all-layers)" if not kept else no_softmax(model)
@@ -57,6 +54,12 @@ class SenseInput:
             except InputError as err:
                 raise InputError(f"--senses-from {senses}: {err}") from None
         self.source = source
+        # what the softmax reads: only where there is one (a view computes every usage's norm: once, not twice)
+        self.context_top: Optional[Tuple[Any, Any]] = None
+        if self.substitutes is not None:
+            self.context_top = (
+                self.views if source == DEFAULT_SENSES else (a.with_layer(DEFAULT_SENSES).vectors, b.with_layer(DEFAULT_SENSES).vectors)
+            )
         if self.substitutes is None and model:
             why = no_softmax(model) if kept else "A and B keep no context-only vectors to read substitutes from"
             self.notes.append(f"{why}: the senses are named by their context words, not by substitutes")
