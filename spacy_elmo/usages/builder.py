@@ -42,6 +42,7 @@ SHARD_SETTINGS = (
     "layers",
     "context",
     "fold_capitals",
+    "pos",
     "match",
     "words",
     "files",
