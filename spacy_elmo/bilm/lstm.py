@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import torch
 from torch import nn
 
-from .packed_matmul import PackedWeights
+from .packed_matmul import PackedWeights, product, product_usable
 
 LstmState = Tuple[torch.Tensor, torch.Tensor]  # (c: (2, B, C), h: (2, B, P))
 # Rows per input product at inference: oneDNN's fastest here, and an output (16 MB at the
@@ -121,6 +121,14 @@ class BiLstmLayer(nn.Module):
         if x.shape[0] == 1 and self.packs.usable(x, weight[0]):
             key = (name, dirs.start)
             out = self.packs.matmul(x[0], weight[0], key, bias=None if bias is None else bias[0, 0], many_rows=many_rows).unsqueeze(0)
+            return out if add is None else out.add_(add)
+        if x.shape[0] == 1 and not torch.is_grad_enabled() and product_usable(x[0], weight[0]):
+            # a weight too small to pack (the small size's projection): oneDNN too, whose rows do not
+            # depend on the other rows (a batched matmul's do, in the last bits), so a sentence's
+            # states are bit for bit what it gets alone, which int8's rounding would otherwise amplify
+            out = product(x[0], weight[0]).unsqueeze(0)
+            if bias is not None:
+                out.add_(bias)
             return out if add is None else out.add_(add)
         if bias is not None:
             add = bias if add is None else add + bias

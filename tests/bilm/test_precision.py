@@ -69,11 +69,70 @@ def test_int8_of_a_pretrained_biLM_is_close_on_every_layer(name, shared_bilm, sh
         assert cosine.min() >= least
 
 
+def _alone_and_in_batches(bilm, sentences, precision):
+    """Each sentence's layers alone, and in two batches of other sentences of mixed lengths."""
+    alone = [bilm.embed([s], precision=precision)[0] for s in sentences]
+    together = bilm.embed(sentences, precision=precision, batch_size=len(sentences))
+    reversed_ = bilm.embed(sentences[::-1], precision=precision, batch_size=5)[::-1]
+    return alone, together, reversed_
+
+
+@needs_int8
+@pytest.mark.parametrize("source", ["original", "elmo-small-wiki-reuters", "elmo-small-wiki-reuters-cont"])
+def test_a_sentences_int8_layers_are_the_same_alone_and_in_any_batch(source, shared_data, shared_bilm):
+    """int8 quantizes each token's row over its own range, never over the batch's, and the float32 parts around it
+    give each row what it gets alone: bit for bit the same layers alone, in one batch and in batches of five (before,
+    one 8-bit scale per call: 0.033 apart on a shared biLM). Random original-size weights and both shared biLMs."""
+    from spacy_elmo.bilm import load_original
+
+    if source == "original":
+        torch.manual_seed(4)
+        cell, proj, highway = SIZES["original"]
+        bilm = BiLM(ElmoOptions(cell_dim=cell, projection_dim=proj, n_highway=highway), cache_size=0)
+    else:
+        folder = shared_bilm.parent / source
+        if not (folder / "weights.hdf5").is_file():
+            pytest.skip(f"needs the shared biLM at {folder}")
+        bilm = load_original(folder / "options.json", folder / "weights.hdf5", cache_size=0)
+    sentences = wikipedia_sentences(shared_data, 12) + SENTENCES
+    alone, together, reversed_ = _alone_and_in_batches(bilm, sentences, "int8")
+    fp32 = bilm.embed(sentences)
+    for a, b, c, f in zip(alone, together, reversed_, fp32):
+        assert numpy.abs(a - f).max() > 0  # int8 did run
+        numpy.testing.assert_array_equal(a, b)
+        numpy.testing.assert_array_equal(a, c)
+
+
+@needs_int8
+def test_int8_rows_are_quantized_each_over_its_own_range():
+    """A row's product does not change when rows of a thousand times its size are put beside it, on either kernel, and
+    equals the product of the row quantized by hand in steps of max |x| / 127 with the int8 weights."""
+    from spacy_elmo.bilm.packed_matmul import PackedWeights, int8_weight_range
+
+    torch.manual_seed(5)
+    x, w = torch.randn(3, 512), torch.randn(512, 1024)
+    loud = torch.cat([x, torch.randn(40, 512) * 1000])
+    qmax = int8_weight_range()
+    scale = w.abs().amax(dim=0) / qmax
+    w_int8 = (w / scale).round().clamp(-qmax, qmax) * scale
+    step = x.abs().amax(dim=1, keepdim=True) / 127  # uint8 with its zero at 127, the row's largest at +-127 steps
+    x_uint8 = (x / step).round() * step
+    by_hand = x_uint8 @ w_int8
+    for many_rows in (False, True):
+        packs = PackedWeights()
+        packs.set_dtype(torch.qint8)
+        with torch.no_grad():
+            quiet_rows = packs.matmul(x, w, "w", many_rows=many_rows)
+            loud_rows = packs.matmul(loud, w, "w", many_rows=many_rows)[:3]
+        assert torch.equal(quiet_rows, loud_rows)
+        assert float((quiet_rows - by_hand).abs().max()) < 1e-5 * float(by_hand.abs().max())
+
+
 @needs_int8
 def test_int8_product_matches_the_quantized_arithmetic():
-    """One product by hand: weights rounded to int8 per output column (scale = max |w| / 127),
-    so a weight equal to its column's maximum is exact and the result within the rounding."""
-    from spacy_elmo.bilm.packed_matmul import PackedWeights
+    """One product by hand: weights rounded to int8 per output column (scale = max |w| / 127, or / 63 where the CPU's
+    kernels need 7-bit weights), so a weight equal to its column's maximum is exact and the result within the rounding."""
+    from spacy_elmo.bilm.packed_matmul import PackedWeights, int8_weight_range
 
     torch.manual_seed(1)
     x, w = torch.randn(8, 512), torch.randn(512, 1024)
@@ -81,10 +140,11 @@ def test_int8_product_matches_the_quantized_arithmetic():
     packs.set_dtype(torch.qint8)
     with torch.no_grad():
         out = packs.matmul(x, w, "w")
-    scale = w.abs().amax(dim=0) / 127
-    w_int8 = (w / scale).round().clamp(-127, 127) * scale  # the weights as the kernel sees them
+    qmax = int8_weight_range()
+    scale = w.abs().amax(dim=0) / qmax
+    w_int8 = (w / scale).round().clamp(-qmax, qmax) * scale  # the weights as the kernel sees them
     exact = x @ w_int8
-    # the input is quantized per call (8 bits over its range): a relative error of a few 1e-3
+    # each input row is quantized over its own range (8 bits): a relative error of a few 1e-3
     assert float((out - exact).abs().max()) < 0.02 * float(exact.abs().max())
     assert float((out - x @ w).abs().max()) < 0.05 * float((x @ w).abs().max())
 
