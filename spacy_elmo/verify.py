@@ -1,7 +1,7 @@
 """`spacy-elmo verify`: check an output against the digests it carries: a usage index (each data file's SHA-256 in
 its meta.json), an HDF5 file of `embed` or `merge` (the SHA-256 of its datasets; a part's shard record), a virtual
 merge (each source file where the merged file's folder says, its size, and its datasets against its record) and a
-DocBin part (its record's SHA-256).
+DocBin part (its record's SHA-256); a whole DocBin, which has no digest, is read and its layers checked.
 
 The digests are SHA-256 without a key: they tell a damaged, truncated, replaced or moved file from the one written,
 not a file someone changed on purpose and then recomputed the digests of (docs/safety.md).
@@ -137,10 +137,40 @@ def _verify_docbin(path: Path) -> str:
 
     sidecar = shard_sidecar(path)
     if not sidecar.is_file():
-        raise InputError(f"{path} carries no digest (only a part's DocBin has one, in {sidecar.name}): nothing to check it against")
+        return _check_docbin_layers(path, sidecar.name)
     from .shards import read_record
 
     record = read_record(sidecar.read_bytes(), str(sidecar))
     if bytes_sha256(path.read_bytes()) != record.get("docbin"):
         raise InputError(f"{path} is not the DocBin its record {sidecar.name} names (changed or damaged): write it again")
     return f"{path}: matches its record {sidecar.name}"
+
+
+def _check_docbin_layers(path: Path, sidecar: str) -> str:
+    """A DocBin without a record (a whole run of embed, or a merge): no digest to check against, so it is read, and
+    every Doc's layers checked to be there, of one shape but the tokens, and finite."""
+    import numpy
+    from spacy.tokens import DocBin
+    from spacy.vocab import Vocab
+
+    from .pipeline.elmo_data import ElmoData, register_extensions
+
+    register_extensions()
+    try:
+        docs = list(DocBin().from_bytes(path.read_bytes()).get_docs(Vocab()))
+    except Exception as err:  # msgpack, zlib and spaCy raise many kinds on damaged bytes
+        raise InputError(f"{path}: not a readable DocBin ({type(err).__name__}): write it again") from None
+    shape = None
+    for number, doc in enumerate(docs):
+        data = doc._.elmo
+        if not isinstance(data, ElmoData) or data.layers.shape[1] != len(doc):
+            raise InputError(f"{path}: document {number} has no ELMo layers for its {len(doc)} tokens: write it again")
+        if shape is not None and (data.layers.shape[0], data.layers.shape[2]) != shape:
+            raise InputError(f"{path}: document {number}'s layers are not shaped as the others' ({data.layers.shape}): write it again")
+        shape = (data.layers.shape[0], data.layers.shape[2])
+        if not numpy.isfinite(data.layers).all():
+            raise InputError(f"{path}: document {number}'s layers hold values that are not finite: write it again")
+    return (
+        f"{path}: carries no digest (only a part of embed --shard has one, in {sidecar}); its {len(docs):,} documents "
+        "read, and their layers are there, of one shape and finite"
+    )

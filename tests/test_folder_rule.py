@@ -109,7 +109,10 @@ def test_an_index_inside_its_corpus_folder_is_skipped_when_reading(model, tmp_pa
 # 4. non-finite or zero vectors: refused before any work, or in one line
 
 
-@pytest.mark.parametrize("layer, message", [("0,0,0", "all zero"), ("0,nan,1", "weights"), ("0,1e9,0", "not finite in float16")])
+@pytest.mark.parametrize(
+    "layer, message",
+    [("0,0,0", "all zero"), ("0,nan,1", "weights"), ("0,1e6,0", "not finite in float16"), ("1e308,1e308,0", "would overflow the float32")],
+)
 def test_layer_weights_that_give_wrong_vectors_are_refused(model, corpus, tmp_path, layer, message):
     out = tmp_path / "idx"
     line = _line(_cli("index-usages", model, corpus, out, "--words", "bank", "--layer", layer))

@@ -49,7 +49,7 @@ class BiLM(nn.Module):
         exactly the original computation up to float32 rounding), "bf16" (bfloat16 products with
         float32 sums, everything else float32: about twice the products' speed on CPUs with
         bfloat16 units, at about 3e-3 relative error per product; on CUDA, autocast to bfloat16)
-        or "int8" (int8 weights, one scale per output column, inputs quantized per product: about
+        or "int8" (int8 weights, one scale per output column, each token's input quantized over its own range: about
         1e-2 relative error per product, 2-4x the float32 products' speed; CPU only). Set it to
         one of those or to "auto" (the fastest that runs here, see `precision.auto_precision`);
         one that does not run here gives "fp32" and a warning. Reading it gives the precision

@@ -48,7 +48,7 @@ _INT8_RANGES = (127, 63)  # tried in this order
 _int8_range: Optional[int] = 0  # 0: not yet tested
 _int8_reason = ""
 _onednn_int8: Optional[bool] = None
-_ANCHOR_TOP = 128.0 / 127.0  # see _rows_over_their_range
+ANCHOR_TOP = 128.0 / 127.0  # see _rows_over_their_range
 
 
 def onednn_available() -> bool:
@@ -175,7 +175,8 @@ def _onednn_int8_pack(weight: torch.Tensor, qmax: Optional[int] = None) -> Tuple
 
 
 def _onednn_int8_product(rows: torch.Tensor, packed: Tuple[torch.Tensor, ...], bias: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """rows @ W (+ bias) in float32, the rows quantized per call to uint8 over their range (as FBGEMM's kernel does)."""
+    """rows @ W (+ bias) in float32, the rows quantized per call to uint8 over their range (as FBGEMM's kernel does;
+    `_int8_rows` makes that range each row's own)."""
     weight, scales, zeros = packed
     with warnings.catch_warnings():  # torch.ao's quantized tensors carry a deprecation notice
         warnings.simplefilter("ignore")
@@ -197,9 +198,9 @@ def _rows_over_their_range(rows: torch.Tensor) -> Tuple[torch.Tensor, torch.Tens
     magnitudes = rows.abs().amax(dim=1, keepdim=True).clamp_min(torch.finfo(rows.dtype).tiny)
     if rows.shape[1] >= 2:
         anchor = rows.new_zeros(1, rows.shape[1])
-        anchor[0, 0], anchor[0, 1] = _ANCHOR_TOP, -1.0
+        anchor[0, 0], anchor[0, 1] = ANCHOR_TOP, -1.0
     else:
-        anchor = rows.new_tensor([[_ANCHOR_TOP], [-1.0]])
+        anchor = rows.new_tensor([[ANCHOR_TOP], [-1.0]])
     return torch.cat([rows / magnitudes, anchor]), magnitudes
 
 

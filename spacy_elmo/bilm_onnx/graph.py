@@ -13,7 +13,8 @@ padding alone all give the same value).
 
 With `int8`, the LSTM's products (both halves of each gate, the recurrent one included, and its
 projection) are ONNX Runtime's `DynamicQuantizeMatMul`: int8 weights (7 bits: INT8_WEIGHT_RANGE) with
-one scale per output column, each call's input quantized to uint8 on the fly. The token layer stays float32, as the
+one scale per output column, each input row (token) quantized to uint8 over its own range on the fly,
+so a sentence's layers are bit for bit what it gets alone (`_Products._int8_rows`). The token layer stays float32, as the
 PyTorch biLM's int8 keeps it (see `_token_layer`).
 """
 
@@ -30,6 +31,7 @@ from ..errors import InputError
 from ..bilm.char_encoder import conv_bias
 from ..bilm.fingerprint import bilm_fingerprint
 from ..bilm.lstm import BiLstmLayer, lstm_cell
+from ..bilm.packed_matmul import ANCHOR_TOP
 from ..bilm.model import BiLM
 from ..token_ids import LearnedVocab
 from .runtime import FORMAT
@@ -96,13 +98,36 @@ class _Products:
     def __call__(self, g: _Graph, x: str, weight: numpy.ndarray, bias: Optional[numpy.ndarray], hint: str, float32: bool = False) -> str:
         """`float32` keeps this product float32 with `int8` too."""
         if self.int8 and not float32:
-            q, scale = _quantized(weight)
-            inputs = [x, g.const(q, hint + "_q"), g.const(scale, hint + "_scale"), ""]
-            if bias is not None:
-                inputs.append(g.const(bias.astype(numpy.float32), hint + "_b"))
-            return g.op("DynamicQuantizeMatMul", inputs if bias is not None else inputs[:3], hint, domain=MS_DOMAIN)
-        out = g.op("MatMul", [x, g.const(weight.astype(numpy.float32), hint + "_w")], hint)
+            out = self._int8_rows(g, x, weight, hint)
+        else:
+            out = g.op("MatMul", [x, g.const(weight.astype(numpy.float32), hint + "_w")], hint)
         return out if bias is None else g.op("Add", [out, g.const(bias.astype(numpy.float32), hint + "_b")], hint)
+
+    @staticmethod
+    def _int8_rows(g: _Graph, x: str, weight: numpy.ndarray, hint: str) -> str:
+        """x (..., K) @ W by `DynamicQuantizeMatMul`, each row quantized over its own range, as the PyTorch biLM's
+        int8 does (bilm/packed_matmul.py: `_rows_over_their_range`): the operator quantizes its whole input over one
+        range, so the rows, divided by their largest magnitudes, go in beside an anchor row that fixes that range."""
+        K, N = weight.shape
+        q, scale = _quantized(weight)
+        rows = g.op("Reshape", [x, g.const([-1, K], "shape", numpy.int64)], hint + "_rows")
+        magnitudes = g.op(
+            "Max",
+            [
+                g.op("ReduceMax", [g.op("Abs", [rows])], axes=[1], keepdims=1),
+                g.const(numpy.finfo(numpy.float32).tiny, "tiny", numpy.float32),
+            ],
+            hint + "_magnitudes",
+        )
+        anchor = numpy.zeros((1, K) if K >= 2 else (2, 1), numpy.float32)
+        anchor.flat[0], anchor.flat[1] = ANCHOR_TOP, -1.0
+        scaled = g.op("Concat", [g.op("Div", [rows, magnitudes]), g.const(anchor, "anchor")], hint + "_scaled", axis=0)
+        product = g.op("DynamicQuantizeMatMul", [scaled, g.const(q, hint + "_q"), g.const(scale, hint + "_scale")], hint, domain=MS_DOMAIN)
+        n_anchor = g.const([-len(anchor)], "e", numpy.int64)
+        product = g.op("Slice", [product, g.const([0], "s", numpy.int64), n_anchor, g.const([0], "a", numpy.int64)], hint + "_rows_out")
+        product = g.op("Mul", [product, magnitudes], hint + "_scaled_back")
+        leading = g.op("Slice", [g.op("Shape", [x]), g.const([0], "s", numpy.int64), g.const([-1], "e", numpy.int64)], hint + "_lead")
+        return g.op("Reshape", [product, g.op("Concat", [leading, g.const([N], "n", numpy.int64)], axis=0)], hint)
 
 
 def unsupported_reason(bilm: BiLM) -> Optional[str]:

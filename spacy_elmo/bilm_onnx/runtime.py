@@ -35,7 +35,7 @@ METADATA_DOC = {
     "spacy_elmo.max_characters_per_token": "W, the last axis of char_ids",
     "spacy_elmo.n_output_layers": "L + 1, the first axis of layers",
     "spacy_elmo.output_dim": "2P, the last axis of layers",
-    "spacy_elmo.precision": "'fp32', or 'int8' (the products' weights int8, their inputs quantized per call)",
+    "spacy_elmo.precision": "'fp32', or 'int8' (the products' weights int8, each input row quantized over its own range)",
     "spacy_elmo.weights_sha256": "the SHA-256 of the PyTorch biLM's weights it was made from (spacy_elmo.bilm.fingerprint)",
     "spacy_elmo.source": "what it was exported from (the biLM's format and folder name)",
 }

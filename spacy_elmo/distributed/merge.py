@@ -18,8 +18,13 @@ def merge_parts(
         raise InputError(f"{output} is one of the parts: give a new OUTPUT")
     if output.is_symlink():  # dangling or not: nothing is written through a link, nor is the link replaced
         raise InputError(f"{output} is a symbolic link: give a new OUTPUT (merge writes through no link)")
-    if not overwrite and (output.is_file() or (output.is_dir() and any(p.name != ".lock" for p in output.iterdir()))):
-        raise InputError(f"{output} exists and holds a result: give --overwrite to replace it, or a new OUTPUT")
+    if not overwrite and output.is_file():
+        raise InputError(f"{output} exists: give --overwrite to replace it, or a new OUTPUT")
+    if not overwrite and output.is_dir() and any(p.name != ".lock" for p in output.iterdir()):
+        raise InputError(
+            f"{output} is a folder with files in it: give a new or empty folder as OUTPUT (--overwrite replaces only a usage "
+            "index that spacy-elmo wrote there)"
+        )
     if all(p.is_dir() for p in parts):
         from ..usages.merge import merge_usage_indexes
 

@@ -65,6 +65,9 @@ class Usage(NamedTuple):
     score: float
 
 
+MAX_LAYER_WEIGHT = 1e6  # a layer's values reach about 20: a mix stays far inside float32's range (3.4e38)
+
+
 def parse_layer(layer: Union[str, int, Sequence[float]], n_output_layers: int) -> numpy.ndarray:
     """The weights of the layers in a usage's vector: "top", "average", a layer number (0 = the
     token layer) or one weight per layer ("0.2,0.3,0.5").
@@ -91,6 +94,11 @@ def parse_layer(layer: Union[str, int, Sequence[float]], n_output_layers: int) -
             raise InputError(
                 f"layer {layer!r}: give 'top', 'average', a layer number (0 to {n_output_layers - 1}) "
                 f"or {n_output_layers} comma-separated weights"
+            )
+        if max(abs(v) for v in values) > MAX_LAYER_WEIGHT:
+            raise InputError(
+                f"layer {layer!r}: a weight beyond +-{MAX_LAYER_WEIGHT:g} would overflow the float32 vectors it mixes: "
+                "give weights such as 0.2,0.3,0.5 (only their ratios matter for cosines)"
             )
         weights[:] = values
     if not numpy.abs(weights).sum() > 0:

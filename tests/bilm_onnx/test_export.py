@@ -99,8 +99,9 @@ def test_variants_of_the_architecture(settings, tmp_path):
 @pytest.mark.slow
 def test_a_biLM_from_spacy_elmo_pretrain_matches_and_is_no_further_from_float64_than_pytorch(shared_bilm, shared_data, tmp_path):
     """The shared small biLM (spacy-elmo pretrain): its token layer reaches |values| ~ 20, where two
-    float32 computations differ by ~2e-5, so the test asks for 1e-6 of the layer's largest value and
-    no more error against a float64 run than PyTorch's own float32 has."""
+    float32 computations differ by ~2e-5, so the test asks for 3e-6 of the layer's largest value (2.3e-6 on layer 1:
+    PyTorch's projection runs through oneDNN, batch-invariant, ONNX Runtime's through MLAS) and no more error
+    against a float64 run than PyTorch's own float32 has."""
     bilm = load_original(shared_bilm / "options.json", shared_bilm / "weights.hdf5")
     exported = _exported(bilm, tmp_path)
     sentences = wikipedia_sentences(shared_data, 60)
@@ -110,7 +111,7 @@ def test_a_biLM_from_spacy_elmo_pretrain_matches_and_is_no_further_from_float64_
         truth = [exact(exact.batch([s])).numpy()[:, 0, 1 : len(s) + 1] for s in sentences]
     for layer in range(3):
         largest = max(float(numpy.abs(t[layer]).max()) for t in theirs)
-        assert max(float(numpy.abs(a[layer] - b[layer]).max()) for a, b in zip(theirs, ours)) <= 2e-6 * largest
+        assert max(float(numpy.abs(a[layer] - b[layer]).max()) for a, b in zip(theirs, ours)) <= 3e-6 * largest
         torch_error = max(float(numpy.abs(a[layer] - t[layer]).max()) for a, t in zip(theirs, truth))
         onnx_error = max(float(numpy.abs(a[layer] - t[layer]).max()) for a, t in zip(ours, truth))
         assert onnx_error <= max(1.5 * torch_error, 1e-5), (layer, onnx_error, torch_error)
@@ -118,6 +119,33 @@ def test_a_biLM_from_spacy_elmo_pretrain_matches_and_is_no_further_from_float64_
     for a, b in zip(theirs, int8):
         cosine = (a * b).sum(-1) / numpy.linalg.norm(a, axis=-1) / numpy.linalg.norm(b, axis=-1)
         assert cosine.min() >= 0.999
+
+
+@pytest.mark.parametrize(
+    "source", ["tiny", "elmo-small-wiki-reuters", "elmo-small-wiki-reuters-cont", pytest.param("original", marks=pytest.mark.slow)]
+)
+def test_int8_layers_are_the_same_alone_and_in_any_batch(source, shared_bilm, shared_data, tmp_path):
+    """Each token's row quantized over its own range, as PyTorch's int8 does: a sentence's int8 layers bit for bit
+    the same alone, in one batch and in batches of five (before: 0.069 apart on the cont biLM's layer 1)."""
+    from spacy_elmo.bilm import BiLM, ElmoOptions
+
+    if source == "tiny":
+        bilm = tiny_bilm(seed=2, cell_dim=64, projection_dim=16)
+    elif source == "original":
+        torch.manual_seed(4)
+        bilm = BiLM(ElmoOptions(cell_dim=4096, projection_dim=512, n_highway=2), cache_size=0)
+    else:
+        folder = shared_bilm.parent / source
+        if not (folder / "weights.hdf5").is_file():
+            pytest.skip(f"needs the shared biLM at {folder}")
+        bilm = load_original(folder / "options.json", folder / "weights.hdf5")
+    int8 = _exported(bilm, tmp_path, int8=True)
+    sentences = wikipedia_sentences(shared_data, 12) + [s for s in MIXED if s]
+    together = int8.embed(sentences, batch_size=len(sentences))
+    in_fives = int8.embed(sentences[::-1], batch_size=5)[::-1]
+    for sentence, a, b in zip(sentences, together, in_fives):
+        numpy.testing.assert_array_equal(int8.embed([sentence])[0], a)
+        numpy.testing.assert_array_equal(a, b)
 
 
 def test_int8_is_close_and_smaller(tmp_path):

@@ -179,7 +179,12 @@ def test_merge_never_replaces_a_result_without_overwrite(bilm_dir, corpus, tmp_p
     shutil.copytree(tmp_path / "merged", victim)
     (victim / "vectors.bin").write_bytes(b"\0" * (victim / "vectors.bin").stat().st_size)  # not what the merge writes
     before = {p.name: p.read_bytes() for p in victim.iterdir() if p.is_file()}
-    assert "holds a result: give --overwrite" in _fail("merge", victim, *parts, "-q")
+    assert "is a folder with files in it: give a new or empty folder" in _fail("merge", victim, *parts, "-q")
+    user_folder = tmp_path / "notes"
+    user_folder.mkdir()
+    (user_folder / "todo.txt").write_text("mine")
+    assert "was not made by spacy-elmo: nothing was changed" in _fail("merge", user_folder, *parts, "-q", "--overwrite")
+    assert (user_folder / "todo.txt").read_text() == "mine"
     assert {p.name: p.read_bytes() for p in victim.iterdir() if p.is_file()} == before
     _run("merge", victim, *parts, "-q", "--overwrite")
     assert (victim / "vectors.bin").read_bytes() == (tmp_path / "merged" / "vectors.bin").read_bytes()

@@ -108,6 +108,11 @@ def test_a_merged_usage_index_and_a_docbin_part_verify(bilm_dir, corpus, tmp_pat
     docbins[0].write_bytes(docbins[0].read_bytes()[:-3])
     result = _verify(docbins[0])
     assert result.exit_code == 1 and "not the DocBin its record" in result.output
+    _run("embed", bilm_dir, corpus / "lines.txt", tmp_path / "whole.spacy", "-q")
+    result = _verify(tmp_path / "whole.spacy")  # a whole DocBin: no digest, its layers read and checked
+    assert result.exit_code == 0 and "carries no digest" in result.output and "37 documents read" in result.output
+    (tmp_path / "whole.spacy").write_bytes((tmp_path / "whole.spacy").read_bytes()[:-40])
+    assert "not a readable DocBin" in _fail("verify", tmp_path / "whole.spacy")
     with h5py.File(tmp_path / "foreign.hdf5", "w") as f:  # written by another program: no digest to check against
         f["0"] = numpy.zeros((2, 3))
     assert "carries no digest" in _fail("verify", tmp_path / "foreign.hdf5")
