@@ -14,9 +14,11 @@ through a temporary file of a fresh name and a rename, with the mode a plain `op
 """
 
 import errno
+import glob
 import hashlib
 import os
 import shutil
+import socket
 import stat
 import tempfile
 import threading
@@ -161,6 +163,13 @@ def _holder_alive(lock_file: Path) -> bool:
         pid = int(text.split()[1]) if text.startswith("process ") else 0
     except (OSError, ValueError, IndexError):
         return False
+    return _pid_alive(pid)
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process `pid` of this machine runs (POSIX; on Windows os.kill would end it, so True there: kept)."""
+    if os.name == "nt":  # pragma: no cover
+        return True
     if pid <= 0:
         return False
     try:
@@ -231,9 +240,12 @@ def default_folder_mode() -> int:
 def temporary_path(path: PathLike) -> Path:
     """RETURNS (Path): a new, empty file of a fresh name beside `path` (made by `tempfile`, so it is
     no user's), to write and then rename to `path`. It gets the mode a plain `open()` would give
-    (tempfile's 0o600 would keep the final file from other users)."""
+    (tempfile's 0o600 would keep the final file from other users). Its name carries this machine's
+    name and this process's number, so that the temporaries of `path` left by a process that was killed
+    (kill -9 runs no clean-up) are removed here, by the next run that writes `path` on this machine."""
     path = Path(path)
-    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    _remove_dead_temporaries(path)
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_writer_tag()}.", suffix=".tmp")
     try:
         if hasattr(os, "fchmod"):
             os.fchmod(handle, default_file_mode())
@@ -242,6 +254,28 @@ def temporary_path(path: PathLike) -> Path:
     finally:
         os.close(handle)
     return Path(name)
+
+
+def _writer_tag(pid: Optional[int] = None) -> str:
+    """RETURNS (str): "HOST-PID" of this process (or `pid`), the host reduced to letters, digits and "_"."""
+    host = "".join(c if c.isalnum() else "_" for c in socket.gethostname()) or "host"
+    return f"{host}-{os.getpid() if pid is None else pid}"
+
+
+def _remove_dead_temporaries(path: Path) -> None:
+    """Remove the temporaries of `path` (`temporary_path`'s names) that a process of this machine no longer running
+    left; another machine's (a shared folder), a running process's and any other file stay."""
+    host = _writer_tag(0)[: -len("-0")]
+    prefix = f".{path.name}."
+    for stale in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        tag = stale.name[len(prefix) :].split(".", 1)[0]
+        writer_host, _, pid = tag.rpartition("-")
+        if writer_host != host or not pid.isdigit() or _pid_alive(int(pid)) or not is_plain_file(stale):
+            continue
+        try:
+            stale.unlink()
+        except OSError:
+            pass  # another run removed it, or it is not ours to remove: it stays
 
 
 def open_no_follow(path: PathLike, flags: int, mode: int = 0o666) -> int:

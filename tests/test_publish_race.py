@@ -95,3 +95,28 @@ def test_embed_never_replaces_a_file_that_appeared(tmp_path, monkeypatch):
     written = tmp_path / "again.hdf5"
     write_layers([doc], written, "all", overwrite=False)
     assert Path(written).is_file()
+
+
+def test_a_killed_writers_temporary_is_removed_by_the_next_run_and_nothing_else(tmp_path):
+    """kill -9 runs no clean-up: the temporary a killed process was writing stays, until the next run that writes the
+    same output on this machine removes it. A running process's temporary, another machine's and a user's file stay."""
+    import signal
+    import subprocess
+    import sys
+
+    target = tmp_path / "out.hdf5"
+    code = (
+        "import os, signal, sys; from spacy_elmo.output_folders import temporary_path; "
+        "t = temporary_path(sys.argv[1]); t.write_bytes(b'x' * 4096); print(t, flush=True); os.kill(os.getpid(), signal.SIGKILL)"
+    )
+    killed = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL
+    left = Path(killed.stdout.strip())
+    assert left.is_file() and left.parent == tmp_path
+    running = temporary_path(target)  # this process's own: never taken for a killed one's
+    others = [tmp_path / ".out.hdf5.otherhost-1.abc.tmp", tmp_path / ".out.hdf5.notes.tmp", tmp_path / "out.hdf5.1.tmp"]
+    for other in others:
+        other.write_text("not ours to remove")
+    assert not left.exists()  # removed when this process made its temporary of the same output
+    temporary_path(target).unlink()
+    assert running.is_file() and all(other.read_text() == "not ours to remove" for other in others)

@@ -42,6 +42,14 @@ function batchIds(sentences, maxChars) {
   return new ort.Tensor('int64', data, [sentences.length, steps, maxChars]);
 }
 
+// W, the characters per token, is fixed in an export: the char_ids input's last axis (onnxruntime-node >= 1.22
+// tells an input's shape; an older one gets 50, every original ELMo file's W, and ONNX Runtime refuses another).
+function charsPerToken(session) {
+  const meta = (session.inputMetadata || []).find((m) => m.name === 'char_ids');
+  const W = meta && meta.shape ? Number(meta.shape[2]) : NaN;
+  return Number.isInteger(W) && W > 2 ? W : 50;
+}
+
 async function main() {
   const args = process.argv.slice(2);
   if (args.length < 2) {
@@ -63,7 +71,7 @@ async function main() {
     return;
   }
   const sentences = args.slice(1).map((s) => s.split(' ').filter((w) => w.length > 0));
-  const maxChars = 50; // every original ELMo file; an export's metadata says its own
+  const maxChars = charsPerToken(session);
   const { layers } = await session.run({ char_ids: batchIds(sentences, maxChars) });
   const [L1, B, T, D] = layers.dims;
   sentences.forEach((sentence, row) => {

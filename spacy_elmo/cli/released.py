@@ -121,28 +121,35 @@ def convert_cli(
     output: Path = typer.Argument(..., help="The folder to write options.json + weights.hdf5 into, or a file OUT.onnx"),
     int8: bool = typer.Option(False, "--int8", help="OUT.onnx only: int8 products (ONNX Runtime's dynamic quantization)"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace options.json and weights.hdf5 (or OUT.onnx) if they exist"),
+    component: Optional[str] = typer.Option(
+        None, "--component", help="OUT.onnx of a pipeline with several elmo components: the one whose biLM to export"
+    ),
 ) -> None:
     """Write a biLM in the AllenNLP format (options.json + weights.hdf5, as bilm-tf's dump_weights writes
     them), for tools that read only that: a TF Hub module or a bilm-tf training checkpoint, for instance.
     `load_original` on the result gives the same layers. With OUTPUT ending in .onnx: one ONNX graph from
     char ids to every layer, run by ONNX Runtime without PyTorch (docs/onnx.md)."""
     if output.suffix.lower() == ".onnx":
-        figures = convert_onnx(model, output, int8=int8, overwrite=overwrite)
+        figures = convert_onnx(model, output, int8=int8, overwrite=overwrite, component=component)
         check = f"least cosine {figures['min_cosine']:.6f}" if int8 else f"largest difference {figures['max_abs']:.2g}"
         typer.echo(
             f"Wrote {output} ({'int8' if int8 else 'fp32'}, {figures['bytes'] / 2**20:.1f} MiB); "
             f"on a probe batch its layers match the PyTorch biLM's ({check})"
         )
         return
-    if int8:
-        raise InputError("--int8 is for an .onnx output: give OUTPUT as a file name ending in .onnx")
+    if int8 or component is not None:
+        option = "--int8" if int8 else "--component"
+        raise InputError(f"{option} is for an .onnx output: give OUTPUT as a file name ending in .onnx")
     found = convert(model, output, overwrite=overwrite)
     typer.echo(f"Wrote {found.path} ({found.format}) as {output / 'options.json'} + {output / 'weights.hdf5'}")
 
 
-def convert_onnx(model: str, output: Path, *, int8: bool = False, overwrite: bool = False) -> Dict[str, float]:
+def convert_onnx(
+    model: str, output: Path, *, int8: bool = False, overwrite: bool = False, component: Optional[str] = None
+) -> Dict[str, float]:
     """Write the biLM MODEL (a folder of any format read, a released name, or a pipeline folder with
-    an elmo component) as the ONNX file OUTPUT. RETURNS (Dict[str, float]): `export_onnx`'s figures."""
+    an elmo component: `component` names it where there are several) as the ONNX file OUTPUT.
+    RETURNS (Dict[str, float]): `export_onnx`'s figures."""
     from ..bilm_onnx.export import export_onnx
 
     path = Path(model)
@@ -151,10 +158,17 @@ def convert_onnx(model: str, output: Path, *, int8: bool = False, overwrite: boo
 
         nlp = load_elmo_pipeline(path)
         names = elmo_names(nlp)
-        if len(names) > 1:
-            raise InputError(f"{path} has {len(names)} elmo components ({', '.join(names)}): export each biLM from its own folder")
-        bilm = nlp.get_pipe(names[0]).bilm  # type: ignore[attr-defined]
-        source = f"the spaCy pipeline {path.name} (component {names[0]})"
+        if component is not None and component not in names:
+            raise InputError(f"{path} has no elmo component {component!r}: its elmo components are {', '.join(names)}")
+        if component is None and len(names) > 1:
+            raise InputError(
+                f"{path} has {len(names)} elmo components ({', '.join(names)}): name the one to export, e.g. --component {names[0]}"
+            )
+        name = component or names[0]
+        bilm = nlp.get_pipe(name).bilm  # type: ignore[attr-defined]
+        source = f"the spaCy pipeline {path.name} (component {name})"
+    elif component is not None:
+        raise InputError(f"--component picks an elmo component of a spaCy pipeline folder, and {model} is not one")
     else:
         from ..released.download import resolve_bilm
 

@@ -261,3 +261,24 @@ def test_a_pipeline_folder_exports_its_components_biLM(tmp_path):
     assert "spaCy pipeline" in exported.metadata["spacy_elmo.source"]
     doc = nlp("A cat sat .")
     numpy.testing.assert_allclose(exported.embed([[t.text for t in doc]])[0], doc._.elmo.layers, rtol=0, atol=1e-5)
+
+
+def test_a_pipeline_with_two_elmo_components_exports_the_one_named(tmp_path):
+    """Two elmo components: convert says how to name one (--component), and exports the named one's biLM."""
+    import spacy
+
+    from spacy_elmo import add_elmo
+
+    nlp = spacy.blank("en")
+    for seed, name in [(9, "elmo"), (10, "elmo_news")]:
+        folder = tmp_path / f"bilm{seed}"
+        save_original(tiny_bilm(seed=seed), folder / "options.json", folder / "weights.hdf5")
+        add_elmo(nlp, folder, name=name)
+    nlp.to_disk(tmp_path / "pipeline")
+    run = CliRunner().invoke(app, ["convert", str(tmp_path / "pipeline"), str(tmp_path / "p.onnx")])
+    assert run.exit_code == 1 and "name the one to export, e.g. --component elmo" in run.output
+    run = CliRunner().invoke(app, ["convert", str(tmp_path / "pipeline"), str(tmp_path / "p.onnx"), "--component", "elmo_news"])
+    assert run.exit_code == 0, run.output
+    assert OnnxBiLM(tmp_path / "p.onnx").weights_sha256 == bilm_fingerprint(nlp.get_pipe("elmo_news").bilm)
+    run = CliRunner().invoke(app, ["convert", str(tmp_path / "pipeline"), str(tmp_path / "q.onnx"), "--component", "tagger"])
+    assert run.exit_code == 1 and "no elmo component 'tagger'" in run.output and not (tmp_path / "q.onnx").exists()

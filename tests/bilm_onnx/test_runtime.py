@@ -45,13 +45,13 @@ def test_the_ids_are_the_pytorch_biLMs_utf8_and_learned():
     assert sentence_ids([], 50, UTF8)[0].shape == (0, 2, 50)
 
 
-def _export(tmp_path, int8=False):
+def _export(tmp_path, int8=False, **options):
     pytest.importorskip("onnx", reason="the ONNX export needs onnx: pip install 'spacy-elmo[onnx]'")
     pytest.importorskip("onnxruntime", reason="running an export needs onnxruntime: pip install 'spacy-elmo[onnx]'")
     from spacy_elmo.bilm_onnx.export import export_onnx
     from spacy_elmo.bilm_onnx.runtime import OnnxBiLM
 
-    bilm = tiny_bilm(seed=7)
+    bilm = tiny_bilm(seed=7, **options)
     path = tmp_path / ("int8.onnx" if int8 else "bilm.onnx")
     export_onnx(bilm, path, int8=int8)
     return path, OnnxBiLM(path, threads=1)
@@ -135,10 +135,12 @@ def test_nodejs_gives_pythons_layers_for_fixed_char_ids(tmp_path, int8):
     numpy.testing.assert_allclose(numpy.asarray(theirs["data"], dtype=numpy.float32).reshape(expected.shape), expected, rtol=0, atol=1e-6)
 
 
-def test_nodejs_makes_the_same_ids_from_text(tmp_path):
-    """The example's own UTF-8 ids from sentences: the first token's layers equal Python's."""
+@pytest.mark.parametrize("chars", [50, 20])
+def test_nodejs_makes_the_same_ids_from_text(tmp_path, chars):
+    """The example's own UTF-8 ids from sentences, W read from the graph (50, or 20 where the biLM was made so): the
+    first token's layers equal Python's."""
     _node_or_skip()
-    path, here = _export(tmp_path)
+    path, here = _export(tmp_path, max_characters_per_token=chars)
     run = subprocess.run(
         ["node", str(NODE_EXAMPLE / "embed.js"), str(path), "Zürich is big .", "☃"], capture_output=True, text=True, timeout=300
     )
