@@ -240,3 +240,26 @@ def test_a_damaged_part_is_one_line(bilm_dir, corpus, tmp_path, damage):
     message = _fail("merge", out, *parts, *extra)
     assert any(s in message for s in ("damaged", "no dataset", "cut")), message
     assert not os.path.lexists(out)
+
+
+@pytest.mark.slow
+def test_int8_shards_cut_in_other_batches_merge_into_the_single_runs_layers(shared_bilm, corpus, tmp_path):  # noqa: F811
+    """int8 quantizes each token's row over its own range: shards run in batches of one document give the single
+    run's layers (batches of eight) bit for bit, on the shared small biLM, whose products int8 does quantize."""
+    from spacy_elmo.bilm.packed_matmul import int8_available
+
+    if not int8_available():
+        pytest.skip("this PyTorch build or CPU has no exact int8 products")
+    lines = corpus / "lines.txt"
+    _run("embed", shared_bilm, lines, tmp_path / "single.hdf5", "--all", "--docs-per-batch", 8, "-q", "--precision", "int8")
+    _run("embed", shared_bilm, lines, tmp_path / "fp32.hdf5", "--all", "--docs-per-batch", 8, "-q", "--precision", "fp32")
+    parts = [tmp_path / f"part{i}.hdf5" for i in range(2)]
+    for i, part in enumerate(parts):
+        _run("embed", shared_bilm, lines, part, "--all", "--docs-per-batch", 1, "--shard", f"{i}/2", "-q", "--precision", "int8")
+    _run("merge", tmp_path / "merged.hdf5", *parts, "-q")
+    with h5py.File(tmp_path / "single.hdf5", "r") as a, h5py.File(tmp_path / "merged.hdf5", "r") as b, h5py.File(tmp_path / "fp32.hdf5", "r") as c:
+        numbers = [name for name in a if name.isdigit()]
+        assert sorted(numbers) == sorted(name for name in b if name.isdigit()) and len(numbers) == 37
+        for name in numbers:
+            numpy.testing.assert_array_equal(a[name][()], b[name][()])
+        assert any(not numpy.array_equal(a[name][()], c[name][()]) for name in numbers)  # int8 did run
