@@ -11,8 +11,14 @@ shared small biLM, in seconds of wall time:
 - with a busy process that starts a third of the way into the run (the threads must follow it);
 each with the default threads (0: they follow the machine) and with `--threads N` fixed.
 
+The Python APIs (`--jobs api`): `BiLM.embed` (PyTorch, fp32 and int8) and `OnnxBiLM.embed` (ONNX Runtime, the
+same biLM exported at fp32 and int8), each in a process of its own over the first `--lines` lines split on spaces,
+tokens/s idle and beside a busy process per core but one, with the default threads (they follow the machine:
+bilm/threads.py, machine_load.py) and with the threads fixed to the cores.
+
     python benchmarks/threads_under_load.py                               # pretraining, Reuters, 30 steps a run
     python benchmarks/threads_under_load.py --jobs embed index-usages --lines 1000
+    python benchmarks/threads_under_load.py --jobs api --lines 500
 
 Prints the CPU class first.
 """
@@ -113,9 +119,70 @@ def inference_table(job: str, model: Path, text: Path, tmp: Path, cores: int) ->
         print(f"| {job} | {what} | {label} | {seconds:.1f} | {single / seconds:.2f} |", flush=True)
 
 
+API_PROGRAM = """
+import sys, time
+runtime, precision, threads, model, text = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+sentences = [line.split() for line in open(text, encoding="utf8") if line.split()]
+if runtime == "pytorch":
+    import torch
+    from spacy_elmo.bilm import load_original
+    if threads:
+        torch.set_num_threads(threads)
+    bilm = load_original(model + "/options.json", model + "/weights.hdf5", cache_size=0)
+    bilm.precision = precision
+    embed = bilm.embed
+else:
+    from spacy_elmo.bilm_onnx.runtime import OnnxBiLM
+    embed = OnnxBiLM(model, threads=threads or None).embed
+embed(sentences[:8])
+started = time.perf_counter()
+embed(sentences, batch_size=32)
+print(sum(len(s) for s in sentences) / (time.perf_counter() - started))
+"""
+
+
+def api_table(model: Path, text: Path, tmp: Path, cores: int) -> None:
+    """tokens/s of BiLM.embed and OnnxBiLM.embed, idle and beside busy processes, default and fixed threads."""
+    from spacy_elmo.bilm import load_original
+    from spacy_elmo.bilm_onnx.export import export_onnx
+
+    bilm = load_original(model / "options.json", model / "weights.hdf5", cache_size=0)
+    exported = {precision: tmp / f"bilm-{precision}.onnx" for precision in ("fp32", "int8")}
+    for precision, path in exported.items():
+        export_onnx(bilm, path, int8=precision == "int8")
+    print("| API | precision | other work | threads | tokens/s |")
+    print("|---|---|---|---|---:|")
+    for load in (0, max(cores - 1, 1)):
+        hogs = [subprocess.Popen(BUSY) for _ in range(load)]
+        try:
+            for runtime in ("pytorch", "onnx"):
+                for precision in ("fp32", "int8"):
+                    for threads in (0, cores):
+                        where = str(model) if runtime == "pytorch" else str(exported[precision])
+                        command = [sys.executable, "-c", API_PROGRAM, runtime, precision, str(threads), where, str(text)]
+                        speed = float(subprocess.run(command, check=True, capture_output=True, text=True, timeout=1200).stdout.split()[-1])
+                        api = "BiLM.embed (PyTorch)" if runtime == "pytorch" else "OnnxBiLM.embed (ONNX Runtime)"
+                        setting = "default (follows the machine)" if threads == 0 else f"{threads} (fixed)"
+                        other = "idle" if load == 0 else f"{load} busy process{'es' * (load != 1)}"
+                        print(f"| {api} | {precision} | {other} | {setting} | {speed:,.0f} |", flush=True)
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+
+
+def first_lines(args: argparse.Namespace, path: Path) -> None:
+    """Write the first `--lines` non-empty lines of `--text` to `path`, and say so."""
+    opened = gzip.open(args.text, "rt", encoding="utf8") if args.text.suffix == ".gz" else args.text.open(encoding="utf8")
+    with opened as f:
+        lines = [line for line in (next(f, "") for _ in range(args.lines)) if line.strip()]
+    path.write_text("".join(lines), encoding="utf8")
+    print(f"{len(lines)} lines of {args.text}; biLM {args.model}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--jobs", nargs="+", default=["pretrain"], choices=["pretrain", "embed", "index-usages"])
+    parser.add_argument("--jobs", nargs="+", default=["pretrain"], choices=["pretrain", "embed", "index-usages", "api"])
     parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="the biLM of the inference jobs")
     parser.add_argument("--lines", type=int, default=1000, help="lines of the text the inference jobs read")
@@ -129,17 +196,16 @@ def main() -> None:
     print(f"CPU: {cpu_class().describe()}; {cores} cores")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        inference_jobs = [job for job in args.jobs if job != "pretrain"]
+        inference_jobs = [job for job in args.jobs if job not in ("pretrain", "api")]
         if inference_jobs:
-            opened = gzip.open(args.text, "rt", encoding="utf8") if args.text.suffix == ".gz" else args.text.open(encoding="utf8")
-            with opened as f:
-                lines = [line for line in (next(f, "") for _ in range(args.lines)) if line.strip()]
-            (tmp / "text.txt").write_text("".join(lines), encoding="utf8")
-            print(f"{len(lines)} lines of {args.text}; biLM {args.model}")
+            first_lines(args, tmp / "text.txt")
             print("| command | other work | threads | seconds | speed vs alone |")
             print("|---|---|---|---:|---:|")
             for job in inference_jobs:
                 inference_table(job, args.model, tmp / "text.txt", tmp, cores)
+        if "api" in args.jobs:
+            first_lines(args, tmp / "api.txt")
+            api_table(args.model, tmp / "api.txt", tmp, cores)
         if "pretrain" in args.jobs:
             pretrain_table(args, tmp, cores)
 

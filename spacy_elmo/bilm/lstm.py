@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import torch
 from torch import nn
 
-from .packed_matmul import PackedWeights, product, product_usable
+from .packed_matmul import PackedWeights, product_usable
 
 LstmState = Tuple[torch.Tensor, torch.Tensor]  # (c: (2, B, C), h: (2, B, P))
 # Rows per input product at inference: oneDNN's fastest here, and an output (16 MB at the
@@ -123,10 +123,11 @@ class BiLstmLayer(nn.Module):
             out = self.packs.matmul(x[0], weight[0], key, bias=None if bias is None else bias[0, 0], many_rows=many_rows).unsqueeze(0)
             return out if add is None else out.add_(add)
         if x.shape[0] == 1 and not torch.is_grad_enabled() and product_usable(x[0], weight[0]):
-            # a weight too small to pack (the small size's projection): oneDNN too, whose rows do not
-            # depend on the other rows (a batched matmul's do, in the last bits), so a sentence's
-            # states are bit for bit what it gets alone, which int8's rounding would otherwise amplify
-            out = product(x[0], weight[0]).unsqueeze(0)
+            # a weight below the size int8 quantizes (the small size's projection): float32, packed for
+            # oneDNN too, whose rows do not depend on the other rows (a batched matmul's do, in the last
+            # bits), so a sentence's states are bit for bit what it gets alone, which int8's rounding
+            # would otherwise amplify
+            out = self.packs.float32(x[0], weight[0], (name, dirs.start)).unsqueeze(0)
             if bias is not None:
                 out.add_(bias)
             return out if add is None else out.add_(add)

@@ -20,9 +20,9 @@ stays with the default BLAS, which is faster there on a whole batch's rows.
 With `dtype = torch.qint8` (the "int8" precision) the weights are quantized once to int8, one
 scale per output column, and each input row (token) is quantized to uint8 over its own range, so a
 row's result never depends on the rows beside it (the batch); results are float32. PyTorch's dynamic
-quantization kernels take one scale per call, so each row is divided by its largest magnitude and a
-row [128/127, -1, 0, ...] is added: every call's range is then the same, and each result row is multiplied
-back (`_rows_over_their_range`; exact in the algebra, bit-for-bit batch-invariant, and closer to
+quantization kernels take one scale per call, so each row is divided by its largest magnitude and columns
+[128/127, -1, 0, 0] are added (with zero weights): every call's range is then the same, and each result row is
+multiplied back (`_rows_over_their_range`; exact in the algebra, bit-for-bit batch-invariant, and closer to
 float32 than one scale per call: least cosine 0.9976 against 0.9970 on a pretrained small biLM's top
 layer, AVX2). How many bits the weights may use depends on the CPU
 (`int8_weight_range`): with VNNI (or AMX) the u8 x s8 products are summed in 32 bits and weights use
@@ -48,7 +48,10 @@ _INT8_RANGES = (127, 63)  # tried in this order
 _int8_range: Optional[int] = 0  # 0: not yet tested
 _int8_reason = ""
 _onednn_int8: Optional[bool] = None
-ANCHOR_TOP = 128.0 / 127.0  # see _rows_over_their_range
+# The anchor columns of every int8 product's input (see _rows_over_their_range): 4 keeps K a multiple of 4
+ANCHOR = (128.0 / 127.0, -1.0, 0.0, 0.0)
+ANCHOR_COLUMNS = len(ANCHOR)
+_ANCHOR = torch.tensor(ANCHOR)
 
 
 def onednn_available() -> bool:
@@ -187,27 +190,33 @@ def _onednn_int8_product(rows: torch.Tensor, packed: Tuple[torch.Tensor, ...], b
 
 
 def _rows_over_their_range(rows: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-    """(M, K) rows made for a kernel that quantizes its whole input over one range: each row divided
-    by its largest magnitude, and anchor rows added at the end whose values span [-1, 128/127], so that
-    the range, and with it every row's quantization, is the same whatever the other rows: 255 steps of
-    1/127 with the zero at 127, where each row's largest value, + or -, is exact (127 steps).
+    """(M, K) rows made for a kernel that quantizes its whole input over one range: each row divided by its largest
+    magnitude, and ANCHOR columns added at the end, whose values span [-1, 128/127], so that the range, and with it
+    every row's quantization, is the same whatever the other rows: 255 steps of 1/127 with the zero at 127, where each
+    row's largest value, + or -, is exact (127 steps). The weight has zero rows for the added columns
+    (`_with_anchor_rows`), so they add nothing to the products.
 
-    RETURNS (Tuple[torch.Tensor, torch.Tensor]): the (M + anchors, K) input and the (M, 1) magnitudes
-        to multiply the first M result rows by.
+    RETURNS (Tuple[torch.Tensor, torch.Tensor]): the (M, K + ANCHOR_COLUMNS) input and the (M, 1) magnitudes to
+        multiply the result rows by.
     """
-    magnitudes = rows.abs().amax(dim=1, keepdim=True).clamp_min(torch.finfo(rows.dtype).tiny)
-    if rows.shape[1] >= 2:
-        anchor = rows.new_zeros(1, rows.shape[1])
-        anchor[0, 0], anchor[0, 1] = ANCHOR_TOP, -1.0
-    else:
-        anchor = rows.new_tensor([[ANCHOR_TOP], [-1.0]])
-    return torch.cat([rows / magnitudes, anchor]), magnitudes
+    magnitudes = rows.abs().amax(dim=1, keepdim=True).clamp_min_(torch.finfo(rows.dtype).tiny)
+    k = rows.shape[1]
+    scaled = rows.new_empty((rows.shape[0], k + ANCHOR_COLUMNS))
+    torch.div(rows, magnitudes, out=scaled[:, :k])
+    scaled[:, k:] = _ANCHOR.to(rows.dtype)
+    return scaled, magnitudes
+
+
+def _with_anchor_rows(weight: torch.Tensor) -> torch.Tensor:
+    """(K, N) weight -> (K + ANCHOR_COLUMNS, N), the rows that meet the anchor columns zero."""
+    return torch.cat([weight, weight.new_zeros((ANCHOR_COLUMNS, weight.shape[1]))])
 
 
 def _int8_rows(rows: torch.Tensor, packed: Any, kernel: Callable[[torch.Tensor, Any], torch.Tensor]) -> torch.Tensor:
-    """rows @ W by an int8 `kernel`, each row quantized over its own range (`_rows_over_their_range`)."""
+    """rows @ W by an int8 `kernel` whose weight was packed `_with_anchor_rows`, each row quantized over its own
+    range (`_rows_over_their_range`)."""
     scaled, magnitudes = _rows_over_their_range(rows)
-    return kernel(scaled, packed)[: rows.shape[0]].mul_(magnitudes)
+    return kernel(scaled, packed).mul_(magnitudes)
 
 
 def product_usable(x: torch.Tensor, weight: torch.Tensor) -> bool:
@@ -262,6 +271,11 @@ class _OneDnnProduct(torch.autograd.Function):
         grad_x = _linear(grad, weight.detach()) if ctx.needs_input_grad[0] else None
         grad_weight = x.t() @ grad if ctx.needs_input_grad[1] else None
         return grad_x, grad_weight, None
+
+
+def _reorder(weight: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A (K, N) weight packed for oneDNN's `dtype` products."""
+    return torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous().to(dtype), _ROWS_HINT)
 
 
 class PackedWeights:
@@ -325,13 +339,11 @@ class PackedWeights:
         if not self.usable(x, weight):
             out = product(rows, weight)
         elif dtype == torch.qint8 and many_rows and onednn_int8_available():
-            out = _int8_rows(rows, self._packed(dtype, key, "onednn", lambda: _onednn_int8_pack(weight)), _onednn_int8_product)
+            out = _int8_rows(rows, self._packed(dtype, key, "onednn", lambda: _onednn_int8_pack(_with_anchor_rows(weight))), _onednn_int8_product)
         elif dtype == torch.qint8:
-            out = _int8_rows(rows, self._packed(dtype, key, "fbgemm", lambda: _int8_pack(weight)), _int8_product)
+            out = _int8_rows(rows, self._packed(dtype, key, "fbgemm", lambda: _int8_pack(_with_anchor_rows(weight))), _int8_product)
         else:
-            packed = self._packed(
-                dtype, key, "onednn", lambda: torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous().to(dtype), _ROWS_HINT)
-            )
+            packed = self._packed(dtype, key, "onednn", lambda: _reorder(weight, dtype))
             fused = bias if dtype == torch.float32 else None  # a bfloat16 bias would lose digits
             out = torch.ops.mkldnn._linear_pointwise(rows.to(dtype), packed, fused, "none", [], "").to(x.dtype)
             bias = None if fused is not None else bias
@@ -339,6 +351,12 @@ class PackedWeights:
         if bias is None:
             return out
         return out + bias if torch.is_grad_enabled() else out.add_(bias)
+
+    def float32(self, x: torch.Tensor, weight: torch.Tensor, key: Hashable) -> torch.Tensor:
+        """`x @ weight` in float32 through oneDNN, the weight packed once whatever its size and the precision (the
+        caller checked `product_usable`, no autograd): each row's result is what it gets alone, at any row count."""
+        packed = self._packed(torch.float32, key, "onednn", lambda: _reorder(weight, torch.float32))
+        return torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
 
     def _packed(self, dtype: torch.dtype, key: Hashable, kernel: str, pack: Callable[[], Any]) -> Any:
         packed = self._packs.get((dtype, kernel, key))

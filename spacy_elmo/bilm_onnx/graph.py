@@ -31,7 +31,7 @@ from ..errors import InputError
 from ..bilm.char_encoder import conv_bias
 from ..bilm.fingerprint import bilm_fingerprint
 from ..bilm.lstm import BiLstmLayer, lstm_cell
-from ..bilm.packed_matmul import ANCHOR_TOP
+from ..bilm.packed_matmul import ANCHOR, ANCHOR_COLUMNS
 from ..bilm.model import BiLM
 from ..token_ids import LearnedVocab
 from .runtime import FORMAT
@@ -107,24 +107,18 @@ class _Products:
     def _int8_rows(g: _Graph, x: str, weight: numpy.ndarray, hint: str) -> str:
         """x (..., K) @ W by `DynamicQuantizeMatMul`, each row quantized over its own range, as the PyTorch biLM's
         int8 does (bilm/packed_matmul.py: `_rows_over_their_range`): the operator quantizes its whole input over one
-        range, so the rows, divided by their largest magnitudes, go in beside an anchor row that fixes that range."""
+        range, so the rows go in divided by their largest magnitudes, beside anchor columns that fix that range and
+        meet zero rows of the weight."""
         K, N = weight.shape
-        q, scale = _quantized(weight)
+        q, scale = _quantized(numpy.concatenate([weight, numpy.zeros((ANCHOR_COLUMNS, N), weight.dtype)]))
         rows = g.op("Reshape", [x, g.const([-1, K], "shape", numpy.int64)], hint + "_rows")
-        magnitudes = g.op(
-            "Max",
-            [
-                g.op("ReduceMax", [g.op("Abs", [rows])], axes=[1], keepdims=1),
-                g.const(numpy.finfo(numpy.float32).tiny, "tiny", numpy.float32),
-            ],
-            hint + "_magnitudes",
-        )
-        anchor = numpy.zeros((1, K) if K >= 2 else (2, 1), numpy.float32)
-        anchor.flat[0], anchor.flat[1] = ANCHOR_TOP, -1.0
-        scaled = g.op("Concat", [g.op("Div", [rows, magnitudes]), g.const(anchor, "anchor")], hint + "_scaled", axis=0)
+        tiny = g.const(numpy.finfo(numpy.float32).tiny, "tiny", numpy.float32)
+        magnitudes = g.op("Max", [g.op("ReduceMax", [g.op("Abs", [rows])], axes=[1], keepdims=1), tiny], hint + "_magnitudes")
+        n_rows = g.op("Slice", [g.op("Shape", [rows]), g.const([0], "s", numpy.int64), g.const([1], "e", numpy.int64)], hint + "_m")
+        anchor_shape = g.op("Concat", [n_rows, g.const([ANCHOR_COLUMNS], "a", numpy.int64)], axis=0)
+        anchor = g.op("Expand", [g.const(numpy.asarray([ANCHOR], numpy.float32), "anchor"), anchor_shape], hint + "_anchor")
+        scaled = g.op("Concat", [g.op("Div", [rows, magnitudes]), anchor], hint + "_scaled", axis=1)
         product = g.op("DynamicQuantizeMatMul", [scaled, g.const(q, hint + "_q"), g.const(scale, hint + "_scale")], hint, domain=MS_DOMAIN)
-        n_anchor = g.const([-len(anchor)], "e", numpy.int64)
-        product = g.op("Slice", [product, g.const([0], "s", numpy.int64), n_anchor, g.const([0], "a", numpy.int64)], hint + "_rows_out")
         product = g.op("Mul", [product, magnitudes], hint + "_scaled_back")
         leading = g.op("Slice", [g.op("Shape", [x]), g.const([0], "s", numpy.int64), g.const([-1], "e", numpy.int64)], hint + "_lead")
         return g.op("Reshape", [product, g.op("Concat", [leading, g.const([N], "n", numpy.int64)], axis=0)], hint)
