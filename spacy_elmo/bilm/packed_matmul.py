@@ -336,7 +336,9 @@ class PackedWeights:
         if not self.usable(x, weight):
             out = product(rows, weight)
         elif dtype == torch.qint8 and many_rows and onednn_int8_available():
-            out = _int8_rows(rows, self._packed(dtype, key, "onednn", lambda: _onednn_int8_pack(_with_anchor_rows(weight))), _onednn_int8_product)
+            out = _int8_rows(
+                rows, self._packed(dtype, key, "onednn", lambda: _onednn_int8_pack(_with_anchor_rows(weight))), _onednn_int8_product
+            )
         elif dtype == torch.qint8:
             out = _int8_rows(rows, self._packed(dtype, key, "fbgemm", lambda: _int8_pack(_with_anchor_rows(weight))), _int8_product)
         else:

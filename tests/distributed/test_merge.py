@@ -257,7 +257,11 @@ def test_int8_shards_cut_in_other_batches_merge_into_the_single_runs_layers(shar
     for i, part in enumerate(parts):
         _run("embed", shared_bilm, lines, part, "--all", "--docs-per-batch", 1, "--shard", f"{i}/2", "-q", "--precision", "int8")
     _run("merge", tmp_path / "merged.hdf5", *parts, "-q")
-    with h5py.File(tmp_path / "single.hdf5", "r") as a, h5py.File(tmp_path / "merged.hdf5", "r") as b, h5py.File(tmp_path / "fp32.hdf5", "r") as c:
+    with (
+        h5py.File(tmp_path / "single.hdf5", "r") as a,
+        h5py.File(tmp_path / "merged.hdf5", "r") as b,
+        h5py.File(tmp_path / "fp32.hdf5", "r") as c,
+    ):
         numbers = [name for name in a if name.isdigit()]
         assert sorted(numbers) == sorted(name for name in b if name.isdigit()) and len(numbers) == 37
         for name in numbers:
