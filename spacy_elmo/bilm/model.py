@@ -352,6 +352,7 @@ class BiLM(nn.Module):
         W = self.options.max_characters_per_token
         chunks = []
         for start in range(0, len(words), batch_size):
+            between_batches()  # the threads follow the machine's load, as in `embed`
             chars, word_ids = type_inputs(words[start : start + batch_size], W, self.vocab)
             vectors = self.char_encoder.encode_chars(chars.to(self.device), None if word_ids is None else word_ids.to(self.device))
             chunks.append(vectors.float().cpu().numpy())

@@ -132,6 +132,12 @@ def test_the_plain_biLM_api_follows_the_load_like_the_component(machine, monkeyp
     machine.others = 0
     bilm.embed([["a", "b"]] * 8, batch_size=1)
     assert torch.get_num_threads() == 2
+    machine.others = 1
+    bilm.embed_words(["a", "b", "c"] * 4, batch_size=1)  # the token layer alone (usage indexes, merges) follows too
+    assert torch.get_num_threads() == 1
+    machine.others = 0
+    bilm.embed_words(["a", "b", "c"] * 4, batch_size=1)
+    assert torch.get_num_threads() == 2
     follower.fix(1)
     bilm.embed([["a", "b"]] * 8, batch_size=1)
     assert torch.get_num_threads() == 1
