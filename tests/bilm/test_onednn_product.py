@@ -76,3 +76,31 @@ def test_training_products_go_through_onednn_with_the_gradients_of_the_default_b
         assert bool(calls) == enabled
     for onednn, blas in zip(grads[True], grads[False]):
         assert torch.allclose(onednn, blas, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("by_blas", [False, True])
+def test_the_char_cnn_trains_alike_as_conv1d_or_as_one_product_of_the_windows(by_blas, monkeypatch):
+    """Training's char CNN, as Conv1d (oneDNN's convolution) or, where `training_products_by_blas` (AVX2), as one
+    product of every char window: the same token vectors and gradients as an independent Conv1d + max computation."""
+    import spacy_elmo.bilm.char_encoder as char_encoder
+    from spacy_elmo.bilm.char_ids import cut_char_axis
+
+    from ..helpers import tiny_bilm
+
+    monkeypatch.setattr(char_encoder, "training_products_by_blas", lambda: by_blas)
+    bilm = tiny_bilm(seed=3).train()
+    encoder = bilm.char_encoder
+    type_chars = bilm.batch([["The", "cat", "sat", "on", "a", "mat", "."], ["Zürich", "x" * 60]]).type_chars
+    pooled = encoder._pool(type_chars)
+    pooled.pow(2).sum().backward()
+    ours = {name: p.grad.clone() for name, p in encoder.named_parameters() if p.grad is not None}
+    encoder.zero_grad()
+    chars = cut_char_axis(type_chars, encoder.options.max_width, pad=encoder.vocab.pad_id)
+    x = torch.nn.functional.embedding(chars, encoder.char_embed).transpose(1, 2)
+    expected = torch.cat([torch.nn.functional.conv1d(x, c.weight, c.bias).max(dim=-1).values for c in encoder.conv_layers], -1)
+    expected.pow(2).sum().backward()
+    torch.testing.assert_close(pooled, expected, rtol=1e-5, atol=1e-6)
+    assert ours.keys() == {name for name, p in encoder.named_parameters() if p.grad is not None} and len(ours) >= 3
+    for name, p in encoder.named_parameters():
+        if p.grad is not None:
+            torch.testing.assert_close(ours[name], p.grad, rtol=1e-5, atol=1e-6)
