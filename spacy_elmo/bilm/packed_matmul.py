@@ -15,7 +15,9 @@ The float32 products that are not prepacked (under autograd, or weights too smal
 through oneDNN too, unpacked (`product`): on this project's AMD CPU the default BLAS (MKL)
 multiplies float32 at 165-230 GFLOP/s on the biLM's shapes where oneDNN reaches 390-490
 (`benchmarks/matmul_precision.py`). The weight's gradient, a product reduced over the rows,
-stays with the default BLAS, which is faster there on a whole batch's rows.
+stays with the default BLAS, which is faster there on a whole batch's rows. On AVX2 CPUs the
+default BLAS is the faster under autograd, and training's products take it there
+(`training_products_by_blas`).
 
 With `dtype = torch.qint8` (the "int8" precision) the weights are quantized once to int8, one
 scale per output column, and each input row (token) is quantized to uint8 over its own range, so a
