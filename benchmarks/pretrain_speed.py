@@ -109,17 +109,20 @@ def step_speed(config: Any, prepared: Any, device: Any, steps: int, warmup: int,
     trainer.lm.train()
     for batch in data[:warmup]:
         trainer.train_step(batch)
+    from spacy_elmo.bilm.lstm import BiLstmLayer
     from spacy_elmo.bilm.packed_matmul import PackedWeights
 
     # The counter sees aten's products only: count a step whose products are all aten's (the same
-    # products, without the oneDNN ones that float32 training uses on CPU).
+    # products, without the oneDNN ones that float32 training uses on CPU), and whose LSTM runs step
+    # by step (the one-node loop's weight gradients also multiply the zeros of padded positions:
+    # work done, but not the model's).
     counter = FlopCounterMode(display=False)
-    PackedWeights.enabled = False
+    PackedWeights.enabled, BiLstmLayer.one_node_training = False, False
     try:
         with counter:
             trainer.train_step(data[warmup])
     finally:
-        PackedWeights.enabled = True
+        PackedWeights.enabled, BiLstmLayer.one_node_training = True, True
     flops_per_token = counter.get_total_flops() / data[warmup].n_tokens
     _sync(device)
     start = time.perf_counter()

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from .char_ids import CharBatch
+from .dropout import dropout
 from .model import BiLM
 from .target_log_prob import target_log_prob
 
@@ -106,7 +107,7 @@ class BiLanguageModel(nn.Module):
         with torch.set_grad_enabled(torch.is_grad_enabled() and not self.freeze_bilm):
             top = self.bilm(batch)[-1]  # (B, T, 2P)
         if self.training and self.dropout > 0:
-            top = nn.functional.dropout(top, self.dropout, training=True)
+            top = dropout(top, self.dropout)
         targets = target_ids.to(top.device)
         lengths = batch.lengths.to(top.device)
         steps = torch.arange(top.shape[1], device=top.device)

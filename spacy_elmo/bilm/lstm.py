@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import torch
 from torch import nn
 
+from .lstm_training import layer_recurrence
 from .packed_matmul import PackedWeights, product_usable
 
 LstmState = Tuple[torch.Tensor, torch.Tensor]  # (c: (2, B, C), h: (2, B, P))
@@ -34,6 +35,9 @@ class BiLstmLayer(nn.Module):
     """
 
     forget_bias: torch.Tensor  # a buffer
+    # Training runs the step loop as one autograd node (`lstm_training`) where it can: the
+    # package's own cell, no autocast. A switch for benchmarks and tests.
+    one_node_training = True
 
     def __init__(
         self,
@@ -140,6 +144,11 @@ class BiLstmLayer(nn.Module):
         C = self.cell_dim
         weights = self._weights(dirs)
         bias = (self.bias[dirs] + self.forget_bias).unsqueeze(1)
+        if self._one_node(x):
+            xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", weights, bias=bias)
+            xw = xw.view(n_dirs, n_steps, batch, -1)
+            clips = (self.cell_clip, self.proj_clip)
+            return layer_recurrence(xw, state, weights["hidden_weight"], weights.get("proj_weight"), batch_sizes, *clips)
         xw_steps = self._input_gates(dirs, x, batch_sizes, weights, bias)
         cell = self.cell
         if cell is lstm_cell and torch.is_grad_enabled():
@@ -176,6 +185,15 @@ class BiLstmLayer(nn.Module):
         if out.shape[1] < n_steps:
             out = nn.functional.pad(out, (0, 0, 0, 0, 0, n_steps - out.shape[1]))
         return out, (final_c, final_h)
+
+    def _one_node(self, x: torch.Tensor) -> bool:
+        return (
+            self.one_node_training
+            and self.cell is lstm_cell
+            and torch.is_grad_enabled()
+            and not torch.is_autocast_enabled(x.device.type)
+            and x.dtype in (torch.float32, torch.float64)
+        )
 
     def _input_gates(
         self, dirs: slice, x: torch.Tensor, batch_sizes: List[int], weights: Dict[str, torch.Tensor], bias: torch.Tensor

@@ -11,6 +11,7 @@ from torch import nn
 
 from .char_encoder import DEFAULT_CACHE_SIZE, CharEncoder
 from .char_ids import CharBatch, TokenInput, sort_by_length, type_inputs
+from .dropout import dropout
 from .lstm import BiLstmLayer, LstmState
 from .options import ElmoOptions
 from .packed_matmul import PackedWeights
@@ -266,7 +267,7 @@ class BiLM(nn.Module):
         for depth, layer in enumerate(self.lstm_layers):
             layer_in = x
             if self.training and self.dropout > 0:
-                layer_in = nn.functional.dropout(x, self.dropout, training=True)
+                layer_in = dropout(x, self.dropout)
             state = states[depth] if states is not None else layer.zero_state(B, x)
             h, final = layer(layer_in, batch_sizes, state)
             finals.append(final)

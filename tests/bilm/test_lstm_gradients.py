@@ -8,8 +8,10 @@ from spacy_elmo.bilm.lstm import BiLstmLayer
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("one_node", [True, False])  # the training loop as one autograd node, or step by step
 @pytest.mark.parametrize("hidden_dim,trainable", [(2, "all"), (4, "all"), (2, "hidden_weight frozen")])
-def test_layer_gradients_match_finite_differences(hidden_dim, trainable):
+def test_layer_gradients_match_finite_differences(hidden_dim, trainable, one_node, monkeypatch):
+    monkeypatch.setattr(BiLstmLayer, "one_node_training", one_node)
     torch.manual_seed(0)
     layer = BiLstmLayer(3, 4, hidden_dim, cell_clip=3.0, proj_clip=3.0).double()
     with torch.no_grad():

@@ -1,7 +1,7 @@
 """The training path's fused LSTM cell (`lstm_cell_training`, one autograd node with a hand-written
-backward) against the plain path (`lstm_cell` under autograd): cell values and gradients, the
-whole pretraining objective's loss and every parameter's gradient on sentences of mixed lengths,
-and finite differences in float64."""
+backward) and its whole step loop as one node (`lstm_training`) against the plain path
+(`lstm_cell` under autograd): cell values and gradients, the whole pretraining objective's loss
+and every parameter's gradient on sentences of mixed lengths, and finite differences in float64."""
 
 import pytest
 import torch
@@ -57,7 +57,7 @@ def _objective(lm: BiLanguageModel, sentences):
     return (out["forward"] + out["backward"]) / (2 * out["n_tokens"])
 
 
-def test_training_path_equals_the_plain_path_in_loss_and_every_gradient():
+def test_training_path_equals_the_plain_path_in_loss_and_every_gradient(monkeypatch):
     sentences = [
         ["The", "cat", "sat", "on", "the", "mat", "."],
         ["Dogs", "bark", "."],
@@ -70,19 +70,25 @@ def test_training_path_equals_the_plain_path_in_loss_and_every_gradient():
     layers = [m for m in lm.modules() if isinstance(m, BiLstmLayer)]
     assert layers
     results = {}
-    for path in ("plain", "training"):
-        for layer in layers:  # any cell but `lstm_cell` itself runs as given, under autograd
-            layer.cell = lstm_cell if path == "training" else (lambda *args: lstm_cell(*args))
+    # plain: any cell but `lstm_cell` itself runs as given, under autograd; step loop: the fused
+    # cell at each step (what autocast trains with); one node: the whole loop (lstm_training)
+    for path in ("plain", "step loop", "one node"):
+        monkeypatch.setattr(BiLstmLayer, "one_node_training", path == "one node")
+        for layer in layers:
+            layer.cell = (lambda *args: lstm_cell(*args)) if path == "plain" else lstm_cell
         lm.zero_grad()
         loss = _objective(lm, sentences)
         loss.backward()
         results[path] = (loss.detach(), {n: p.grad.clone() for n, p in lm.named_parameters() if p.grad is not None})
-    (loss_plain, grads_plain), (loss_fused, grads_fused) = results["plain"], results["training"]
-    torch.testing.assert_close(loss_fused, loss_plain, atol=1e-6, rtol=1e-6)
-    assert grads_fused.keys() == grads_plain.keys() and any("layers" in n for n in grads_plain)
-    for name, grad in grads_plain.items():
-        assert grad.abs().sum() > 0, name
-        torch.testing.assert_close(grads_fused[name], grad, atol=1e-6, rtol=1e-4, msg=name)
+    loss_plain, grads_plain = results["plain"]
+    assert any("layers" in n for n in grads_plain)
+    for path in ("step loop", "one node"):
+        loss_fused, grads_fused = results[path]
+        torch.testing.assert_close(loss_fused, loss_plain, atol=1e-6, rtol=1e-6)
+        assert grads_fused.keys() == grads_plain.keys()
+        for name, grad in grads_plain.items():
+            assert grad.abs().sum() > 0, name
+            torch.testing.assert_close(grads_fused[name], grad, atol=1e-6, rtol=1e-4, msg=f"{path}: {name}")
 
 
 def test_inference_does_not_take_the_training_cell(monkeypatch):
