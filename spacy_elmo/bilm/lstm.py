@@ -15,10 +15,9 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import torch
 from torch import nn
 
-from .lstm_training import layer_recurrence
+from .lstm_training import LstmState, layer_recurrence
 from .packed_matmul import PackedWeights, product_usable
 
-LstmState = Tuple[torch.Tensor, torch.Tensor]  # (c: (2, B, C), h: (2, B, P))
 # Rows per input product at inference: oneDNN's fastest here, and an output (16 MB at the
 # original size) that the allocator reuses rather than maps afresh.
 _BLOCK_ROWS = 256
@@ -146,7 +145,7 @@ class BiLstmLayer(nn.Module):
         bias = (self.bias[dirs] + self.forget_bias).unsqueeze(1)
         if self._one_node(x):
             xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", weights, bias=bias)
-            xw = xw.view(n_dirs, n_steps, batch, -1)
+            xw = xw.view(n_dirs, n_steps, batch, 4 * self.cell_dim)
             clips = (self.cell_clip, self.proj_clip)
             return layer_recurrence(xw, state, weights["hidden_weight"], weights.get("proj_weight"), batch_sizes, *clips)
         xw_steps = self._input_gates(dirs, x, batch_sizes, weights, bias)
@@ -211,7 +210,7 @@ class BiLstmLayer(nn.Module):
         n_dirs, n_steps, batch = x.shape[0], x.shape[1], x.shape[2]
         if torch.is_grad_enabled():
             xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", weights, bias=bias)
-            yield from xw.view(n_dirs, n_steps, batch, -1).unbind(1)
+            yield from xw.view(n_dirs, n_steps, batch, 4 * self.cell_dim).unbind(1)
             return
         t = 0
         while t < n_steps and batch_sizes[t] > 0:

@@ -16,7 +16,7 @@ from typing import Any, List, Optional, Tuple
 
 import torch
 
-LstmState = Tuple[torch.Tensor, torch.Tensor]
+LstmState = Tuple[torch.Tensor, torch.Tensor]  # (c: (D, B, C), h: (D, B, P))
 
 
 def layer_recurrence(
@@ -183,7 +183,10 @@ class _LayerRecurrence(torch.autograd.Function):
         grad_hidden = grad_proj = None
         if need_hidden:
             # h_{t-1} for every step: h0, then the outputs of steps 0 .. n-2
-            grad_hidden = torch.bmm(h0.transpose(1, 2), grad_xw[:, 0])
+            if n == 0:
+                grad_hidden = hidden_weight.new_zeros(hidden_weight.shape)
+            else:
+                grad_hidden = torch.bmm(h0.transpose(1, 2), grad_xw[:, 0])
             if n > 1:
                 grad_hidden.baddbmm_(out[:, : n - 1].reshape(D, (n - 1) * B, P).transpose(1, 2), grad_xw[:, 1:n].reshape(D, (n - 1) * B, G))
         if need_proj and units is not None and grad_pre is not None:

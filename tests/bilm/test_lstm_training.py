@@ -60,3 +60,18 @@ def test_not_taken_under_autocast_nor_for_another_cell(monkeypatch):
         assert "LayerRecurrence" not in type(layer(x, [2, 2, 1], state)[0].grad_fn).__name__
     layer.cell = lambda *args: lstm_module.lstm_cell(*args)
     assert "LayerRecurrence" not in type(layer(x, [2, 2, 1], state)[0].grad_fn).__name__
+
+
+@pytest.mark.parametrize("one_node", [True, False])
+@pytest.mark.parametrize("steps,batch_sizes", [(0, []), (2, [0, 0])])
+def test_no_step_at_all(steps, batch_sizes, one_node, monkeypatch):
+    """Every row of length 0: the final state is the initial one, its gradient passes straight through."""
+    monkeypatch.setattr(BiLstmLayer, "one_node_training", one_node)
+    layer = BiLstmLayer(3, 4, 2, cell_clip=3.0, proj_clip=3.0)
+    x = torch.randn(2, steps, 2, 3, requires_grad=True)
+    c0, h0 = torch.randn(2, 2, 4, requires_grad=True), torch.randn(2, 2, 2, requires_grad=True)
+    out, (c, h) = layer(x, batch_sizes, (c0, h0))
+    assert out.shape == (2, steps, 2, 2) and not out.any()
+    (c.sum() * 2 + h.sum() * 3 + out.sum()).backward()
+    assert torch.equal(c0.grad, torch.full_like(c0, 2.0)) and torch.equal(h0.grad, torch.full_like(h0, 3.0))
+    assert layer.hidden_weight.grad is None or not layer.hidden_weight.grad.any()
