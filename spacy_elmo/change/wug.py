@@ -134,7 +134,7 @@ def embed_uses(nlp: "Language", uses: Sequence[WugUse], batch_size: int = 32, ke
     """
     from ..pipeline.export import sentence_doc
     from ..pipeline.loading import elmo_names
-    from ..usages.builder import as_read
+    from ..usages.capitals import as_read
 
     # the whole context is one sequence of the biLM, as the file gives it (no sentencizer splits it)
     docs = (as_read(sentence_doc(nlp.vocab, list(use.tokens)), not keep_capitals) for use in uses)
@@ -184,7 +184,8 @@ def build_wug_index(
     from ..pipeline.loading import elmo_names, elmo_pipe
     from ..progress_bar import progress_bar
     from ..pipeline.export import sentence_doc
-    from ..usages.builder import UsageLayers, as_read, bilm_meta
+    from ..usages.builder import UsageLayers, bilm_meta
+    from ..usages.capitals import as_read
     from ..usages.index import UsageIndex, mixed, parse_layer
     from ..usages.layout import USAGE_INDEX
     from ..usages.storage import IndexWriter

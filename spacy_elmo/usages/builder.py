@@ -24,7 +24,7 @@ from ..shards import Shard, balance_note, chunk_docs, shard_record, what_ran
 from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from ..types import PathLike
 from ..bilm.fingerprint import bilm_fingerprint
-from .capitals import folded
+from .capitals import as_read
 from .words import split_pos, target_pos
 from .index import UsageIndex, mixed, parse_layer, usage_key
 from .lemmas import add_lookup_lemmatizer
@@ -362,14 +362,6 @@ def _sentence_batches(
             batch = []
     if batch:
         yield batch
-
-
-def as_read(doc: Doc, fold: bool) -> Doc:
-    """RETURNS (Doc): `doc` as the biLM reads it: lowercased where `fold` and it is set in capitals (capitals.py)."""
-    words = folded([t.text for t in doc]) if fold else None
-    if words is None:
-        return doc
-    return Doc(doc.vocab, words=words, spaces=[bool(t.whitespace_) for t in doc], sent_starts=[t.is_sent_start for t in doc])
 
 
 def _index_batch(

@@ -6,7 +6,10 @@ index therefore lets the biLM read such a sentence lowercased (its text, offsets
 case, a capitalised name or an acronym in a normal sentence stays as it is.
 """
 
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 MIN_WORDS = 3  # words of at least two cased letters a sentence needs to be judged
 CAPITALS_SHARE = 0.8  # of those, the share entirely in capitals that makes a sentence one set in capitals
@@ -26,3 +29,13 @@ def folded(words: Sequence[str]) -> Optional[List[str]]:
     if not in_capitals(words):
         return None
     return [w.lower() for w in words]
+
+
+def as_read(doc: "Doc", fold: bool) -> "Doc":
+    """RETURNS (Doc): `doc` as the biLM reads it: lowercased where `fold` and it is set in capitals."""
+    from spacy.tokens import Doc
+
+    words = folded([t.text for t in doc]) if fold else None
+    if words is None:
+        return doc
+    return Doc(doc.vocab, words=words, spaces=[bool(t.whitespace_) for t in doc], sent_starts=[t.is_sent_start for t in doc])

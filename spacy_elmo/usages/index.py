@@ -34,12 +34,13 @@ from ..output_folders import read_array_file, read_json_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
-    from spacy.tokens import Token
+    from spacy.tokens import Doc, Token
 
     from .ann import AnnSearch
     from ..change.measures import WordChange
 
 from ..types import PathLike
+from .capitals import as_read, folded
 from .layout import ARRAYS, CONTEXT, FORMAT_VERSION, LAYERS, META, USAGE_INDEX
 from .storage import IndexWriter
 
@@ -426,16 +427,31 @@ class UsageIndex:
 
     def vector_of(self, token: "Token") -> numpy.ndarray:
         """RETURNS (numpy.ndarray): float32 (D,), `token`'s vector as the index stores usages
-        (its Doc must have been run through the index's pipeline)."""
+        (its Doc must have been run through the index's pipeline). In an index that lets the biLM
+        read sentences set in capitals lowercased (the default, capitals.py), a query sentence set
+        in capitals is read so too."""
         data = token.doc._.get("elmo") if token.doc.has_extension("elmo") else None
         if data is None:
             raise InputError("the token's Doc has no ELMo layers (doc._.elmo): make it with the index's pipeline (index.nlp(text))")
-        vector = mixed(data.layers[:, token.i : token.i + 1], self.layer_weights)[0]
+        position = token.i
+        if self.meta.get("fold_capitals", False):
+            sentence = token.sent if token.doc.has_annotation("SENT_START") else token.doc[:]
+            if folded([t.text for t in sentence]) is not None:
+                data, position = self._read_lowercased(sentence.as_doc()), token.i - sentence.start
+        vector = mixed(data.layers[:, position : position + 1], self.layer_weights)[0]
         if vector.shape[0] != self.vectors.shape[1]:
             raise InputError(
                 f"the Doc's ELMo vectors are {vector.shape[0]} wide, the index's {self.vectors.shape[1]}: query with the index's pipeline"
             )
         return vector
+
+    def _read_lowercased(self, sentence: "Doc") -> Any:
+        """RETURNS (ElmoData): the layers of a sentence set in capitals, read lowercased by the index's biLM."""
+        from ..pipeline.loading import elmo_pipe
+
+        nlp = self.nlp  # (loads the index's pipeline where none is set, which sets self._elmo)
+        read = next(iter(elmo_pipe(nlp, self._elmo).pipe([as_read(sentence, fold=True)])))
+        return read._.elmo
 
     def key_of(self, token: "Token") -> str:
         """RETURNS (str): the key the index files `token`'s usages under."""

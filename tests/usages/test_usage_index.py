@@ -343,3 +343,26 @@ def test_a_part_of_speech_keeps_the_nouns_apart_from_interesting(nlp, bilm_dir, 
         assert index.meta["pos"] == {"interest": "NOUN"}
     with pytest.raises(InputError, match="not a Universal POS tag"):
         build_usage_index(tagged, corpus, tmp_path / "bad", words=["interest"], pos="noun_phrase", **quiet)
+
+
+def test_a_query_in_capitals_is_read_as_the_index_read_its_sentences(nlp, bilm_dir, tmp_path):
+    """An index lets the biLM read sentences set in capitals lowercased (unless keep_capitals): a query
+    sentence in capitals is read the same way, so it finds its own copy in the index at cosine 1."""
+    shouted = "THE BANK RAISED ITS RATE AGAIN."
+    corpus = tmp_path / "with_capitals.txt"
+    corpus.write_text("\n\n".join(DOCS + [shouted]) + "\n", encoding="utf8")
+    indexes = {}
+    for keep in (False, True):
+        index = indexes[keep] = build_usage_index(
+            nlp, corpus, tmp_path / f"index_{keep}", model=bilm_dir, keep_capitals=keep, progress=False, log=lambda _: None
+        )
+        doc = index.nlp(shouted)
+        best = index.most_similar(doc[1], n=1)[0]
+        assert best.sentence == shouted and best.score == pytest.approx(1.0, abs=2e-3), keep
+        lowercase = index.nlp(shouted.lower())
+        assert numpy.array_equal(index.vector_of(doc[1]), index.vector_of(lowercase[1])) != keep
+    # a query in a Doc of several sentences: the token's sentence alone is judged and read lowercased
+    index = indexes[False]
+    doc = index.nlp("Rates rose sharply today. " + shouted)
+    assert doc[6].text == "BANK" and doc.has_annotation("SENT_START")
+    assert numpy.array_equal(index.vector_of(doc[6]), index.vector_of(index.nlp(shouted)[1]))
