@@ -193,12 +193,9 @@ class CharEncoder(nn.Module):
             windows = x.unfold(1, width, 1).transpose(2, 3).reshape(-1, width * E)
             # (F, E, width) -> (F, width * E): the transposed weight oneDNN takes, made once
             weight_t = conv.weight.transpose(1, 2).reshape(conv.out_channels, width * E)
-            if torch.is_grad_enabled():  # max: its backward scatters to the argmax, amax's spreads over ties (see _pool)
-                out = product(windows, weight_t.t(), weight_t) + conv_bias(conv)
-                pooled.append(out.view(V, W - width + 1, conv.out_channels).max(dim=1).values)
-            else:
-                out = product(windows, weight_t.t(), weight_t).add_(conv_bias(conv))
-                pooled.append(out.view(V, W - width + 1, conv.out_channels).amax(dim=1))
+            out = product(windows, weight_t.t(), weight_t).add_(conv_bias(conv)).view(V, W - width + 1, conv.out_channels)
+            # under autograd max: its backward goes to the argmax, amax's spreads over ties (see _pool)
+            pooled.append(out.max(dim=1).values if torch.is_grad_enabled() else out.amax(dim=1))
         return torch.cat(pooled, dim=-1)
 
     def forward(self, batch: CharBatch) -> torch.Tensor:

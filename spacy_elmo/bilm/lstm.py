@@ -144,8 +144,7 @@ class BiLstmLayer(nn.Module):
         weights = self._weights(dirs)
         bias = (self.bias[dirs] + self.forget_bias).unsqueeze(1)
         if self._one_node(x):
-            xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", weights, bias=bias)
-            xw = xw.view(n_dirs, n_steps, batch, 4 * self.cell_dim)
+            xw = self._all_input_gates(dirs, x, weights, bias)
             clips = (self.cell_clip, self.proj_clip)
             return layer_recurrence(xw, state, weights["hidden_weight"], weights.get("proj_weight"), batch_sizes, *clips)
         xw_steps = self._input_gates(dirs, x, batch_sizes, weights, bias)
@@ -185,6 +184,12 @@ class BiLstmLayer(nn.Module):
             out = nn.functional.pad(out, (0, 0, 0, 0, 0, n_steps - out.shape[1]))
         return out, (final_c, final_h)
 
+    def _all_input_gates(self, dirs: slice, x: torch.Tensor, weights: Dict[str, torch.Tensor], bias: torch.Tensor) -> torch.Tensor:
+        """The input half of every gate (plus the bias) at every position, as one product: (D, T, B, 4C)."""
+        n_dirs, n_steps, batch = x.shape[0], x.shape[1], x.shape[2]
+        xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", weights, bias=bias)
+        return xw.view(n_dirs, n_steps, batch, 4 * self.cell_dim)
+
     def _one_node(self, x: torch.Tensor) -> bool:
         return (
             self.one_node_training
@@ -207,12 +212,10 @@ class BiLstmLayer(nn.Module):
         (86 MiB for 43 steps of 32 rows at the original size, page faults included) and ran 2.3x
         slower per row (benchmarks/inference_kernels.py).
         """
-        n_dirs, n_steps, batch = x.shape[0], x.shape[1], x.shape[2]
         if torch.is_grad_enabled():
-            xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", weights, bias=bias)
-            yield from xw.view(n_dirs, n_steps, batch, 4 * self.cell_dim).unbind(1)
+            yield from self._all_input_gates(dirs, x, weights, bias).unbind(1)
             return
-        t = 0
+        n_steps, t = x.shape[1], 0
         while t < n_steps and batch_sizes[t] > 0:
             end, rows = t + 1, batch_sizes[t]
             while end < n_steps and batch_sizes[end] > 0 and rows + batch_sizes[end] <= _BLOCK_ROWS:

@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..change.measures import WordChange
 
 from ..types import PathLike
-from .capitals import as_read, folded
+from .capitals import as_read
 from .layout import ARRAYS, CONTEXT, FORMAT_VERSION, LAYERS, META, USAGE_INDEX
 from .storage import IndexWriter
 
@@ -436,8 +436,10 @@ class UsageIndex:
         position = token.i
         if self.meta.get("fold_capitals", False):
             sentence = token.sent if token.doc.has_annotation("SENT_START") else token.doc[:]
-            if folded([t.text for t in sentence]) is not None:
-                data, position = self._read_lowercased(sentence.as_doc()), token.i - sentence.start
+            as_written = sentence.as_doc()
+            read = as_read(as_written, fold=True)
+            if read is not as_written:  # set in capitals: read lowercased, as the index read its sentences
+                data, position = self._layers_of(read), token.i - sentence.start
         vector = mixed(data.layers[:, position : position + 1], self.layer_weights)[0]
         if vector.shape[0] != self.vectors.shape[1]:
             raise InputError(
@@ -445,13 +447,12 @@ class UsageIndex:
             )
         return vector
 
-    def _read_lowercased(self, sentence: "Doc") -> Any:
-        """RETURNS (ElmoData): the layers of a sentence set in capitals, read lowercased by the index's biLM."""
+    def _layers_of(self, doc: "Doc") -> Any:
+        """RETURNS (ElmoData): `doc`'s layers from the index's biLM."""
         from ..pipeline.loading import elmo_pipe
 
         nlp = self.nlp  # (loads the index's pipeline where none is set, which sets self._elmo)
-        read = next(iter(elmo_pipe(nlp, self._elmo).pipe([as_read(sentence, fold=True)])))
-        return read._.elmo
+        return next(iter(elmo_pipe(nlp, self._elmo).pipe([doc])))._.elmo
 
     def key_of(self, token: "Token") -> str:
         """RETURNS (str): the key the index files `token`'s usages under."""
