@@ -2,7 +2,7 @@
 projection."""
 
 from collections import OrderedDict
-from typing import Dict, List, Optional, cast
+from typing import Dict, List, Optional, Tuple, cast
 
 import torch
 from torch import nn
@@ -71,7 +71,7 @@ class CharEncoder(nn.Module):
         )
         # one LRU cache per precision of the products (BiLM.precision): a change of precision
         # keeps the vectors computed at the others
-        self._caches: "Dict[torch.dtype, OrderedDict[str, torch.Tensor]]" = {}
+        self._caches: "Dict[Tuple[torch.dtype, Optional[torch.dtype]], OrderedDict[str, torch.Tensor]]" = {}
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -126,8 +126,11 @@ class CharEncoder(nn.Module):
 
     @property
     def _cache(self) -> "OrderedDict[str, torch.Tensor]":
-        """The cache of the current precision."""
-        return self._caches.setdefault(self.packs.dtype, OrderedDict())
+        """The cache of the current precision: the prepacked products' dtype and, on a GPU, autocast's."""
+        device = self.char_embed.device.type
+        on_gpu = device != "cpu" and hasattr(torch, "get_autocast_dtype")  # torch >= 2.4; before it, no autocast key
+        autocast = torch.get_autocast_dtype(device) if on_gpu and torch.is_autocast_enabled(device) else None
+        return self._caches.setdefault((self.packs.dtype, autocast), OrderedDict())
 
     def forget_words(self) -> None:
         """Forget the cached word vectors (the prepacked weights stay)."""
@@ -217,14 +220,17 @@ class CharEncoder(nn.Module):
             else:
                 cache.move_to_end(word)
                 found[i] = vector
-        out = self.char_embed.new_empty((len(words), self.options.projection_dim))
-        if found:
-            rows = torch.tensor(list(found), device=out.device)
-            out[rows] = torch.stack(list(found.values()))
+        computed = None
         if missing:
-            rows = torch.tensor(missing, device=out.device)
+            rows = torch.tensor(missing, device=type_chars.device)
             computed = self.encode_chars(type_chars[rows], None if type_words is None else type_words[rows])
-            out[rows] = computed
+        # the dtype the token layer computes in: float32, or bfloat16 under autocast on a GPU
+        dtype = computed.dtype if computed is not None else next(iter(found.values()), self.char_embed).dtype
+        out = self.char_embed.new_empty((len(words), self.options.projection_dim), dtype=dtype)
+        if found:
+            out[torch.tensor(list(found), device=out.device)] = torch.stack(list(found.values()))
+        if computed is not None:
+            out[torch.tensor(missing, device=out.device)] = computed
             for i, vector in zip(missing, computed):
                 cache[words[i]] = vector.clone()  # a view would pin the whole batch
             while len(cache) > self.cache_size:
