@@ -6,6 +6,10 @@ usages of each word (SemEval-2020 Task 1, lexical semantic change detection).
   bilinear), so APD is exact over every pair at the cost of one pass over the usages: no pairs are sampled.
 - PRT (inverted similarity of prototypes): 1 / cos(mean of A's usages, mean of B's usages); 1 where the means
   point the same way, larger the more they differ.
+- Energy: the energy distance of the two sides' usage distributions on cosine distances, 2 E d(A, B) -
+  E d(A, A') - E d(B, B') with d = 1 - cos over pairs of distinct usages (unbiased). APD is its first term alone,
+  so a sense that comes to B raises APD's pairs within B as much as those across; the energy distance subtracts the
+  spread within each side, and so moves with a sense that comes or goes (the verdict's statistic: verdict.py).
 - JSD: the Jensen-Shannon divergence of the two corpora's distributions over clusters of the word's usages
   (spherical k-means on both sides' usages together; at most JSD_USAGES a side, sampled with a fixed seed).
 
@@ -49,7 +53,7 @@ class Indexed(Protocol):
     def __len__(self) -> int: ...
 
 
-MEASURES = ("apd", "prt", "jsd")
+MEASURES = ("apd", "prt", "energy", "jsd")
 JSD_CLUSTERS, JSD_USAGES, JSD_SEED = 8, 10_000, 0
 DEFAULT_MIN_USAGES = 5
 _CHUNK = 1 << 15  # usages read at a time: a word's usages are never all in memory at once
@@ -142,6 +146,27 @@ def prt(a: Usages, b: Usages) -> float:
     return 1.0 / cosine if cosine > 0 else math.inf
 
 
+def energy_from_sums(sum_a: numpy.ndarray, sum_b: numpy.ndarray, n_a: int, n_b: int) -> numpy.ndarray:
+    """The energy distance on cosine distances from each side's sum of unit vectors (the last axis): with
+    d = 1 - cos, E d(A, B) = 1 - S_a.S_b / (n_a n_b) and, over pairs of distinct usages, E d(A, A') =
+    1 - (|S_a|^2 - n_a) / (n_a (n_a - 1)); so 2 E d(A, B) - E d(A, A') - E d(B, B') is the unbiased estimate of the
+    squared distance between the two sides' mean unit vectors (the linear-kernel MMD^2 of the unit vectors)."""
+    within_a = ((sum_a * sum_a).sum(-1) - n_a) / (n_a * (n_a - 1))
+    within_b = ((sum_b * sum_b).sum(-1) - n_b) / (n_b * (n_b - 1))
+    return within_a + within_b - 2.0 * (sum_a * sum_b).sum(-1) / (n_a * n_b)
+
+
+def energy(a: Usages, b: Usages) -> float:
+    """The energy distance of the two sides' usage distributions on cosine distances (see `energy_from_sums`).
+
+    RETURNS (float): about 0 where both sides' usages come from one distribution (it can fall a little below:
+    unbiased); larger the more a sense came or went, or shifted.
+    """
+    if len(a) < 2 or len(b) < 2:
+        raise ValueError("the energy distance needs at least two usages on each side")
+    return float(energy_from_sums(_mean(a, unit=True) * len(a), _mean(b, unit=True) * len(b), len(a), len(b)))
+
+
 def cluster_jsd(a: Usages, b: Usages, k: int = JSD_CLUSTERS, seed: int = JSD_SEED, max_usages: int = JSD_USAGES) -> float:
     """The Jensen-Shannon divergence (nats, at most ln 2) of A's and B's distributions over k clusters of all the
     word's usages: spherical k-means, 30 rounds from k usages drawn with `seed`; at most `max_usages` a side.
@@ -182,6 +207,9 @@ def _sampled(usages: Usages, n: int, seed: int) -> numpy.ndarray:
     return vectors
 
 
+SCORES: Dict[str, Callable[[Usages, Usages], float]] = {"apd": apd, "prt": prt, "energy": energy, "jsd": cluster_jsd}
+
+
 def usage_similarity(a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
     """The cosine of two usages' vectors, per layer: what the DURel/WUG judgments (1-4) of a usage pair rate.
 
@@ -219,7 +247,7 @@ def compare(
     """The change of each word, sorted by the first measure (most changed first; words without a score last).
 
     usages_a, usages_b (Callable[[str], Usages]): a word's (n, D) usage vectors in A and in B.
-    min_usages (int): fewer usages on either side: listed with a note, never scored.
+    min_usages (int): fewer usages on either side: listed with a note, never scored (at least 2 for the energy distance).
     """
     unknown = [m for m in measures if m not in MEASURES]
     if unknown or not measures:
@@ -228,11 +256,12 @@ def compare(
     for word in progress(words) if progress is not None else words:
         a, b = usages_a(word), usages_b(word)
         row = WordChange(word, len(a), len(b))
-        if min(len(a), len(b)) < min_usages:
-            row.note = f"too few usages: {len(a)} in A, {len(b)} in B (at least {min_usages} on each side)"
+        least = max(min_usages, 2 if "energy" in measures else 1)
+        if min(len(a), len(b)) < least:
+            row.note = f"too few usages: {len(a)} in A, {len(b)} in B (at least {least} on each side)"
         else:
             for measure in measures:
-                row.scores[measure] = apd(a, b) if measure == "apd" else prt(a, b) if measure == "prt" else cluster_jsd(a, b)
+                row.scores[measure] = SCORES[measure](a, b)
         rows.append(row)
     first = measures[0]
     return sorted(rows, key=lambda r: (not r.scores, -r.scores.get(first, 0.0), r.word))

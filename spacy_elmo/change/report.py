@@ -139,6 +139,37 @@ def _share_bars(ev: Dict[str, Any], names: Sequence[str]) -> str:
     return "".join(bars)
 
 
+def _controls_strip(data: Dict[str, Any]) -> str:
+    """Each target's verdict statistic against the control words' (grey ticks): where the corpora's own drift lies."""
+    controls = [c["z"] for c in data.get("controls", []) if c.get("z") is not None and math.isfinite(c["z"])]
+    targets = [
+        (w["word"], w["verdict"]["z"], w["verdict"].get("changed")) for w in data["words"] if (w.get("verdict") or {}).get("z") is not None
+    ]
+    if not controls or not targets:
+        return ""
+    low = min(controls + [z for _, z, _ in targets])
+    high = max(controls + [z for _, z, _ in targets])
+    width, pad, row = 720, 10, 16
+    span = (high - low) or 1.0
+
+    def x(z: float) -> float:
+        return pad + (z - low) / span * (width - 2 * pad)
+
+    ticks = "".join(f'<line x1="{x(z):.1f}" y1="4" x2="{x(z):.1f}" y2="20" stroke="#aaa"/>' for z in controls)
+    dots = "".join(
+        f"<g><title>{_esc(word)}: z {z:.1f}</title>"
+        f'<circle cx="{x(z):.1f}" cy="{28 + k * row}" r="4" fill="{"#b00" if changed else "#222"}"/>'
+        f'<text x="{min(x(z) + 7, width - 80):.1f}" y="{32 + k * row}" font-size="11">{_esc(word)}</text></g>'
+        for k, (word, z, changed) in enumerate(sorted(targets, key=lambda t: -t[1]))
+    )
+    height = 36 + len(targets) * row
+    return (
+        f'<figure><svg width="{width}" height="{height}" role="img" aria-label="targets against the control words">{ticks}{dots}</svg>'
+        f"<figcaption class=muted>The verdict's statistic (energy z) of the {len(controls)} control words (grey ticks: the corpora's "
+        f"own drift) and of each target (red: changed), from {low:.1f} to {high:.1f}</figcaption></figure>"
+    )
+
+
 def _interval_bar(low: Optional[float], value: Optional[float], high: Optional[float], top: float) -> str:
     if None in (low, value, high) or not all(math.isfinite(v) for v in (low, value, high)) or top <= 0:  # type: ignore[arg-type]
         return ""
@@ -222,7 +253,9 @@ def render_page(data: Dict[str, Any]) -> str:
     graded = gold.get("graded", {})
     tested = [m for m in settings["measures"] if m in ("apd", "prt")]
     head = ["#", "word", "usages A", "usages B", measure, "95% interval", ""]
-    head += [m for m in settings["measures"][1:]] + [f"{m} p / q" for m in tested] + ["changed", "senses", "senses JSD"]
+    with_verdict = any(w.get("verdict") for w in words)
+    head += [m for m in settings["measures"][1:]] + [f"{m} p / q" for m in tested]
+    head += (["verdict z", "vs controls p / q"] if with_verdict else []) + ["changed", "senses", "senses JSD"]
     if graded:
         head.append("people's graded change")
     rows = []
@@ -245,6 +278,14 @@ def render_page(data: Dict[str, Any]) -> str:
             cells.append(
                 f'<td class="n" data-v="{"" if q is None else q}">{_number(p)} / {_number(q)}</td>' if p is not None else "<td></td>"
             )
+        verdict = w.get("verdict") or {}
+        if with_verdict:
+            cells += [
+                f'<td class="n">{_number(verdict.get("z"), 1)}</td>',
+                f'<td class="n" data-v="{"" if verdict.get("q") is None else verdict["q"]}">'
+                f"{_number(verdict.get('p_controls'))} / {_number(verdict.get('q'))}</td>",
+            ]
+        changed = verdict.get("changed", changed)
         cells += [
             f"<td>{'<span class=changed>yes</span>' if changed else 'no' if changed == 0 else ''}</td>",
             f'<td class="n">{ev.get("senses", "")}</td>',
@@ -268,7 +309,9 @@ def render_page(data: Dict[str, Any]) -> str:
 biLM: <code>{_esc(settings.get("bilm", ""))}</code>; vectors: {_esc(settings.get("layer", ""))}; measure: <b>{_esc(measure)}</b>
 (intervals: {_esc(settings.get("intervals", ""))}).<br>
 Senses: {_esc(settings.get("senses", ""))}.<br>
-Changed: {_esc(settings.get("null", "no permutation test (--permutations 0)"))}.</p>
+<b>Changed</b>: {_esc(settings.get("verdict", "no verdict (--permutations 0)"))}.<br>
+Tests beside it: {_esc(settings.get("null", "none (--permutations 0)"))}.</p>
+{_controls_strip(data)}
 {agreement}
 {f"<ul>{notes}</ul>" if notes else ""}
 <p><span id="count"></span> words, most changed first (click a column to sort).
@@ -304,8 +347,16 @@ def _word_section(w: Dict[str, Any], measure: str) -> str:
             iv = w.get("interval", {}).get(m)
             others.append(f"{m} {_number(w.get(m))}" + (f" ({_number(iv[0])}-{_number(iv[1])})" if iv else ""))
     tests = [f"{m}: p {_number(p)}, q {_number(ev.get('q_values', {}).get(m))}" for m, p in sorted(ev.get("p_values", {}).items())]
-    changed = ev.get("changed_fdr")
-    verdict = "" if changed is None else ("<b class=changed>changed</b>" if changed else "<b>not shown changed</b>")
+    found = w.get("verdict") or {}
+    changed = found.get("changed", ev.get("changed_fdr"))
+    verdict = "" if changed is None else ("<b class=changed>changed</b>" if changed else "<b>not changed</b>")
+    if found:
+        tests.insert(
+            0,
+            f"verdict ({found.get('basis', '')}): energy z {_number(found.get('z'), 1)}"
+            + (f", p {_number(found.get('p_controls'))} against the controls" if found.get("p_controls") is not None else "")
+            + f", q {_number(found.get('q'))}",
+        )
     names = [", ".join(n) for n in ev.get("sense_names", [[] for _ in range(ev["senses"])])]
     names += [""] * (ev["senses"] - len(names))
     legend = "".join(
@@ -344,7 +395,7 @@ the senses' input; point at a usage for its text</span></div>
 <p>{ev["senses"]} sense{"s" if ev["senses"] != 1 else ""} (best split's silhouette {_number(ev["silhouette"], 2)});
 senses JSD {_number(ev["sense_jsd"])}
 (95% interval {_number(ev["intervals"]["senses"][0])}-{_number(ev["intervals"]["senses"][1])});
-binary change by the senses: {ev["binary"]}</p>
+a sense on one side only (at most 1 usage on one side, at least 5 on the other, DWUG's rule): {"yes" if ev["binary"] else "no"}</p>
 {_share_bars(ev, names)}
 <table><thead><tr><th>sense</th><th>named by</th><th>A</th><th>B</th><th>share A</th><th>share B</th>
 <th>usages nearest its centre</th></tr></thead>

@@ -8,13 +8,15 @@ import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..errors import InputError
 from ..output_folders import USAGE_INDEX, is_own, name_from_data, own_subfolder, write_atomically
 from ..types import PathLike
 from ..usages.words import parse_words
-from .measures import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, mean_usage
+from .senses import TESTED
+from .verdict import DEFAULT_CONTROLS, VERDICT_FROM
+from .measures import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, index_change, mean_usage
 
 Progress = Optional[Callable[[Iterable[Any]], Iterable[Any]]]
 
@@ -39,8 +41,10 @@ class ChangeSettings:
     binary_n: int = 5
     senses: str = "context:top"  # what the senses are clustered from (sense_input.py)
     min_silhouette: float = 0.25  # one sense where no split reaches this mean silhouette (senses.SenseRule)
-    permutations: int = 1000  # the permutation test of each word's APD and PRT; 0: none
-    fdr: float = 0.05  # "changed": the first measure's Benjamini-Hochberg q-value at most this
+    permutations: int = 1000  # the permutation test of each word's APD, PRT and energy distance; 0: none
+    fdr: float = 0.05  # "changed": the verdict's Benjamini-Hochberg q-value at most this (verdict.py)
+    controls: int = DEFAULT_CONTROLS  # control words drawn from the corpora (or indexes of every word) for the verdict
+    verdict_from: str = VERDICT_FROM  # the vectors the verdict's statistic reads: a layer spec, or "scores"
 
 
 @dataclass
@@ -77,8 +81,11 @@ def run_change(
     raw_targets = parse_words(words, keep_pos=True) if words is not None else None  # "attack_nn": its part of speech kept
     people = read_gold(gold) if gold is not None else None  # a bad gold is said before any embedding
     notes: List[str] = []
+    wants_verdict = (settings.evidence or people is not None) and settings.permutations > 0
     with tempfile.TemporaryDirectory(prefix="spacy-elmo-change-") as scratch:
-        sides = _indexed_sides([Path(side_a), Path(side_b)], raw_targets, settings, Path(scratch), log)
+        sides, controls = _indexed_sides(
+            [Path(side_a), Path(side_b)], raw_targets, settings, Path(scratch), log, settings.controls if wants_verdict else 0
+        )
         a, b = (UsageIndex().from_disk(side) for side in sides)
         if settings.layer is not None:
             a, b = a.with_layer(settings.layer), b.with_layer(settings.layer)
@@ -94,12 +101,21 @@ def run_change(
                 raise InputError(
                     f"none of the {len(targets)} words has a usage in either index (keys: {a.match}): {', '.join(targets[:5])}"
                 )
-        rows = a.change(
-            b, targets, list(settings.measures), min_usages=settings.min_usages, standardize=settings.standardize, progress=progress
+        if wants_verdict and targets is not None and not controls and settings.controls:
+            controls = _index_controls(a, b, targets, settings)  # indexes of every word hold their own controls
+        compared = None if targets is None else targets + [c for c in controls if c not in targets]
+        every = index_change(
+            a, b, compared, list(settings.measures), min_usages=settings.min_usages, standardize=settings.standardize, progress=progress
         )
+        control_set = set(controls)
+        rows = [r for r in every if r.word not in control_set]
+        control_rows = [r for r in every if r.word in control_set]
         found = _evidence(a, b, rows, settings, progress, notes) if settings.evidence or people is not None else {}
         evidence = found.get("words", {})
+        verdicts = _verdicts(a, b, rows, control_rows, evidence, settings, notes) if wants_verdict else {}
         data = _data(a, b, side_a, side_b, rows, evidence, settings, notes, found.get("settings", {}))
+        if wants_verdict:
+            _add_verdicts(data, verdicts, control_rows, settings)
     if people is not None:
         data["gold"] = _agreement(rows, evidence, people, settings, a.match == "wug")
     for note in notes:
@@ -107,12 +123,16 @@ def run_change(
     return ChangeResult(rows, data, evidence, notes)
 
 
-def _indexed_sides(sides: List[Path], targets: Optional[List[str]], settings: ChangeSettings, scratch: Path, log: Callable) -> List[Path]:
-    """The sides, each corpus or WUG dataset among them replaced by its usage index (every layer kept) in `scratch`."""
+def _indexed_sides(
+    sides: List[Path], targets: Optional[List[str]], settings: ChangeSettings, scratch: Path, log: Callable, n_controls: int = 0
+) -> Tuple[List[Path], List[str]]:
+    """The sides, each corpus or WUG dataset among them replaced by its usage index (every layer kept) in `scratch`;
+    where both are corpora and targets are given, `n_controls` control words (verdict.py) indexed with them.
+    RETURNS: the sides' indexes and the control words drawn."""
     from .wug import build_wug_index, is_wug_dataset
 
     if all(is_own(side, USAGE_INDEX) for side in sides):
-        return sides
+        return sides, []
     if settings.model is None:
         other = next(side for side in sides if not is_own(side, USAGE_INDEX))
         raise InputError(f"{other} is not a usage index: give --model MODEL to index it as a corpus, or give an index")
@@ -120,6 +140,9 @@ def _indexed_sides(sides: List[Path], targets: Optional[List[str]], settings: Ch
     from ..usages.builder import build_usage_index
 
     nlp = load_elmo_pipeline(settings.model, settings.lang)
+    corpora = not any(is_own(side, USAGE_INDEX) or is_wug_dataset(side) for side in sides)
+    controls = _corpus_controls(nlp, sides, targets, settings, log) if corpora and targets and n_controls else []
+    words = None if targets is None else targets + controls
     built = []
     for k, side in enumerate(sides):
         folder = scratch / f"index-{k}"
@@ -139,7 +162,7 @@ def _indexed_sides(sides: List[Path], targets: Optional[List[str]], settings: Ch
                 side,
                 folder,
                 model=settings.model,
-                words=targets,
+                words=words,
                 lemmas=settings.lemmas,
                 pos=settings.pos,
                 all_layers=True,
@@ -147,7 +170,121 @@ def _indexed_sides(sides: List[Path], targets: Optional[List[str]], settings: Ch
                 log=log,
             )
             built.append(folder)
-    return built
+    return built, controls
+
+
+def _corpus_controls(nlp: Any, sides: List[Path], targets: List[str], settings: ChangeSettings, log: Callable) -> List[str]:
+    """Control words drawn from the two corpora's word counts, matched to the targets' (verdict.draw_controls)."""
+    from ..text_corpus import corpus_files, read_texts
+    from .verdict import count_words, draw_controls
+
+    counts = [count_words(text for path in corpus_files(side) for text, _ in read_texts(path, nlp.vocab)) for side in sides]
+    stop: Set[str] = getattr(nlp.Defaults, "stop_words", set())
+    plain = [t.split("_")[0] for t in targets]
+    controls = draw_controls(counts[0], counts[1], plain, settings.controls, settings.seed, exclude=stop)
+    log(
+        f"Control words ({len(controls)}, matched to the targets' frequencies in both corpora, seed {settings.seed}): {', '.join(controls)}"
+    )
+    return controls
+
+
+def _index_controls(a: Any, b: Any, targets: List[str], settings: ChangeSettings) -> List[str]:
+    """Control words drawn from the words two indexes share (indexes of every word; of the targets alone: none)."""
+    from collections import Counter
+
+    from .verdict import draw_controls
+
+    shared = set(a.keys) & set(b.keys)
+    counts = [Counter({k: len(index.rows_of(k)) for k in shared}) for index in (a, b)]
+    return draw_controls(counts[0], counts[1], targets, settings.controls, settings.seed, min_count=settings.min_usages)
+
+
+def _verdicts(
+    a: Any,
+    b: Any,
+    rows: List[WordChange],
+    control_rows: List[WordChange],
+    evidence: Dict[str, Any],
+    settings: ChangeSettings,
+    notes: List[str],
+) -> Dict[str, Any]:
+    """Each scored target's verdict (verdict.py), its statistic read from the vectors the scores read."""
+    from .senses import evidence_rows, permutation_test
+    from .verdict import MIN_CONTROLS, VERDICT_MEASURE, WordVerdict, decide
+
+    centres = [mean_usage(i) if settings.standardize else None for i in (a, b)]
+    if settings.verdict_from != "scores":
+        if a.context is not None and b.context is not None:
+            a, b = a.with_layer(settings.verdict_from), b.with_layer(settings.verdict_from)
+            centres = [None, None]
+        else:
+            notes.append(
+                "A and B keep no context-only vectors (built without --all-layers): the verdict reads the vectors the scores read, "
+                "in which a word's spelling and case count; build the indexes with --all-layers"
+            )
+
+    def statistic(word: str) -> WordVerdict:
+        ua = UsageRows(a.vectors, a.rows_of(word), centres[0])
+        ub = UsageRows(b.vectors, b.rows_of(word), centres[1])
+        rows_a, rows_b = evidence_rows(ua, ub, seed=settings.seed)
+        va = UsageRows(a.vectors, rows_a, centres[0]).sample(len(rows_a))
+        vb = UsageRows(b.vectors, rows_b, centres[1]).sample(len(rows_b))
+        test = permutation_test(va, vb, VERDICT_MEASURE, settings.permutations, settings.seed)
+        from .measures import energy
+
+        return WordVerdict(energy(va, vb), test.z, test.p)
+
+    targets = {r.word: statistic(r.word) for r in rows if r.scores}
+    controls = {r.word: statistic(r.word) for r in control_rows if r.scores}
+    if len(controls) < MIN_CONTROLS:
+        why = (
+            f"only {len(controls)} control words could be scored (at least {MIN_CONTROLS})"
+            if settings.controls
+            else "no control words were asked for (--controls 0)"
+        )
+        notes.append(
+            f"{why}: the verdict says where a word's usages differ from chance only, which two corpora of different style or "
+            "genre make true for most words; give corpora with --model and --words, or indexes of every word, for control words"
+        )
+    decide(targets, controls, settings.fdr)
+    for word, verdict in targets.items():
+        if word in evidence:
+            evidence[word]["changed_fdr"] = verdict.changed
+    return {"targets": targets, "controls": controls}
+
+
+def _add_verdicts(data: Dict[str, Any], verdicts: Dict[str, Any], control_rows: List[WordChange], settings: ChangeSettings) -> None:
+    from .verdict import CHANCE_BASIS, describe
+
+    targets, controls = verdicts["targets"], verdicts["controls"]
+    basis = next((v.basis for v in targets.values()), CHANCE_BASIS)
+    data["settings"]["verdict"] = describe(basis, len(controls), settings.permutations, settings.fdr, settings.seed)
+    data["settings"]["verdict_basis"] = basis
+    for w in data["words"]:
+        v = targets.get(w["word"])
+        if v is not None:
+            w["verdict"] = {
+                "energy": _finite(v.energy),
+                "z": _finite(v.z),
+                "p_chance": v.p_chance,
+                "p_controls": v.p_controls,
+                "q": v.q,
+                "changed": v.changed,
+                "basis": v.basis,
+            }
+    data["controls"] = [
+        {
+            "word": r.word,
+            "n_a": r.n_a,
+            "n_b": r.n_b,
+            **{m: _finite(x) for m, x in r.scores.items()},
+            "energy": _finite(controls[r.word].energy) if r.word in controls else None,
+            "z": _finite(controls[r.word].z) if r.word in controls else None,
+            "p_chance": controls[r.word].p_chance if r.word in controls else None,
+            "note": r.note,
+        }
+        for r in control_rows
+    ]
 
 
 def usage_record(index: Any, row: int) -> Dict[str, Any]:
@@ -216,14 +353,12 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
             # every usage's sense by its identifier: the clusters file, and the ARI against people's clusters
             "labels": {ids[(side, r)]: s for side, by_row in ev.labels.items() for r, s in by_row.items()},
         }
-    for measure in [m for m in settings.measures if m in ("apd", "prt")] if settings.permutations else []:
+    for measure in [m for m in settings.measures if m in TESTED] if settings.permutations else []:
         words = [w for w in out if measure in out[w]["p_values"]]
         for w, q in zip(words, benjamini_hochberg([out[w]["p_values"][measure] for w in words])):
             out[w].setdefault("q_values", {})[measure] = float(q)
-    first = settings.measures[0]
     for w in out:
-        q = out[w].get("q_values", {}).get(first)
-        out[w]["changed_fdr"] = None if q is None else int(q <= settings.fdr)
+        out[w]["changed_fdr"] = None  # the verdict's (_verdicts), where a permutation test ran
     out_settings = {"senses_input": inputs.describe(), "sense_rule": rule.describe(), "names_from": inputs.names_from}
     return {"words": out, "settings": out_settings}
 
@@ -277,10 +412,9 @@ def _data(
         info["min_silhouette"] = settings.min_silhouette
         if settings.permutations:
             info["null"] = (
-                f"the permutation test of each word's {', '.join(m for m in settings.measures if m in ('apd', 'prt'))}: its usages' period "
+                f"the permutation test of each word's {', '.join(m for m in settings.measures if m in TESTED)}: its usages' period "
                 f"labels shuffled {settings.permutations} times (seed {settings.seed}), p = (1 + shuffles scoring at least the "
-                f"observed) / (1 + {settings.permutations}); q: Benjamini-Hochberg across the words; changed: the "
-                f"{settings.measures[0]} q-value at most {settings.fdr}"
+                f"observed) / (1 + {settings.permutations}); q: Benjamini-Hochberg across the words"
             )
         info["intervals"] = f"95%, {settings.draws} resamplings of each side's usages, seed {settings.seed}"
         info["binary"] = f"a sense with at most {settings.binary_k} usages on one side and at least {settings.binary_n} on the other"
@@ -370,9 +504,13 @@ def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) ->
     with_intervals = any("interval" in w for w in data["words"])
     head = ["word", "n_a", "n_b", *measures]
     tested = [m for m in measures if m in ("apd", "prt")]
+    tested_p = [m for m in measures if m in TESTED]
+    with_verdict = any("verdict" in w for w in data["words"])
     if with_intervals:
         head += [f"{m}_{end}" for m in tested for end in ("low", "high")]
-        head += [f"{m}_{end}" for m in tested for end in ("p", "q")] + ["changed", "senses", "senses_jsd", "binary", "sense_names"]
+        head += [f"{m}_{end}" for m in tested_p for end in ("p", "q")]
+        head += ["energy_z", "controls_p", "changed_q", "changed", "verdict_basis"] if with_verdict else ["changed"]
+        head += ["senses", "senses_jsd", "binary", "sense_names"]
     lines = ["\t".join([*head, "note"])]
     for w in data["words"]:
         values = [w["word"], str(w["n_a"]), str(w["n_b"])] + [_cell(w.get(m)) for m in measures]
@@ -380,10 +518,16 @@ def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) ->
             ev = w.get("evidence") or {}
             for m in tested:
                 values += [_cell(v) for v in w.get("interval", {}).get(m, [None, None])]
-            for m in tested:
+            for m in tested_p:
                 values += [_cell(ev.get("p_values", {}).get(m)), _cell(ev.get("q_values", {}).get(m))]
-            changed = ev.get("changed_fdr")
-            values += [str(ev.get("changed_fdr", "")) if changed is not None else "", str(ev.get("senses", ""))]
+            verdict = w.get("verdict") or {}
+            if with_verdict:
+                values += [_cell(verdict.get("z")), _cell(verdict.get("p_controls")), _cell(verdict.get("q"))]
+            changed = verdict.get("changed", ev.get("changed_fdr"))
+            values += ["" if changed is None else str(changed)]
+            if with_verdict:
+                values += [verdict.get("basis", "")]
+            values += [str(ev.get("senses", ""))]
             values += [_cell(ev.get("sense_jsd")), str(ev.get("binary", "")), sense_names_cell(ev.get("sense_names", []))]
         lines.append("\t".join([*values, w["note"]]))
     sidecar = path.with_suffix(".settings.json")

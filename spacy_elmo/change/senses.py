@@ -7,12 +7,13 @@ k-means++ starts drawn with `seed`, the best of `N_INIT` runs; k from 2 to `MAX_
 silhouette (cosine distance), the smallest k among ties. At most `max_usages` usages a side (drawn with `seed`).
 """
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .measures import UsageRows, Usages, _unit, jensen_shannon
+from .measures import UsageRows, Usages, _unit, energy_from_sums, jensen_shannon
 
 MAX_SENSES, N_INIT, ITERATIONS = 8, 10, 50
 EVIDENCE_USAGES, DRAWS, SEED = 1000, 1000, 0
@@ -171,22 +172,38 @@ def score_interval(a: numpy.ndarray, b: numpy.ndarray, measure: str, draws: int 
     return float(low), float(high)
 
 
-def permutation_p(a: numpy.ndarray, b: numpy.ndarray, measure: str, permutations: int = PERMUTATIONS, seed: int = SEED) -> float:
-    """The permutation test of APD or PRT: the share of `permutations` shuffles of the period labels of the
-    usages (the two sides' sizes kept) whose score is at least the observed one, counting the observed labels
-    as one of them: (1 + at least as high) / (1 + permutations), at least 1 / (1 + permutations).
+TESTED = ("apd", "prt", "energy")  # the measures a permutation test reads
+
+
+@dataclass(frozen=True)
+class PermutationTest:
+    """A permutation test's answer: `p` = (1 + shuffles scoring at least the observed) / (1 + shuffles), and `z`,
+    the observed score standardized by the shuffles' mean and standard deviation (how far above chance, in a unit
+    that words with different numbers of usages share)."""
+
+    p: float
+    z: float
+
+
+def permutation_test(
+    a: numpy.ndarray, b: numpy.ndarray, measure: str, permutations: int = PERMUTATIONS, seed: int = SEED
+) -> PermutationTest:
+    """The permutation test of APD, PRT or the energy distance: `permutations` shuffles of the period labels of the
+    usages (the two sides' sizes kept), each scored as the observed labels are, in one product a block of shuffles.
 
     a, b (numpy.ndarray): (n_a, D), (n_b, D): the vectors the score reads.
     """
-    if measure not in ("apd", "prt"):
-        raise ValueError(f"a permutation test of {measure!r}: only 'apd' and 'prt'")
+    if measure not in TESTED:
+        raise ValueError(f"a permutation test of {measure!r}: only {', '.join(TESTED)}")
     both = numpy.concatenate([a, b]).astype(numpy.float64)
-    if measure == "apd":
+    if measure in ("apd", "energy"):
         both = _unit(both)
     n_a, n = len(a), len(a) + len(b)
     total = both.sum(0)
 
     def scores(sums_a: numpy.ndarray) -> numpy.ndarray:  # (m, D) sums of side A -> (m,) scores
+        if measure == "energy":
+            return energy_from_sums(sums_a, total - sums_a, n_a, n - n_a)
         mean_a, mean_b = sums_a / n_a, (total - sums_a) / (n - n_a)
         dots = (mean_a * mean_b).sum(1)
         if measure == "apd":
@@ -196,15 +213,26 @@ def permutation_p(a: numpy.ndarray, b: numpy.ndarray, measure: str, permutations
 
     observed = float(scores(both[:n_a].sum(0, keepdims=True))[0])
     rng = numpy.random.default_rng(seed)
-    higher = 0
+    higher, shuffled = 0, []
     for start in range(0, permutations, 256):
         m = min(256, permutations - start)
         pick = numpy.zeros((m, n))
         order = numpy.argsort(rng.random((m, n)), axis=1)[:, :n_a]
         numpy.put_along_axis(pick, order, 1.0, axis=1)
+        found = scores(pick @ both)
         # a shuffle's score ties the observed within float rounding where it is the same split
-        higher += int((scores(pick @ both) >= observed - 1e-12).sum())
-    return (1 + higher) / (1 + permutations)
+        higher += int((found >= observed - 1e-12).sum())
+        shuffled.append(found)
+    null = numpy.concatenate(shuffled) if shuffled else numpy.zeros(0)
+    null = null[numpy.isfinite(null)]
+    spread = float(null.std()) if len(null) > 1 else 0.0
+    z = (observed - float(null.mean())) / spread if spread > 0 and math.isfinite(observed) else math.nan
+    return PermutationTest((1 + higher) / (1 + permutations), z)
+
+
+def permutation_p(a: numpy.ndarray, b: numpy.ndarray, measure: str, permutations: int = PERMUTATIONS, seed: int = SEED) -> float:
+    """The permutation test's p-value (`permutation_test`): at least 1 / (1 + permutations)."""
+    return permutation_test(a, b, measure, permutations, seed).p
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> numpy.ndarray:
@@ -335,7 +363,7 @@ def word_evidence(
         order = numpy.argsort(nearest, kind="stable")[:EXAMPLES]
         changed[side] = [(int(side_rows[i]), float(nearest[i])) for i in order]
     intervals = {m: score_interval(va, vb, m, draws, seed) for m in measures if m in ("apd", "prt")}
-    p_values = {m: permutation_p(va, vb, m, permutations, seed) for m in measures if m in ("apd", "prt")} if permutations else {}
+    p_values = {m: permutation_p(va, vb, m, permutations, seed) for m in measures if m in TESTED} if permutations else {}
     intervals["senses"] = share_interval(labels_a, labels_b, k, draws, seed)
     centred = unit - unit.mean(0)
     _, _, vt = numpy.linalg.svd(centred, full_matrices=False)

@@ -5,6 +5,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import typer
 
+from ..change.verdict import DEFAULT_CONTROLS
 from ..output_folders import check_output_file
 from ._util import (
     bilm_source,
@@ -358,7 +359,21 @@ def change_cli(
         1000, "--permutations", help="The permutation test of each word's APD and PRT: shuffles of its usages' periods (0: none)", min=0
     ),
     fdr: float = typer.Option(
-        0.05, "--fdr", help="A word is 'changed' where its first measure's Benjamini-Hochberg q-value is at most this", min=0.0, max=1.0
+        0.05, "--fdr", help="A word is 'changed' where the verdict's Benjamini-Hochberg q-value is at most this", min=0.0, max=1.0
+    ),
+    controls: int = typer.Option(
+        DEFAULT_CONTROLS,
+        "--controls",
+        help="Control words for the verdict: drawn from the corpora (with --model and --words) or from indexes of every word, "
+        "matched to the targets' frequencies and scored alike; a word is changed where it stands above them (0: the permutation "
+        "test alone, 'differs from chance only')",
+        min=0,
+    ),
+    verdict_from: str = typer.Option(
+        "context:top",
+        "--verdict-from",
+        help="The vectors the verdict's energy distance reads: context:top (the context-only vectors, blind to the word's "
+        "spelling; indexes built with --all-layers), another layer spec, or 'scores' (the vectors the scores read)",
     ),
     seed: int = typer.Option(0, "--seed", help="The seed of the senses' clusters, the intervals' resamplings and the permutations"),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
@@ -416,6 +431,8 @@ def change_cli(
         min_silhouette=min_silhouette,
         permutations=permutations,
         fdr=fdr,
+        controls=controls,
+        verdict_from=verdict_from,
     )
     change(
         index_a,

@@ -37,7 +37,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from spacy.tokens import Doc, Token
 
     from .ann import AnnSearch
-    from ..change.measures import WordChange
 
 from ..types import PathLike
 from .capitals import as_read
@@ -471,32 +470,6 @@ class UsageIndex:
             return numpy.zeros(0, dtype=numpy.int64)
         order, starts = self._by_key
         return order[starts[k] : starts[k + 1]]
-
-    def change(
-        self,
-        other: "UsageIndex",
-        words: Optional[Sequence[str]] = None,
-        measure: Union[str, Sequence[str]] = ("apd", "prt"),
-        **settings: Any,
-    ) -> List["WordChange"]:
-        """How much each word's usages differ between this index (corpus A) and `other` (corpus B), built by the
-        same biLM with the same layer settings (see `spacy_elmo/change/measures.py`), most changed first.
-
-        words (Optional[Sequence[str]]): the target words; None: every word with at least `min_usages` in both.
-        measure (Union[str, Sequence[str]]): one or more of "apd" (average pairwise cosine distance), "prt"
-            (1 / cosine of the two mean usages) and "jsd" (Jensen-Shannon divergence of the two sides' shares of 8
-            clusters of the word's usages); the first orders the rows. The evidence behind a score (senses,
-            changed usages, intervals): `senses.word_evidence`, or `spacy-elmo change --report`.
-        settings: `min_usages` (5), `standardize` (False: subtract each index's mean usage first).
-        RETURNS (List[WordChange]): one row per word; a word with too few usages has a note and no score.
-
-        >>> old, new = UsageIndex().from_disk("index_1810"), UsageIndex().from_disk("index_1960")
-        >>> old.change(new, ["plane", "gay"], measure="apd")
-        """
-        from ..change.measures import index_change
-
-        measures = (measure,) if isinstance(measure, str) else tuple(measure)
-        return index_change(self, other, words, measures, **settings)
 
     def most_similar(
         self, token: "Token", n: int = 5, same_word: bool = True, exact: bool = False, approximate: bool = False

@@ -13,7 +13,7 @@ from spacy_elmo.cli import app
 from spacy_elmo.errors import InputError
 from spacy_elmo.pipeline.loading import load_elmo_pipeline
 from spacy_elmo.usages import build_usage_index
-from spacy_elmo.change.measures import apd, compare, prt, usage_similarity
+from spacy_elmo.change.measures import apd, compare, index_change, prt, usage_similarity
 from spacy_elmo.usages.words import read_words
 from spacy_elmo.change.wug import embed_uses, read_dataset, read_judgments, read_uses
 
@@ -96,7 +96,7 @@ def indexes(tmp_path_factory):
 def test_index_change_scores_each_word_from_its_usages(indexes):
     tmp, built = indexes
     old, new = built["old"], built["new"]
-    rows = old.change(new, ["plane", "cat", "gay"], min_usages=2)
+    rows = index_change(old, new, ["plane", "cat", "gay"], min_usages=2)
     by_word = {r.word: r for r in rows}
     assert by_word["plane"].n_a == 7 and by_word["plane"].n_b == 6
     a = numpy.asarray(old.vectors[numpy.sort(old.rows_of("plane"))], dtype=numpy.float32)
@@ -105,17 +105,17 @@ def test_index_change_scores_each_word_from_its_usages(indexes):
     assert "too few usages" in by_word["gay"].note and not by_word["gay"].scores
     assert [r.word for r in rows][-1] == "gay"
     assert rows[0].scores["apd"] >= rows[1].scores["apd"]
-    same = old.change(old, ["plane", "cat"], min_usages=2)
+    same = index_change(old, old, ["plane", "cat"], min_usages=2)
     assert all(r.scores["prt"] == 1.0 for r in same)  # one corpus on both sides
 
 
 def test_every_word_in_both_by_default_and_standardized_vectors(indexes):
     _, built = indexes
-    rows = built["old"].change(built["new"], min_usages=2, measure="apd")
+    rows = index_change(built["old"], built["new"], measures=["apd"], min_usages=2)
     words = {r.word for r in rows}
     assert {"plane", "the", "cat"} <= words and "gay" not in words and all(r.scores for r in rows)
     plain = {r.word: r.scores["apd"] for r in rows}
-    standardized = {r.word: r.scores["apd"] for r in built["old"].change(built["new"], min_usages=2, measure="apd", standardize=True)}
+    standardized = {r.word: r.scores["apd"] for r in index_change(built["old"], built["new"], measures=["apd"], min_usages=2, standardize=True)}
     assert plain.keys() == standardized.keys() and plain != standardized
 
 
@@ -254,7 +254,7 @@ def test_the_change_command_takes_two_corpora_with_a_model(indexes, tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "c.json").read_text())
     by_word = {w["word"]: w for w in data["words"]}
-    expected = {r.word: r for r in built["old"].change(built["new"], ["plane", "cat"], ["apd", "jsd"], min_usages=2)}
+    expected = {r.word: r for r in index_change(built["old"], built["new"], ["plane", "cat"], ["apd", "jsd"], min_usages=2)}
     for word in ("plane", "cat"):  # indexing only the words gives each usage the vector of the whole index
         assert by_word[word]["apd"] == pytest.approx(expected[word].scores["apd"], abs=1e-6)
         assert 0 <= by_word[word]["jsd"] <= math.log(2) + 1e-9

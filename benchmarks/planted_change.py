@@ -1,0 +1,320 @@
+"""The planted-change benchmark of `spacy-elmo change` (Shoemark et al. 2019; Schlechtweg & Schulte im Walde 2020):
+change is planted where none exists, and the command, run as a user runs it, is checked for finding it.
+
+Per seed and setting: corpus B is a random half of Wikipedia paragraphs; corpus A is the other half ("halves": no
+word truly changes between them) or Reuters paragraphs of about as many words ("genre": every word drifts). Target
+nouns are drawn by a stated rule; half of them get a donor's sense in B: a share s of the target's usages in B
+(10%, 20%, 30% or 50%, in turn) are the donor's usages with the donor's word replaced by the target (its capitals
+kept); the other half are left alone as controls. Then, from the command line with its defaults:
+
+    spacy-elmo change A.txt B.txt change.json --model BILM --words WORDS --evidence
+
+and from change.json: ranking AUC (planted against controls) per measure, the verdict's recall per share and its
+false-positive rate on the controls, whether the senses show a one-side sense (DWUG's rule: at most 1 usage on one
+side, at least 5 on the other) and whether that sense's names hold the donor.
+
+Rules (stated, seeded): a noun is a word form that UD English-EWT (train) tags NOUN in at least 90% of at least 3
+occurrences, all letters, 4 or more, no stop word; targets, controls and donors are drawn from the nouns with
+`--min-count` to `--max-count` occurrences in each side, spread over four log-frequency bins; a donor needs enough
+usages in B for its share, and shares no first four letters with its target.
+
+    python benchmarks/planted_change.py --seeds 0 1 2 --json planted.json
+"""
+
+import argparse
+import gzip
+import json
+import math
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Dict, Iterable, List, Sequence, Tuple
+
+import numpy
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SHARES = (0.1, 0.2, 0.3, 0.5)
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def read_paragraphs(path: Path, n: int, skip: int = 0) -> List[str]:
+    """The first `n` non-empty lines (paragraphs) of a .txt.gz after `skip` of them."""
+    out: List[str] = []
+    with gzip.open(path, "rt", encoding="utf8") as f:
+        seen = 0
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            seen += 1
+            if seen > skip:
+                out.append(line)
+                if len(out) >= n:
+                    break
+    return out
+
+
+def ewt_nouns(conllu: Path, share: float = 0.9, least: int = 3) -> set:
+    """Word forms (lowercase) that UD English-EWT tags NOUN in at least `share` of at least `least` occurrences."""
+    tags: Dict[str, Counter] = {}
+    for line in conllu.read_text(encoding="utf8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        cols = line.split("\t")
+        if len(cols) > 3 and cols[0].isdigit():
+            tags.setdefault(cols[1].lower(), Counter())[cols[3]] += 1
+    return {w for w, c in tags.items() if sum(c.values()) >= least and c["NOUN"] / sum(c.values()) >= share}
+
+
+def counts(paragraphs: Iterable[str]) -> Counter:
+    found: Counter = Counter()
+    for p in paragraphs:
+        found.update(w.lower() for w in _WORD.findall(p))
+    return found
+
+
+def word_pattern(word: str) -> "re.Pattern[str]":
+    """A word as the usage index finds it: case-insensitive, not inside a longer run of word characters."""
+    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
+
+
+def with_case_of(model: str, word: str) -> str:
+    """`word` written in the capitals of `model`: all capitals, a capital first, or lowercase."""
+    if model.isupper() and len(model) > 1:
+        return word.upper()
+    if model[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def plant(paragraphs: List[str], donor: str, target: str, k: int, rng: numpy.random.Generator) -> Tuple[List[str], int]:
+    """Replace `k` of the donor's usages (drawn with `rng`) by the target, its capitals kept.
+    RETURNS: the paragraphs and how many usages were replaced."""
+    pattern = word_pattern(donor)
+    places = [(i, m.start(), m.end()) for i, p in enumerate(paragraphs) for m in pattern.finditer(p)]
+    chosen = sorted((places[j] for j in rng.choice(len(places), min(k, len(places)), replace=False)), reverse=True)
+    out = list(paragraphs)
+    for i, start, end in chosen:  # from the end of each paragraph: offsets before stay valid
+        p = out[i]
+        out[i] = p[:start] + with_case_of(p[start:end], target) + p[end:]
+    return out, len(chosen)
+
+
+def draw_words(
+    nouns: set, count_a: Counter, count_b: Counter, n: int, low: int, high: int, rng: numpy.random.Generator, stop: set
+) -> List[str]:
+    """`n` nouns with `low` to `high` occurrences in A and in B, as many from each of four log-frequency bins."""
+    eligible = sorted(w for w in nouns if len(w) >= 4 and w.isalpha() and w not in stop and low <= count_a[w] <= high and low <= count_b[w] <= high)
+    edges = numpy.exp(numpy.linspace(math.log(low), math.log(high + 1), 5))
+    bins = [[w for w in eligible if edges[j] <= min(count_a[w], count_b[w]) < edges[j + 1]] for j in range(4)]
+    drawn: List[str] = []
+    for j in range(n):
+        pool = [w for w in bins[j % 4] if w not in drawn] or [w for w in eligible if w not in drawn]
+        drawn.append(pool[rng.integers(len(pool))])
+    return drawn
+
+
+def auc(positive: Sequence[float], negative: Sequence[float]) -> float:
+    """The probability that a planted word outranks a control (ties count a half)."""
+    if not positive or not negative:
+        return float("nan")
+    wins = sum((p > q) + 0.5 * (p == q) for p in positive for q in negative)
+    return wins / (len(positive) * len(negative))
+
+
+def one_side_sense(ev: Dict, k: int = 1, n: int = 5) -> int:
+    """The index of a sense of B alone (at most k usages in A, at least n in B), else -1."""
+    for j, (na, nb) in enumerate(zip(ev["cluster_freq_dist1"], ev["cluster_freq_dist2"])):
+        if na <= k and nb >= n:
+            return j
+    return -1
+
+
+def build_setting(args, setting: str, seed: int, work: Path, nouns: set, stop: set) -> Dict:
+    rng = numpy.random.default_rng(seed)
+    wiki = read_paragraphs(args.wiki, args.paragraphs)
+    order = rng.permutation(len(wiki))
+    half = len(wiki) // 2
+    b = [wiki[i] for i in order[half:]]
+    if setting == "halves":
+        a = [wiki[i] for i in order[:half]]
+    else:
+        reuters = read_paragraphs(args.reuters, 10**9)
+        words_b = sum(len(p.split()) for p in b)
+        a, total = [], 0
+        for i in rng.permutation(len(reuters)):
+            if total >= words_b:
+                break
+            a.append(reuters[i])
+            total += len(reuters[i].split())
+    count_a, count_b = counts(a), counts(b)
+    n = args.targets
+    words = draw_words(nouns, count_a, count_b, 3 * n, args.min_count, args.max_count, rng, stop)
+    targets, controls, spare = words[:n], words[n : 2 * n], words[2 * n :]
+    planted: Dict[str, Dict] = {}
+    used = set(words)
+    for j, target in enumerate(targets):
+        share = SHARES[j % len(SHARES)]
+        k = math.ceil(share * count_b[target] / (1 - share))
+        donors = [
+            w
+            for w in sorted(nouns)
+            if w not in used and w.isalpha() and len(w) >= 4 and w not in stop and w[:4] != target[:4] and count_b[w] >= k + 5
+            and count_b[w] <= 4 * max(k, args.max_count)
+        ]
+        if not donors:
+            continue
+        donor = donors[rng.integers(len(donors))]
+        used.add(donor)
+        b, done = plant(b, donor, target, k, rng)
+        planted[target] = {"donor": donor, "share": share, "replaced": done, "n_b_before": count_b[target]}
+    del spare
+    folder = work / f"{setting}-{seed}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "A.txt").write_text("\n".join(a) + "\n", encoding="utf8")
+    (folder / "B.txt").write_text("\n".join(b) + "\n", encoding="utf8")
+    listed = list(planted) + controls
+    rng.shuffle(listed)
+    (folder / "words.txt").write_text("\n".join(listed) + "\n", encoding="utf8")
+    return {"setting": setting, "seed": seed, "folder": str(folder), "planted": planted, "controls": controls}
+
+
+def run_change(args, plan: Dict) -> Dict:
+    folder = Path(plan["folder"])
+    out = folder / "change.json"
+    if not out.exists() or args.again:
+        command = [
+            sys.executable, "-m", "spacy_elmo", "change", str(folder / "A.txt"), str(folder / "B.txt"), str(out),
+            "--model", str(args.bilm), "--words", str(folder / "words.txt"), "--evidence", "--overwrite", *args.change_args,
+        ]  # fmt: skip
+        started = time.perf_counter()
+        subprocess.run(command, check=True)
+        plan["seconds"] = time.perf_counter() - started
+    return json.loads(out.read_text())
+
+
+def evaluate(plan: Dict, data: Dict) -> Dict:
+    words = {w["word"]: w for w in data["words"]}
+    planted, controls = plan["planted"], plan["controls"]
+    result: Dict = {"setting": plan["setting"], "seed": plan["seed"], "basis": data["settings"].get("verdict_basis")}
+
+    def value(w: Dict, key: str) -> float:
+        v = w.get(key) if key in w else (w.get("verdict") or {}).get(key)
+        return float(v) if v is not None else float("-inf")
+
+    scored = {w for w in words if words[w].get("verdict")}
+    for key in ("apd", "prt", "energy", "z"):
+        result[f"auc_{key}"] = auc(
+            [value(words[w], key) for w in planted if w in scored], [value(words[w], key) for w in controls if w in scored]
+        )
+    result["controls_changed"] = [w for w in controls if w in scored and words[w]["verdict"]["changed"]]
+    result["controls_scored"] = sum(w in scored for w in controls)
+    result["controls_one_side"] = [w for w in controls if w in scored and one_side_sense(words[w]["evidence"]) >= 0]
+    per_share: Dict[str, Dict] = {}
+    for w, info in planted.items():
+        if w not in scored:
+            continue
+        row = per_share.setdefault(str(info["share"]), {"n": 0, "changed": 0, "one_side": 0, "named": 0})
+        row["n"] += 1
+        row["changed"] += words[w]["verdict"]["changed"]
+        ev = words[w]["evidence"]
+        j = one_side_sense(ev)
+        if j >= 0:
+            row["one_side"] += 1
+            names = ev["sense_names"][j] if j < len(ev["sense_names"]) else []
+            donor = info["donor"]
+            row["named"] += any(n.lower() in (donor, donor + "s", donor + "es") or donor.startswith(n.lower()) for n in names)
+    result["per_share"] = per_share
+    # the verdict's variants, computed again from the controls that change scored: which statistic, how many controls
+    from spacy_elmo.change.senses import benjamini_hochberg
+    from spacy_elmo.change.verdict import against_controls
+
+    control_stats = data.get("controls", [])
+    variants = {}
+    for key in ("z", "energy"):
+        for n_controls in (10, 20, 40):
+            pool = [c[key] for c in control_stats[:n_controls] if c.get(key) is not None]
+            if len(pool) < 8:
+                continue
+            names = [w for w in list(planted) + controls if w in scored]
+            q = benjamini_hochberg([against_controls(value(words[w], key), pool) for w in names])
+            called = {w for w, x in zip(names, q) if x <= 0.05}
+            variants[f"{key}@{n_controls}"] = {
+                "recall": {s: sum(1 for w in called if w in planted and str(planted[w]["share"]) == s) for s in map(str, SHARES)},
+                "controls_changed": sum(1 for w in called if w in controls),
+            }
+    result["variants"] = variants
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bilm", type=Path, default=SHARED / "models" / "elmo-small-wiki-reuters-cont")
+    parser.add_argument("--wiki", type=Path, default=SHARED / "data" / "raw" / "enwiki-20M.txt.gz")
+    parser.add_argument("--reuters", type=Path, default=SHARED / "data" / "raw" / "reuters21578.txt.gz")
+    parser.add_argument("--ewt", type=Path, default=SHARED / "data" / "ud-ewt" / "en_ewt-ud-train.conllu")
+    parser.add_argument("--settings", nargs="+", default=["halves", "genre"], choices=["halves", "genre"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--paragraphs", type=int, default=40_000, help="Wikipedia paragraphs split into halves")
+    parser.add_argument("--targets", type=int, default=20, help="planted targets, and as many controls")
+    parser.add_argument("--min-count", type=int, default=40)
+    parser.add_argument("--max-count", type=int, default=250)
+    parser.add_argument("--work", type=Path, default=Path("planted_change"))
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--again", action="store_true", help="run change again where its output exists")
+    parser.add_argument("change_args", nargs="*", help="after --: more options for spacy-elmo change")
+    args = parser.parse_args()
+    for path in (args.bilm, args.wiki, args.reuters, args.ewt):
+        if not path.exists():
+            sys.exit(f"{path} not found: this benchmark reads ../shared (or give --bilm, --wiki, --reuters, --ewt)")
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    from spacy_elmo.bilm.precision import cpu_class
+
+    print(f"CPU: {cpu_class().describe()}; biLM: {args.bilm}")
+    nouns = ewt_nouns(args.ewt)
+    results = []
+    for setting in args.settings:
+        for seed in args.seeds:
+            plan = build_setting(args, setting, seed, args.work, nouns, set(STOP_WORDS))
+            data = run_change(args, plan)
+            result = evaluate(plan, data)
+            result["plan"] = plan
+            results.append(result)
+            shares = ", ".join(
+                f"{s}: {r['changed']}/{r['n']} changed, {r['one_side']} one-side, {r['named']} named" for s, r in sorted(result["per_share"].items())
+            )
+            print(
+                f"{setting} seed {seed}: AUC apd {result['auc_apd']:.3f} energy {result['auc_energy']:.3f} z {result['auc_z']:.3f}; "
+                f"controls changed {len(result['controls_changed'])}/{result['controls_scored']}, one-side "
+                f"{len(result['controls_one_side'])}; planted {shares} ({result['basis']})",
+                flush=True,
+            )
+            if args.json:
+                args.json.write_text(json.dumps(results, indent=1))
+    summarise(results)
+
+
+def summarise(results: List[Dict]) -> None:
+    print("\n| setting | seeds | AUC apd | AUC energy z | controls changed | " + " | ".join(f"recall {s:.0%}" for s in SHARES) + " |")
+    print("|---|---|---:|---:|---:|" + "---:|" * len(SHARES))
+    for setting in sorted({r["setting"] for r in results}):
+        rs = [r for r in results if r["setting"] == setting]
+        fp = sum(len(r["controls_changed"]) for r in rs)
+        nc = sum(r["controls_scored"] for r in rs)
+        recalls = []
+        for s in map(str, SHARES):
+            n = sum(r["per_share"].get(s, {}).get("n", 0) for r in rs)
+            c = sum(r["per_share"].get(s, {}).get("changed", 0) for r in rs)
+            recalls.append(f"{c}/{n}")
+        print(
+            f"| {setting} | {len(rs)} | {numpy.mean([r['auc_apd'] for r in rs]):.3f} | {numpy.mean([r['auc_z'] for r in rs]):.3f} | "
+            f"{fp}/{nc} | " + " | ".join(recalls) + " |"
+        )
+
+
+if __name__ == "__main__":
+    main()

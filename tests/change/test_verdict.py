@@ -1,0 +1,101 @@
+"""The verdict "changed": the energy distance (by brute force), its power against a sense that comes where APD's
+test has none, control words drawn by frequency, and the verdict against the controls' drift."""
+
+import math
+from collections import Counter
+
+import numpy
+import pytest
+
+from spacy_elmo.change.measures import apd, energy
+from spacy_elmo.change.senses import permutation_test
+from spacy_elmo.change.verdict import (
+    CHANCE_BASIS,
+    CONTROLS_BASIS,
+    WordVerdict,
+    against_controls,
+    count_words,
+    decide,
+    draw_controls,
+    normal_tail,
+)
+
+
+def _unit(x):
+    return x / numpy.linalg.norm(x, axis=1, keepdims=True)
+
+
+def test_energy_distance_by_brute_force_over_pairs():
+    rng = numpy.random.default_rng(3)
+    a, b = rng.normal(size=(7, 5)), rng.normal(size=(9, 5)) + 0.5
+    ua, ub = _unit(a), _unit(b)
+
+    def mean_distance(x, y, distinct):
+        d = [1 - x[i] @ y[j] for i in range(len(x)) for j in range(len(y)) if not (distinct and i == j)]
+        return numpy.mean(d)
+
+    expected = 2 * mean_distance(ua, ub, False) - mean_distance(ua, ua, True) - mean_distance(ub, ub, True)
+    assert energy(a, b) == pytest.approx(expected, abs=1e-12)
+    assert 2 * mean_distance(ua, ub, False) / 2 == pytest.approx(apd(a, b))  # APD is its first term alone
+    with pytest.raises(ValueError):
+        energy(a[:1], b)
+
+
+def _blob(rng, centre, n, spread):
+    return centre + rng.normal(0, spread, (n, len(centre)))
+
+
+def test_a_sense_that_comes_moves_the_energy_test_where_apds_stays_above_005():
+    """The reproduction: B keeps A's sense and gains another (half of its usages, B twice A's size). APD's
+    permutation test does not reject (the new sense raises B's own pairs as much as those across); the energy
+    distance's does, far past chance."""
+    rng = numpy.random.default_rng(0)
+    old, new = numpy.zeros(32), numpy.zeros(32)
+    old[0], new[0], new[1] = 1.0, 0.8, 0.6
+    a = _blob(rng, old, 200, 0.25)
+    b = numpy.concatenate([_blob(rng, old, 200, 0.25), _blob(rng, new, 200, 0.25)])
+    assert permutation_test(a, b, "apd").p > 0.05
+    found = permutation_test(a, b, "energy")
+    assert found.p == pytest.approx(1 / 1001) and found.z > 10
+    # the same distribution: the energy test's p spreads over (0, 1] and its z is about N(0, 1)
+    same = [permutation_test(_blob(rng, old, 60, 0.3), _blob(rng, old, 80, 0.3), "energy", 199, seed=k) for k in range(20)]
+    assert numpy.median([t.p for t in same]) > 0.2 and abs(numpy.median([t.z for t in same])) < 1.0
+
+
+def test_against_controls_by_hand():
+    controls = [0.0, 1.0, 2.0, 3.0, 4.0]  # median 2, MAD 1
+    assert against_controls(5.0, controls) == pytest.approx(normal_tail(3.0 / 1.4826))
+    assert against_controls(2.0, controls) == pytest.approx(0.5)
+    assert normal_tail(0.0) == 0.5 and normal_tail(1.6448536) == pytest.approx(0.05, abs=1e-6)
+    assert against_controls(float("nan"), controls) == 1.0
+    assert against_controls(3.0, [1.0] * 10) == 0.0 and against_controls(1.0, [1.0] * 10) == 1.0  # no spread at all
+
+
+def test_draw_controls_matches_frequencies_and_leaves_out_targets_their_forms_and_stop_words():
+    counts_a = Counter({f"w{i:03d}": i + 5 for i in range(300)})
+    counts_b = Counter({f"w{i:03d}": 2 * i + 5 for i in range(300)})
+    counts_a.update({"bank": 100, "banks": 100, "the": 900})
+    counts_b.update({"bank": 200, "banks": 150, "the": 900})
+    drawn = draw_controls(counts_a, counts_b, ["bank"], 5, seed=1, exclude={"the"})
+    assert len(drawn) == len(set(drawn)) == 5 and not {"bank", "banks", "the"} & set(drawn)
+    # each within the NEAREST (12) candidates of the target's (100, 200): w090-w100 or so
+    assert all(abs(counts_a[w] - 100) <= 12 and abs(counts_b[w] - 200) <= 24 for w in drawn), drawn
+    assert draw_controls(counts_a, counts_b, ["bank"], 5, seed=1, exclude={"the"}) == drawn  # seeded
+    assert draw_controls(counts_a, counts_b, ["bank"], 5, seed=2, exclude={"the"}) != drawn
+    assert draw_controls(counts_a, Counter(), ["bank"], 5) == []  # no word in both corpora: none
+    assert count_words(["The bank, the BANKS; 3 x banks"]) == Counter({"the": 2, "bank": 1, "banks": 2})
+
+
+def test_the_verdict_reads_the_controls_drift_and_says_where_it_has_none():
+    """Two corpora of different genre: every word drifts (z about 20); a target that only drifts is not changed
+    against the controls, one that also gained a sense is. Without controls every word differs from chance."""
+    rng = numpy.random.default_rng(5)
+    controls = {f"c{i}": WordVerdict(0.01, 20 + rng.normal(0, 3), 0.001) for i in range(40)}
+    targets = {"drifted": WordVerdict(0.01, 21.0, 0.001), "gained": WordVerdict(0.2, 80.0, 0.001)}
+    decide(targets, controls, 0.05)
+    assert targets["drifted"].changed == 0 and targets["gained"].changed == 1
+    assert targets["gained"].basis == CONTROLS_BASIS and targets["gained"].q <= 0.05
+    alone = {"drifted": WordVerdict(0.01, 21.0, 0.001), "gained": WordVerdict(0.2, 80.0, 0.001)}
+    decide(alone, {}, 0.05)
+    assert all(v.changed == 1 and v.basis == CHANCE_BASIS and v.p_controls is None for v in alone.values())
+    assert math.isclose(alone["drifted"].q, 0.001)
