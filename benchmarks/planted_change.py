@@ -107,7 +107,9 @@ def draw_words(
     nouns: set, count_a: Counter, count_b: Counter, n: int, low: int, high: int, rng: numpy.random.Generator, stop: set
 ) -> List[str]:
     """`n` nouns with `low` to `high` occurrences in A and in B, as many from each of four log-frequency bins."""
-    eligible = sorted(w for w in nouns if len(w) >= 4 and w.isalpha() and w not in stop and low <= count_a[w] <= high and low <= count_b[w] <= high)
+    eligible = sorted(
+        w for w in nouns if len(w) >= 4 and w.isalpha() and w not in stop and low <= count_a[w] <= high and low <= count_b[w] <= high
+    )
     edges = numpy.exp(numpy.linspace(math.log(low), math.log(high + 1), 5))
     bins = [[w for w in eligible if edges[j] <= min(count_a[w], count_b[w]) < edges[j + 1]] for j in range(4)]
     drawn: List[str] = []
@@ -126,9 +128,12 @@ def auc(positive: Sequence[float], negative: Sequence[float]) -> float:
 
 
 def one_side_sense(ev: Dict, k: int = 1, n: int = 5) -> int:
-    """The index of a sense of B alone (at most k usages in A, at least n in B), else -1."""
+    """The index of a sense of one period alone: as `change` marks them (`sense_sides`), else DWUG's rule (at most
+    k usages on one side, at least n on the other); -1 where none."""
+    if "sense_sides" in ev:
+        return next((j for j, side in enumerate(ev["sense_sides"]) if side != "both"), -1)
     for j, (na, nb) in enumerate(zip(ev["cluster_freq_dist1"], ev["cluster_freq_dist2"])):
-        if na <= k and nb >= n:
+        if (na <= k and nb >= n) or (nb <= k and na >= n):
             return j
     return -1
 
@@ -162,7 +167,12 @@ def build_setting(args, setting: str, seed: int, work: Path, nouns: set, stop: s
         donors = [
             w
             for w in sorted(nouns)
-            if w not in used and w.isalpha() and len(w) >= 4 and w not in stop and w[:4] != target[:4] and count_b[w] >= k + 5
+            if w not in used
+            and w.isalpha()
+            and len(w) >= 4
+            and w not in stop
+            and w[:4] != target[:4]
+            and count_b[w] >= k + 5
             and count_b[w] <= 4 * max(k, args.max_count)
         ]
         if not donors:
@@ -260,8 +270,8 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--paragraphs", type=int, default=40_000, help="Wikipedia paragraphs split into halves")
     parser.add_argument("--targets", type=int, default=20, help="planted targets, and as many controls")
-    parser.add_argument("--min-count", type=int, default=40)
-    parser.add_argument("--max-count", type=int, default=250)
+    parser.add_argument("--min-count", type=int, default=100)
+    parser.add_argument("--max-count", type=int, default=500)
     parser.add_argument("--work", type=Path, default=Path("planted_change"))
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--again", action="store_true", help="run change again where its output exists")
@@ -285,7 +295,8 @@ def main() -> None:
             result["plan"] = plan
             results.append(result)
             shares = ", ".join(
-                f"{s}: {r['changed']}/{r['n']} changed, {r['one_side']} one-side, {r['named']} named" for s, r in sorted(result["per_share"].items())
+                f"{s}: {r['changed']}/{r['n']} changed, {r['one_side']} one-side, {r['named']} named"
+                for s, r in sorted(result["per_share"].items())
             )
             print(
                 f"{setting} seed {seed}: AUC apd {result['auc_apd']:.3f} energy {result['auc_energy']:.3f} z {result['auc_z']:.3f}; "

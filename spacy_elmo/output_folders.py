@@ -21,6 +21,7 @@ import shutil
 import socket
 import stat
 import tempfile
+import warnings
 import threading
 import time
 import weakref
@@ -247,6 +248,7 @@ def temporary_path(path: PathLike) -> Path:
     _remove_dead_temporaries(path)
     handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_writer_tag()}.", suffix=".tmp")
     try:
+        _mark_temporary(handle)
         if hasattr(os, "fchmod"):
             os.fchmod(handle, default_file_mode())
         else:  # pragma: no cover  (Windows before Python 3.13)
@@ -262,15 +264,44 @@ def _writer_tag(pid: Optional[int] = None) -> str:
     return f"{host}-{os.getpid() if pid is None else pid}"
 
 
+TEMPORARY_MARK = "user.spacy-elmo.temporary"  # the extended attribute a temporary carries: its writer's HOST-PID
+
+
+def _mark_temporary(handle: int) -> None:
+    """Write the proof that spacy-elmo made this temporary into the file itself: its writer's tag as an extended
+    attribute (a name alone is no proof: a user's file can be named like one). Where the file system keeps no
+    extended attributes, the temporary carries none and no later run removes it (a kill leaves it, named)."""
+    try:
+        os.setxattr(handle, TEMPORARY_MARK, _writer_tag().encode())  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        pass
+
+
+def _temporary_mark(path: Path) -> str:
+    try:
+        return os.getxattr(path, TEMPORARY_MARK, follow_symlinks=False).decode("utf8", "replace")  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        return ""
+
+
 def _remove_dead_temporaries(path: Path) -> None:
-    """Remove the temporaries of `path` (`temporary_path`'s names) that a process of this machine no longer running
-    left; another machine's (a shared folder), a running process's and any other file stay."""
+    """Remove the temporaries of `path` that a process of this machine no longer running left: only files that
+    carry the mark `temporary_path` wrote into them, naming that process. Another machine's (a shared folder), a
+    running process's, and any file named like one but unmarked (a user's) stay; an unmarked one is said in one line."""
     host = _writer_tag(0)[: -len("-0")]
     prefix = f".{path.name}."
     for stale in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
         tag = stale.name[len(prefix) :].split(".", 1)[0]
         writer_host, _, pid = tag.rpartition("-")
         if writer_host != host or not pid.isdigit() or _pid_alive(int(pid)) or not is_plain_file(stale):
+            continue
+        if _temporary_mark(stale) != tag:
+            warnings.warn(
+                f"{stale} is named like a temporary of a spacy-elmo run that was killed, but spacy-elmo did not make it "
+                "(it carries no mark of its writer): left as it is",
+                UserWarning,
+                stacklevel=3,
+            )
             continue
         try:
             stale.unlink()

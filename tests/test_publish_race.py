@@ -120,3 +120,23 @@ def test_a_killed_writers_temporary_is_removed_by_the_next_run_and_nothing_else(
     assert not left.exists()  # removed when this process made its temporary of the same output
     temporary_path(target).unlink()
     assert running.is_file() and all(other.read_text() == "not ours to remove" for other in others)
+
+
+def test_a_users_file_named_like_a_killed_writers_temporary_stays_and_is_said(tmp_path):
+    """The audit's loss: a user's plain files whose names fit the pattern of a dead writer's temporaries on this
+    host (99998, 99999: no such process) were removed by the next writer. A name is no proof: they stay, in one line."""
+    import warnings
+
+    from spacy_elmo.output_folders import _writer_tag
+
+    target = tmp_path / "out.onnx"
+    host = _writer_tag(0)[: -len("-0")]
+    users = [tmp_path / f".out.onnx.{host}-99999.mine.tmp", tmp_path / f".out.onnx.{host}-99998.tmp"]
+    users[0].write_text("notes")
+    users[1].write_text("k")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        temporary_path(target).unlink()
+    assert [u.read_text() for u in users] == ["notes", "k"]
+    lines = [str(w.message) for w in said if "did not make it" in str(w.message)]
+    assert len(lines) == 2 and all("left as it is" in line for line in lines)

@@ -9,6 +9,7 @@ import numpy
 import torch
 from torch import nn
 
+from ..errors import InputError
 from .char_encoder import DEFAULT_CACHE_SIZE, CharEncoder
 from .char_ids import CharBatch, TokenInput, sort_by_length, type_inputs
 from .dropout import dropout
@@ -320,6 +321,7 @@ class BiLM(nn.Module):
         RETURNS (List[numpy.ndarray]): one float32 array (L + 1, n_tokens, 2P) per sentence.
         """
         check_sentences(sentences)
+        check_batch_size(batch_size)
         was_training, was_precision = self.training, self.precision_setting
         self.eval()
         if precision is not None:
@@ -350,6 +352,7 @@ class BiLM(nn.Module):
 
         RETURNS (numpy.ndarray): float32 array (len(words), P).
         """
+        check_batch_size(batch_size)
         W = self.options.max_characters_per_token
         chunks = []
         for start in range(0, len(words), batch_size):
@@ -360,6 +363,12 @@ class BiLM(nn.Module):
         if not chunks:
             return numpy.zeros((0, self.options.projection_dim), dtype=numpy.float32)
         return numpy.concatenate(chunks)
+
+
+def check_batch_size(batch_size: int) -> None:
+    """Refuse a batch size that is not a positive whole number, in one line (0 or -1 would drop every sentence)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise InputError(f"batch_size must be a positive whole number (1 or more): got {batch_size!r}")
 
 
 def _reverse_time(x: torch.Tensor, reverse: torch.Tensor) -> torch.Tensor:

@@ -139,6 +139,11 @@ def _share_bars(ev: Dict[str, Any], names: Sequence[str]) -> str:
     return "".join(bars)
 
 
+def _side_label(side: str) -> str:
+    """A sense's period as the sense table says it: came in B, went from A, or both."""
+    return {"B": "<span class=changed>came in B</span>", "A": "<span class=changed>went from A</span>"}.get(side, "both")
+
+
 def _controls_strip(data: Dict[str, Any]) -> str:
     """Each target's verdict statistic against the control words' (grey ticks): where the corpora's own drift lies."""
     controls = [c["z"] for c in data.get("controls", []) if c.get("z") is not None and math.isfinite(c["z"])]
@@ -365,12 +370,14 @@ def _word_section(w: Dict[str, Any], measure: str) -> str:
         for j in range(ev["senses"])
     )
     senses = []
+    sides = ev.get("sense_sides", [])
     for j, (na, nb) in enumerate(zip(ev["cluster_freq_dist1"], ev["cluster_freq_dist2"])):
         share_a = na / max(sum(ev["cluster_freq_dist1"]), 1)
         share_b = nb / max(sum(ev["cluster_freq_dist2"]), 1)
         examples = "".join(f'<div class="usage">{_esc(u["side"])}: {marked(u)}</div>' for u in ev["examples"][j])
         senses.append(
             f'<tr><td><span class="swatch" style="background:{sense_colour(j)}"></span>{j + 1}</td><td class="name">{_esc(names[j])}</td>'
+            f"<td>{_side_label(sides[j]) if j < len(sides) else ''}</td>"
             f'<td class="n">{na}</td><td class="n">{nb}</td><td class="n">{share_a:.2f}</td><td class="n">{share_b:.2f}</td>'
             f"<td>{examples}</td></tr>"
         )
@@ -397,7 +404,7 @@ senses JSD {_number(ev["sense_jsd"])}
 (95% interval {_number(ev["intervals"]["senses"][0])}-{_number(ev["intervals"]["senses"][1])});
 a sense on one side only (at most 1 usage on one side, at least 5 on the other, DWUG's rule): {"yes" if ev["binary"] else "no"}</p>
 {_share_bars(ev, names)}
-<table><thead><tr><th>sense</th><th>named by</th><th>A</th><th>B</th><th>share A</th><th>share B</th>
+<table><thead><tr><th>sense</th><th>named by</th><th>period</th><th>A</th><th>B</th><th>share A</th><th>share B</th>
 <th>usages nearest its centre</th></tr></thead>
 <tbody>{"".join(senses)}</tbody></table>
 {"".join(changed_usages)}

@@ -41,6 +41,7 @@ class ChangeSettings:
     binary_n: int = 5
     senses: str = "context:top"  # what the senses are clustered from (sense_input.py)
     min_silhouette: float = 0.25  # one sense where no split reaches this mean silhouette (senses.SenseRule)
+    side_senses: bool = True  # senses of one period kept apart (senses.SenseRule.sides)
     permutations: int = 1000  # the permutation test of each word's APD, PRT and energy distance; 0: none
     fdr: float = 0.05  # "changed": the verdict's Benjamini-Hochberg q-value at most this (verdict.py)
     controls: int = DEFAULT_CONTROLS  # control words drawn from the corpora (or indexes of every word) for the verdict
@@ -307,7 +308,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
     # the vectors the scores read: each index's mean usage subtracted where the scores were standardized
     centres = [mean_usage(i) if settings.standardize else None for i in (a, b)]
     inputs = SenseInput(a, b, settings.senses, settings.lang, notes)
-    rule = SenseRule(settings.min_silhouette)
+    rule = SenseRule(settings.min_silhouette, sides=settings.side_senses)
     index_of = {"A": a, "B": b}
     for row in progress(scored) if progress is not None else scored:
         ua = UsageRows(a.vectors, a.rows_of(row.word), centres[0])
@@ -340,6 +341,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
             "silhouette": _finite(ev.silhouette),
             "cluster_freq_dist1": ev.freq_a,
             "cluster_freq_dist2": ev.freq_b,
+            "sense_sides": ev.sides,
             "sense_jsd": ev.sense_jsd,
             "binary": ev.binary,
             "intervals": {m: [_finite(x) for x in v] for m, v in ev.intervals.items()},

@@ -89,13 +89,20 @@ def silhouette(unit: numpy.ndarray, labels: numpy.ndarray) -> float:
     return float(s.mean())
 
 
+SIDE_ALPHA, SIDE_RATIO, SIDE_LEAST = 0.001, 4.0, 5  # a sense of one side: the share test's level, ratio and least size
+
+
 @dataclass(frozen=True)
 class SenseRule:
     """How many senses: k from 2 to `max_senses` by the mean silhouette, and one sense where the best k's
-    silhouette is below `min_silhouette` (0: never one; a word's usages that no split separates well are one sense)."""
+    silhouette is below `min_silhouette` (0: never one; a word's usages that no split separates well are one sense).
+    With `sides`, the usages are first split into `max_senses` clusters and those of one side (`cluster_sides`) are
+    kept as a sense that came (B) or went (A), each side's merged into one; the rest, shared by both periods, get
+    the rule above: so a sense that came shows however little the rest of the word's usages split."""
 
     min_silhouette: float = 0.0
     max_senses: int = MAX_SENSES
+    sides: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "SenseRule":
@@ -108,14 +115,91 @@ class SenseRule:
 
     def describe(self) -> str:
         one = f"; one sense where the best silhouette is below {self.min_silhouette:g}" if self.min_silhouette > 0 else ""
-        return f"k from 2 to {self.max_senses} by the mean silhouette (cosine distance){one}"
+        rule = f"k from 2 to {self.max_senses} by the mean silhouette (cosine distance){one}"
+        if not self.sides:
+            return rule
+        return (
+            f"first {self.max_senses} clusters, those of one period (exact binomial test of their A/B split against the "
+            f"periods' sizes at {SIDE_ALPHA:g} / k, that period's share at least {SIDE_RATIO:g}x the other's, at least "
+            f"{SIDE_LEAST} usages) kept as a sense that came or went, one a period; the usages of both periods: {rule}"
+        )
+
+
+def binomial_tail(x: int, m: int, p: float) -> float:
+    """RETURNS (float): P(X >= x) for X ~ Binomial(m, p), summed in logs (exact; m of a few thousand at most)."""
+    if x <= 0:
+        return 1.0
+    if p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return 1.0
+    logs = [
+        math.lgamma(m + 1) - math.lgamma(i + 1) - math.lgamma(m - i + 1) + i * math.log(p) + (m - i) * math.log1p(-p)
+        for i in range(x, m + 1)
+    ]
+    top = max(logs)
+    return min(1.0, math.exp(top) * sum(math.exp(v - top) for v in logs))
+
+
+def cluster_sides(labels: numpy.ndarray, n_a: int, k: int) -> List[str]:
+    """Per cluster, "A", "B" or "both": one period's where its usages' split between A (the first `n_a`) and B
+    departs from the periods' sizes by the exact binomial test at SIDE_ALPHA / k (one-sided, toward that period),
+    its share of that period's usages is at least SIDE_RATIO times its share of the other's, and it holds at least
+    SIDE_LEAST usages."""
+    n = len(labels)
+    n_b = n - n_a
+    sides = []
+    for j in range(k):
+        a = int((labels[:n_a] == j).sum())
+        b = int((labels[n_a:] == j).sum())
+        side = "both"
+        if n_a and n_b and a + b >= SIDE_LEAST:
+            share_a, share_b = a / n_a, b / n_b
+            if share_b >= SIDE_RATIO * share_a and binomial_tail(b, a + b, n_b / n) <= SIDE_ALPHA / k:
+                side = "B"
+            elif share_a >= SIDE_RATIO * share_b and binomial_tail(a, a + b, n_a / n) <= SIDE_ALPHA / k:
+                side = "A"
+        sides.append(side)
+    return sides
+
+
+def side_sense_clusters(
+    vectors: numpy.ndarray, n_a: int, seed: int = SEED, rule: Optional[SenseRule] = None
+) -> Tuple[SenseClusters, List[str]]:
+    """The usages' senses with the senses of one period apart (`SenseRule.sides`): the usages of both periods'
+    senses first (largest first), then the sense that went (A's alone), then the one that came (B's alone).
+
+    vectors (numpy.ndarray): A's usages (the first `n_a`), then B's.
+    RETURNS: the clusters and each sense's period: "both", "A" or "B".
+    """
+    rule = rule or SenseRule(sides=True)
+    unit = _unit(vectors)
+    if len(unit) < 3:
+        return sense_clusters(unit, seed, rule=rule), ["both"]
+    over = spherical_kmeans(unit, min(rule.max_senses, len(unit) - 1), seed)
+    k = int(over.labels.max()) + 1
+    sides = cluster_sides(over.labels, n_a, k)
+    period = numpy.array([sides[j] for j in over.labels])
+    shared = period == "both"
+    labels = numpy.zeros(len(unit), dtype=int)
+    names: List[str] = []
+    if shared.sum() >= 1:
+        inner = sense_clusters(unit[shared], seed, rule=SenseRule(rule.min_silhouette, rule.max_senses)) if shared.sum() >= 3 else None
+        labels[shared] = inner.labels if inner is not None else 0
+        names = ["both"] * (int(labels[shared].max()) + 1)
+    for side in ("A", "B"):
+        if (period == side).any():
+            labels[period == side] = len(names)
+            names.append(side)
+    centres = _unit(numpy.stack([unit[labels == j].sum(0) for j in range(len(names))]))
+    return SenseClusters(labels, centres, silhouette(unit, labels) if len(names) > 1 else float("nan")), names
 
 
 def sense_clusters(
     vectors: numpy.ndarray, seed: int = SEED, max_senses: int = MAX_SENSES, rule: Optional[SenseRule] = None
 ) -> SenseClusters:
     """The usages' sense clusters, k chosen by `rule` (default: k from 2 to `max_senses` by the silhouette;
-    see the module docstring)."""
+    see the module docstring; `rule.sides` is `side_sense_clusters`')."""
     rule = rule or SenseRule(max_senses=max_senses)
     unit = _unit(vectors)
     one = SenseClusters(numpy.zeros(len(unit), dtype=int), _unit(unit.mean(0, keepdims=True)), float("nan"))
@@ -296,6 +380,7 @@ class WordEvidence:
     points: List[Tuple[str, int, float, float, int]] = field(default_factory=list)
     labels: Dict[str, Dict[int, int]] = field(default_factory=dict)  # side -> row -> sense
     p_values: Dict[str, float] = field(default_factory=dict)  # measure -> the permutation test's p-value
+    sides: List[str] = field(default_factory=list)  # per sense: "both", or the one period it is found in ("A", "B")
 
 
 def _sample_rows(usages: Usages, n: int, seed: int) -> numpy.ndarray:
@@ -344,7 +429,11 @@ def word_evidence(
     both = numpy.concatenate([va, vb]) if sense_vectors is None else numpy.asarray(sense_vectors, dtype=numpy.float64)
     if len(both) != len(va) + len(vb):
         raise ValueError(f"{len(both)} sense vectors for {len(va)} + {len(vb)} usages: give one a usage of evidence_rows")
-    found = sense_clusters(both, seed, rule=rule)
+    if rule is not None and rule.sides:
+        found, sense_sides = side_sense_clusters(both, len(va), seed, rule)
+    else:
+        found = sense_clusters(both, seed, rule=rule)
+        sense_sides = ["both"] * len(found.centres)
     unit = _unit(both)
     k = len(found.centres)
     labels_a, labels_b = found.labels[: len(va)], found.labels[len(va) :]
@@ -384,4 +473,5 @@ def word_evidence(
         points=points,
         labels=labels,
         p_values=p_values,
+        sides=sense_sides,
     )

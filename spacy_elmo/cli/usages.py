@@ -375,7 +375,7 @@ def change_cli(
         help="The vectors the verdict's energy distance reads: context:top (the context-only vectors, blind to the word's "
         "spelling; indexes built with --all-layers), another layer spec, or 'scores' (the vectors the scores read)",
     ),
-    seed: int = typer.Option(0, "--seed", help="The seed of the senses' clusters, the intervals' resamplings and the permutations"),
+    seed: int = typer.Option(0, "--seed", help="The seed of the senses' clusters, the intervals' resamplings and the permutations", min=0),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
     quiet: bool = quiet_option(),

@@ -244,3 +244,15 @@ def test_inference_cell_equals_the_lstm_cell():
         torch.testing.assert_close(got[0], expected[0], atol=1e-6, rtol=0)
         torch.testing.assert_close(got[1], expected[1], atol=1e-6, rtol=0)
         assert torch.equal(c, c_before)  # the state passed in is never written
+
+
+@pytest.mark.parametrize("batch_size", [0, -1, 2.5, True])
+def test_a_batch_size_below_one_is_refused_in_one_line_not_answered_with_none(batch_size):
+    from spacy_elmo.errors import InputError
+
+    bilm = tiny_bilm()
+    with pytest.raises(InputError, match="batch_size must be a positive whole number"):
+        bilm.embed([["a"], ["b", "c"]], batch_size=batch_size)
+    with pytest.raises(InputError, match="batch_size must be a positive whole number"):
+        bilm.embed_words(["a"], batch_size=batch_size)
+    assert [x.shape[1] for x in bilm.embed([["a"], ["b", "c"]], batch_size=1)] == [1, 2]

@@ -115,7 +115,9 @@ def test_every_word_in_both_by_default_and_standardized_vectors(indexes):
     words = {r.word for r in rows}
     assert {"plane", "the", "cat"} <= words and "gay" not in words and all(r.scores for r in rows)
     plain = {r.word: r.scores["apd"] for r in rows}
-    standardized = {r.word: r.scores["apd"] for r in index_change(built["old"], built["new"], measures=["apd"], min_usages=2, standardize=True)}
+    standardized = {
+        r.word: r.scores["apd"] for r in index_change(built["old"], built["new"], measures=["apd"], min_usages=2, standardize=True)
+    }
     assert plain.keys() == standardized.keys() and plain != standardized
 
 
