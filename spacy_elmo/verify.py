@@ -89,7 +89,7 @@ def _verify_hdf5(path: Path, log: Callable[[str], Any]) -> str:
         raise InputError(f"{path}: not a readable HDF5 file ({err})") from None
     with f:
         if SOURCES_ATTRIBUTE in f.attrs:
-            return _verify_virtual(path, f, _json(f, SOURCES_ATTRIBUTE, path))
+            return _verify_virtual(path, f, _json(f, SOURCES_ATTRIBUTE, path)) + _verify_sentence_index(path, f)
         numbers = _numbers(f)
         if "shard" in f:
             record = _json(f, "shard", path)
@@ -101,7 +101,33 @@ def _verify_hdf5(path: Path, log: Callable[[str], Any]) -> str:
             raise InputError(f"{path} carries no digest (written before they were, or not by spacy-elmo): nothing to check it against")
         if any(str(n) not in f for n in numbers) or _datasets_digest(f, numbers) != expected:
             raise InputError(f"{path}: its datasets are not those {what} names (changed, damaged or cut): write it again")
-    return f"{path}: its {len(numbers):,} datasets match {what}"
+        index = _verify_sentence_index(path, f)
+    return f"{path}: its {len(numbers):,} datasets match {what}{index}"
+
+
+def _verify_sentence_index(path: Path, f: Any) -> str:
+    """Check "sentence_to_index" (what maps a text to its layers) against its digest, and that it names datasets of
+    the file. RETURNS (str): what the line says of it."""
+    from .pipeline.export import INDEX_DIGEST_ATTRIBUTE, index_digest
+
+    if "sentence_to_index" not in f:
+        raise InputError(f"{path} has no 'sentence_to_index' (cut before it was written, or not an embed file): write it again")
+    try:
+        raw = f["sentence_to_index"][0]
+        text = raw.decode("utf8") if isinstance(raw, bytes) else str(raw)
+        mapping = json.loads(text)
+    except (IndexError, ValueError, TypeError, UnicodeDecodeError):
+        raise InputError(f"{path}: its 'sentence_to_index' is damaged (not JSON): write it again") from None
+    if not isinstance(mapping, dict) or not all(isinstance(v, str) and v.isdigit() and v in f for v in mapping.values()):
+        raise InputError(f"{path}: its 'sentence_to_index' names datasets the file does not hold: write it again")
+    if INDEX_DIGEST_ATTRIBUTE not in f.attrs:
+        return "; its sentence_to_index carries no digest (written before one was): not checked beyond its form"
+    if index_digest(text) != f.attrs[INDEX_DIGEST_ATTRIBUTE]:
+        raise InputError(
+            f"{path}: its 'sentence_to_index' is not the one written (edited or damaged): a reader would attach one text's layers "
+            "to another; write it again"
+        )
+    return f"; its sentence_to_index ({len(mapping):,} texts) matches its digest"
 
 
 def _verify_virtual(path: Path, f: Any, sources: Any) -> str:

@@ -244,6 +244,12 @@ def _write_hdf5(
 
 
 DIGEST_ATTRIBUTE, SOURCES_ATTRIBUTE = "spacy_elmo_digest", "spacy_elmo_virtual_sources"
+INDEX_DIGEST_ATTRIBUTE = "spacy_elmo_index_digest"  # the SHA-256 of "sentence_to_index" as written: what a reader maps by
+
+
+def index_digest(text: str) -> str:
+    """RETURNS (str): the SHA-256 of a "sentence_to_index" record's JSON text (`verify` reads it back)."""
+    return bytes_sha256(text.encode("utf8"))
 
 
 class HDF5Writer:
@@ -294,5 +300,6 @@ class HDF5Writer:
                 if self.sources:
                     self.file.attrs[SOURCES_ATTRIBUTE] = json.dumps(self.sources)
                 self.add_json("sentence_to_index", self.index)
+                self.file.attrs[INDEX_DIGEST_ATTRIBUTE] = index_digest(json.dumps(self.index))
         finally:
             self.file.close()

@@ -129,3 +129,23 @@ def test_verify_of_something_else_is_one_line(tmp_path, what):
         and "Traceback" not in result.output
         and ("does not exist" in result.output or "verify checks" in result.output)
     )
+
+
+@pytest.mark.parametrize("damage", ["swap", "flip"])
+def test_verify_finds_an_edited_sentence_to_index(bilm_dir, corpus, tmp_path, damage):  # noqa: F811
+    """The audit's case: two texts' datasets swapped in sentence_to_index, or a byte of a key flipped, passed verify,
+    and a reader then attached one sentence's layers to another."""
+    import json
+
+    _run("embed", bilm_dir, corpus / "lines.txt", tmp_path / "out.hdf5", "-q")
+    assert "sentence_to_index" in _verify(tmp_path / "out.hdf5").output
+    with h5py.File(tmp_path / "out.hdf5", "r+") as f:
+        mapping = json.loads(f["sentence_to_index"][0])
+        texts = list(mapping)
+        if damage == "swap":
+            mapping[texts[0]], mapping[texts[1]] = mapping[texts[1]], mapping[texts[0]]
+        else:
+            mapping[texts[0][:-1] + chr(ord(texts[0][-1]) ^ 1)] = mapping.pop(texts[0])
+        f["sentence_to_index"][0] = json.dumps(mapping)
+    result = _verify(tmp_path / "out.hdf5")
+    assert result.exit_code == 1 and "'sentence_to_index' is not the one written" in result.output
