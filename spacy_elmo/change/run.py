@@ -515,7 +515,7 @@ def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) ->
         head += ["senses", "senses_jsd", "binary", "sense_names"]
     lines = ["\t".join([*head, "note"])]
     for w in data["words"]:
-        values = [w["word"], str(w["n_a"]), str(w["n_b"])] + [_cell(w.get(m)) for m in measures]
+        values = [tsv_text(w["word"]), str(w["n_a"]), str(w["n_b"])] + [_cell(w.get(m)) for m in measures]
         if with_intervals:
             ev = w.get("evidence") or {}
             for m in tested:
@@ -530,12 +530,18 @@ def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) ->
             if with_verdict:
                 values += [verdict.get("basis", "")]
             values += [str(ev.get("senses", ""))]
-            values += [_cell(ev.get("sense_jsd")), str(ev.get("binary", "")), sense_names_cell(ev.get("sense_names", []))]
-        lines.append("\t".join([*values, w["note"]]))
+            values += [_cell(ev.get("sense_jsd")), str(ev.get("binary", "")), tsv_text(sense_names_cell(ev.get("sense_names", [])))]
+        lines.append("\t".join([*values, tsv_text(w["note"])]))
     sidecar = path.with_suffix(".settings.json")
     write_atomically(path, "\n".join(lines) + "\n", overwrite)
     write_atomically(sidecar, json.dumps({k: v for k, v in data.items() if k != "words"}, indent=1, allow_nan=False) + "\n", overwrite)
     return [path, sidecar]
+
+
+def tsv_text(text: str) -> str:
+    r"""RETURNS (str): `text` as one TSV cell: a backslash, tab, newline or carriage return written as \\, \t, \n
+    and \r (a WUG target's name may hold one; raw, it would split the row or the cell)."""
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
 
 
 def sense_names_cell(names: Sequence[Sequence[str]]) -> str:
@@ -555,7 +561,7 @@ def write_answers(result: ChangeResult, folder: Path, language: str = "english")
     written = []
     for task, value in (("task1", lambda w: w.get("evidence", {}).get("binary")), ("task2", lambda w: w.get(measure))):
         lines = [
-            f"{names.get(w['word'], w.get('target', w['word']))}\t{value(w)}"
+            f"{tsv_text(str(names.get(w['word'], w.get('target', w['word']))))}\t{value(w)}"
             for w in sorted(result.data["words"], key=lambda w: w["word"])
             if value(w) is not None
         ]

@@ -99,3 +99,21 @@ def test_the_verdict_reads_the_controls_drift_and_says_where_it_has_none():
     decide(alone, {}, 0.05)
     assert all(v.changed == 1 and v.basis == CHANCE_BASIS and v.p_controls is None for v in alone.values())
     assert math.isclose(alone["drifted"].q, 0.001)
+
+
+def test_a_target_name_with_a_tab_or_a_newline_keeps_the_tsv_and_answer_rows_whole(tmp_path):
+    """The audit's case: a WUG target whose name holds a tab or a newline broke the TSV and answer/task2 rows."""
+    from spacy_elmo.change.run import ChangeResult, write_answers, write_table
+
+    words = [
+        {"word": "odd\tname", "n_a": 3, "n_b": 4, "apd": 0.5, "note": "", "target": "odd\tname_nn"},
+        {"word": "two\nlines", "n_a": 3, "n_b": 4, "apd": 0.25, "note": "a\tnote", "target": "two\nlines_nn"},
+    ]
+    data = {"settings": {"measures": ["apd"]}, "words": words, "notes": []}
+    written = write_table(ChangeResult([], data, {}, []), tmp_path / "out.tsv")
+    rows = written[0].read_text().splitlines()
+    assert len(rows) == 3 and len({len(r.split("\t")) for r in rows}) == 1
+    assert rows[1].split("\t")[0] == "odd\\tname" and rows[2].split("\t")[-1] == "a\\tnote"
+    task2 = [p for p in write_answers(ChangeResult([], data, {}, []), tmp_path / "answer") if "task2" in str(p)][0]
+    lines = task2.read_text().splitlines()
+    assert lines == ["odd\\tname_nn\t0.5", "two\\nlines_nn\t0.25"]
