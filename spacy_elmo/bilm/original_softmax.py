@@ -57,6 +57,34 @@ def read_softmax_shapes(folder: PathLike) -> Tuple[int, int]:
     return n, dim
 
 
+def check_softmax(folder: PathLike, projection_dim: Optional[int] = None) -> Tuple[int, int]:
+    """Every check a use of the softmax in `folder` makes, so that a download says "checked" only of one its use
+    takes: datasets and vocabulary that belong together (`read_softmax_shapes`), no word twice in the vocabulary,
+    every value finite (read in blocks of rows), and, where given, the width of the biLM's states.
+
+    RETURNS (Tuple[int, int]): the number of words and the width.
+    """
+    import h5py
+
+    folder = Path(folder)
+    n, dim = read_softmax_shapes(folder)
+    if projection_dim is not None and dim != projection_dim:
+        raise InputError(f"{folder}'s softmax reads states {dim} wide, the biLM's are {projection_dim}: it is another biLM's softmax")
+    words = _vocabulary(folder)
+    if len(set(words)) != len(words):
+        seen: set = set()
+        twice = next(w for w in words if w in seen or seen.add(w))  # type: ignore[func-returns-value]
+        raise InputError(f"{folder / 'vocab.txt'} holds {twice!r} twice: a softmax's vocabulary names each row's word once")
+    with h5py.File(folder / "softmax_weights.hdf5", "r") as f:
+        weight, bias = f["softmax"]["W"], f["softmax"]["b"]
+        finite = bool(numpy.isfinite(numpy.asarray(bias[:], dtype=numpy.float32)).all())
+        for start in range(0, n, 65536):
+            finite = finite and bool(numpy.isfinite(numpy.asarray(weight[start : start + 65536], dtype=numpy.float32)).all())
+    if not finite:
+        raise InputError(f"{folder / 'softmax_weights.hdf5'} holds values that are not finite: download it again")
+    return n, dim
+
+
 def load_original_softmax(folder: PathLike, projection_dim: int, max_words: Optional[int] = None) -> Tuple[SharedSoftmax, List[str]]:
     """The softmax and vocabulary in `folder`, its first `max_words` rows (the most frequent words) where given.
 
@@ -66,15 +94,11 @@ def load_original_softmax(folder: PathLike, projection_dim: int, max_words: Opti
     import h5py
 
     folder = Path(folder)
-    n, dim = read_softmax_shapes(folder)
-    if dim != projection_dim:
-        raise InputError(f"{folder}'s softmax reads states {dim} wide, the biLM's are {projection_dim}: it is another biLM's softmax")
+    n, dim = check_softmax(folder, projection_dim)
     keep = n if max_words is None else max(1, min(int(max_words), n))
     with h5py.File(folder / "softmax_weights.hdf5", "r") as f:
         weight = numpy.asarray(f["softmax"]["W"][:keep], dtype=numpy.float32)
         bias = numpy.asarray(f["softmax"]["b"][:keep], dtype=numpy.float32)
-    if not (numpy.isfinite(weight).all() and numpy.isfinite(bias).all()):
-        raise InputError(f"{folder / 'softmax_weights.hdf5'} holds values that are not finite: download it again")
     softmax = SharedSoftmax(dim, keep, "full")
     with torch.no_grad():
         softmax.linear.weight.copy_(torch.from_numpy(weight))

@@ -34,7 +34,7 @@ from ..cache_folder import CACHE_ENV, cache_dir
 from ..errors import InputError
 from ..output_folders import FolderLock, is_plain_file, is_plain_folder, open_no_follow, write_atomically
 from ..types import PathLike
-from ..bilm.original_softmax import SOFTMAX_FILES, read_softmax_shapes
+from ..bilm.original_softmax import SOFTMAX_FILES, check_softmax
 from .catalogue import CATALOGUE, SOFTMAX_FORMAT, SOFTMAXES, ReleasedModel, nearest_name, released_model, released_softmax
 from .transfer import PartialFile, TransferError, fetch
 from .unpack import model_files, remove_scratch, unpack_model
@@ -129,6 +129,13 @@ def download(
     if found is None:
         raise InputError(f"{folder} is not a biLM folder although its record says complete. Run `spacy-elmo download {name} --force`.")
     return found
+
+
+def _softmax_width(root: Path, softmax: ReleasedModel) -> Optional[int]:
+    """The width of the states the softmax's biLM gives: read off its options, where the biLM is in the cache."""
+    name = softmax.name[: -len("-softmax")]
+    found = _checked_model(root / name, released_model(name)) if name in CATALOGUE else None
+    return found.options().projection_dim if found is not None else None
 
 
 def download_softmax(
@@ -250,7 +257,7 @@ def _download_into(model: ReleasedModel, root: Path, mirror: Optional[str], prog
     try:
         files = _unpack(folder, fetched[0], model, record) if model.archive else fetched
         if model.format == SOFTMAX_FORMAT:
-            read_softmax_shapes(folder)  # its datasets and vocabulary agree
+            check_softmax(folder, _softmax_width(root, model))  # every check its use makes
         else:
             bilm_folder(folder).load(cache_size=0)  # every shape and value checked
     except InputError as err:

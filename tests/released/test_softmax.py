@@ -89,3 +89,26 @@ def test_change_says_how_to_get_the_softmax_where_it_is_missing():
     assert "spacy-elmo download original --softmax" in no_softmax("original")
     assert "released without its softmax" in no_softmax("small")
     assert "spacy-elmo pretrain" in no_softmax("/some/folder")
+
+
+@pytest.mark.parametrize("damage, said", [("nan", "not finite"), ("width", "states"), ("twice", "twice")])
+def test_a_softmax_its_use_would_refuse_is_never_checked_and_a_good_mirror_then_replaces_it(original_mirror, cache, damage, said):
+    """The audit's case: a softmax with a NaN, of the wrong width or with a word twice was downloaded and said
+    "checked"; every use then refused it, and a second download from a good mirror kept the bad file."""
+    server, bilm = original_mirror
+    P = bilm.options.projection_dim
+    folder = server.root / "original-softmax"
+    if damage == "twice":
+        _write_softmax(folder, words=WORDS[:-1] + ["bank"], dim=P)
+    else:
+        _write_softmax(folder, dim=P + 1 if damage == "width" else P)
+    if damage == "nan":
+        with h5py.File(folder / "softmax_weights.hdf5", "r+") as f:
+            f["softmax/W"][3, 1] = float("nan")
+    run = CliRunner().invoke(app, ["download", "original", "--softmax", "--mirror", server.url])
+    assert run.exit_code == 1 and said in run.output and "softmax: " not in run.output, run.output
+    assert cached_softmax("original") is None and not (cache / "original-softmax").exists()
+    _write_softmax(folder, dim=P)  # the mirror's copy mended: the next download takes it
+    run = CliRunner().invoke(app, ["download", "original", "--softmax", "--mirror", server.url])
+    assert run.exit_code == 0 and "checked" in run.output, run.output
+    assert cached_softmax("original") is not None
