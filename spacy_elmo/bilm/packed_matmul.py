@@ -261,13 +261,19 @@ def product(x: torch.Tensor, weight: torch.Tensor, weight_t: Optional[torch.Tens
     return _OneDnnProduct.apply(x, weight, weight_t)
 
 
+def never_one_row(kernel: Callable[[torch.Tensor], torch.Tensor], rows: torch.Tensor) -> torch.Tensor:
+    """`kernel(rows)` with a single row multiplied as two: oneDNN (float32, packed or not) computes one row by a
+    matrix-vector kernel whose sums differ in the last bits from the same row's among others (measured on an Intel
+    AVX-512 Xeon, not on AMD: so no CPU's choice is trusted), and each row's result must not depend on the batch.
+    Every row count from 2 up measured alike there (`tests/bilm/test_product_rows.py` holds every route to it)."""
+    if rows.shape[0] == 1:
+        return kernel(rows.expand(2, -1).contiguous())[:1]
+    return kernel(rows)
+
+
 def _linear(x: torch.Tensor, weight_t: torch.Tensor) -> torch.Tensor:
-    """x @ weight_t.T through oneDNN, weight_t (N, K) unpacked. A single row is multiplied as two:
-    oneDNN computes one row by another kernel, whose sums differ in the last bits from the same
-    row's among others, and each row's result must not depend on the batch."""
-    if x.shape[0] == 1:
-        return torch.ops.mkldnn._linear_pointwise(x.expand(2, -1).contiguous(), weight_t, None, "none", [], "")[:1]
-    return torch.ops.mkldnn._linear_pointwise(x, weight_t, None, "none", [], "")
+    """x @ weight_t.T through oneDNN, weight_t (N, K) unpacked (`never_one_row`)."""
+    return never_one_row(lambda rows: torch.ops.mkldnn._linear_pointwise(rows, weight_t, None, "none", [], ""), x)
 
 
 class _OneDnnProduct(torch.autograd.Function):
@@ -350,15 +356,16 @@ class PackedWeights:
         if not self.usable(x, weight):
             out = product(rows, weight)
         elif dtype == torch.qint8 and many_rows and onednn_int8_available():
-            out = _int8_rows(
-                rows, self._packed(dtype, key, "onednn", lambda: _onednn_int8_pack(_with_anchor_rows(weight))), _onednn_int8_product
-            )
+            onednn = self._packed(dtype, key, "onednn", lambda: _onednn_int8_pack(_with_anchor_rows(weight)))
+            out = never_one_row(lambda r: _int8_rows(r, onednn, _onednn_int8_product), rows)
         elif dtype == torch.qint8:
-            out = _int8_rows(rows, self._packed(dtype, key, "fbgemm", lambda: _int8_pack(_with_anchor_rows(weight))), _int8_product)
+            fbgemm = self._packed(dtype, key, "fbgemm", lambda: _int8_pack(_with_anchor_rows(weight)))
+            out = never_one_row(lambda r: _int8_rows(r, fbgemm, _int8_product), rows)
         else:
             packed = self._packed(dtype, key, "onednn", lambda: _reorder(weight, dtype))
             fused = bias if dtype == torch.float32 else None  # a bfloat16 bias would lose digits
-            out = torch.ops.mkldnn._linear_pointwise(rows.to(dtype), packed, fused, "none", [], "").to(x.dtype)
+            out = never_one_row(lambda r: torch.ops.mkldnn._linear_pointwise(r.to(dtype), packed, fused, "none", [], ""), rows)
+            out = out.to(x.dtype)
             bias = None if fused is not None else bias
         out = out.view(*x.shape[:-1], weight.shape[1])
         if bias is None:
@@ -369,7 +376,7 @@ class PackedWeights:
         """`x @ weight` in float32 through oneDNN, the weight packed once whatever its size and the precision (the
         caller checked `product_usable`, no autograd): each row's result is what it gets alone, at any row count."""
         packed = self._packed(torch.float32, key, "onednn", lambda: _reorder(weight, torch.float32))
-        return torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
+        return never_one_row(lambda rows: torch.ops.mkldnn._linear_pointwise(rows, packed, None, "none", [], ""), x)
 
     def _packed(self, dtype: torch.dtype, key: Hashable, kernel: str, pack: Callable[[], Any]) -> Any:
         packed = self._packs.get((dtype, kernel, key))
