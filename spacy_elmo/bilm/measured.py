@@ -57,8 +57,13 @@ def onednn_version() -> str:
     return match.group(1) if match else "none"
 
 
-def machine_key(kind: str, **sizes: Any) -> Dict[str, Any]:
-    """RETURNS (Dict[str, Any]): what a measurement of `kind` depends on, here and now."""
+def machine_key(kind: str, threads: Optional[int] = None, **sizes: Any) -> Dict[str, Any]:
+    """RETURNS (Dict[str, Any]): what a measurement of `kind` depends on, here and now.
+
+    threads (Optional[int]): the thread count the measurement runs at (`at_threads`); None: the current one. An
+        answer that must not follow the load (inference's precision: the layers of a pipeline) is measured at a
+        fixed count, so that one answer holds whatever threads the load leaves it.
+    """
     from .precision import _cpuinfo, cpu_class
 
     cpu = cpu_class()
@@ -72,7 +77,7 @@ def machine_key(kind: str, **sizes: Any) -> Dict[str, Any]:
         "bf16_units": cpu.bf16_units,
         "torch": torch.__version__,
         "onednn": onednn_version(),
-        "threads": torch.get_num_threads(),
+        "threads": torch.get_num_threads() if threads is None else threads,
         **sizes,
     }
 
@@ -203,6 +208,17 @@ def _measure(key: Dict[str, Any], measure: Callable[[], Dict[str, float]]) -> Di
         "cost_s": round(time.perf_counter() - started, 3),
         "when": time.time(),
     }
+
+
+@contextmanager
+def at_threads(threads: int) -> Iterator[None]:
+    """Run the block at `threads` PyTorch threads, and give the former count back after it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def fastest_of(

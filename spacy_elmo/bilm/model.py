@@ -16,13 +16,14 @@ from .dropout import dropout
 from .lstm import BiLstmLayer, LstmState
 from .options import ElmoOptions
 from .packed_matmul import PackedWeights
-from .measured import fastest_of, machine_key, measured, measuring_on
+from .measured import at_threads, fastest_of, machine_key, measured, measuring_on
 from .precision import DTYPES, PRECISIONS, resolve, unavailable_reason
 from .threads import between_batches
 from ..token_ids import check_sentences
 
 logger = logging.getLogger("spacy_elmo")
 _SAID_SLOWER: Set[str] = set()  # explicit precisions already said to be slower than float32 here
+AUTO_THREADS = 1  # the thread count precision 'auto' measures at, whatever the threads the biLM then runs at
 _SAID_AUTO: Set[Tuple[str, str]] = set()  # (device, choice) that precision 'auto' has said in this process
 
 
@@ -95,15 +96,29 @@ class BiLM(nn.Module):
         # the first time in a process one line says what was measured and chosen; after that, at INFO
         level = logging.INFO if said in _SAID_AUTO else logging.WARNING
         _SAID_AUTO.add(said)
-        logger.log(level, "precision 'auto' runs the biLM in %s here (tokens/s: %s; %s)", entry["choice"], rates, how)
+        logger.log(
+            level,
+            "precision 'auto' runs the biLM in %s here, at every thread count (tokens/s at %d thread: %s; %s)",
+            entry["choice"],
+            AUTO_THREADS,
+            rates,
+            how,
+        )
         return str(entry["choice"])
 
     def _measurement(self) -> Optional[Dict[str, Any]]:
         candidates = [p for p in PRECISIONS if not unavailable_reason(p, self.device)]
         if len(candidates) < 2 or not measuring_on():
             return None
-        key = machine_key("inference", device=str(self.device), options=self.options.to_config(all_fields=True))
-        return measured(key, lambda: self._seconds_per_token(candidates), choices=candidates)
+        # one answer per machine and biLM, measured at one thread: the threads follow the load (bilm/threads.py), and a
+        # pipeline's layers must not (at 2 threads under load bf16 once measured fastest, at 1 int8: 0.033 apart)
+        key = machine_key("inference", threads=AUTO_THREADS, device=str(self.device), options=self.options.to_config(all_fields=True))
+
+        def measure() -> Dict[str, float]:
+            with at_threads(AUTO_THREADS):
+                return self._seconds_per_token(candidates)
+
+        return measured(key, measure, choices=candidates)
 
     def _say_if_slower(self, precision: str) -> None:
         """An explicit precision that measures slower than float32 here is obeyed, and said once."""

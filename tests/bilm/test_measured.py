@@ -8,6 +8,7 @@ import sys
 import textwrap
 import warnings
 
+import numpy
 import pytest
 import torch
 
@@ -273,7 +274,12 @@ def test_auto_says_in_one_line_what_it_measured_and_chose_the_first_time(cache, 
         choice = bilm.measured_precision()
         again = bilm.measured_precision()
     said = [r for r in caplog.records if "precision 'auto' runs the biLM in" in r.getMessage()]
-    assert choice == again and len(said) == 2 and f"in {choice} here" in said[0].getMessage() and "tokens/s:" in said[0].getMessage()
+    assert (
+        choice == again
+        and len(said) == 2
+        and f"in {choice} here" in said[0].getMessage()
+        and "tokens/s at 1 thread:" in said[0].getMessage()
+    )
     assert said[0].levelno == logging.WARNING and said[1].levelno == logging.INFO  # said once, then only at INFO
 
 
@@ -395,3 +401,44 @@ def test_a_read_only_cache_measures_once_a_process(cache, caplog, monkeypatch):
         choices = [measured(key, measure)["choice"] for _ in range(3)]
     assert choices == ["int8"] * 3 and measure.calls == 1
     assert sum("kept for this process only" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_auto_gives_one_sentence_the_same_layers_at_one_and_two_threads_idle_and_beside_busy_work(cache, monkeypatch):
+    """The audit's case: auto's answers were kept per thread count, and the thread count follows the load, so one
+    measured under contention at 2 threads chose bf16 and the 1-thread one int8: the same sentence got other layers
+    by the load. Here a stand-in measurement answers by the thread count it runs at (as the load made it): auto
+    decides once, at one thread, and the layers are the same at 1 and 2 threads, idle and beside two busy processes."""
+    import subprocess
+    import sys
+
+    from spacy_elmo.bilm import model as model_module
+
+    calls = []
+
+    def by_threads(self, precisions):
+        calls.append(torch.get_num_threads())
+        fast = "int8" if torch.get_num_threads() == 1 else "fp32"
+        return {p: (1.0 if p == fast else 2.0) for p in precisions}
+
+    monkeypatch.setattr(model_module.BiLM, "_seconds_per_token", by_threads)
+    bilm = tiny_bilm(seed=2)
+    sentence = [["The", "bank", "of", "the", "river", "."]]
+    before = torch.get_num_threads()
+    layers = {}
+    busy = []
+    try:
+        for setting in ("idle", "busy"):
+            if setting == "busy":
+                busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+            for threads in (2, 1):
+                torch.set_num_threads(threads)
+                layers[(setting, threads)] = bilm.embed(sentence, precision="auto")[0]
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+        torch.set_num_threads(before)
+    assert calls == [1]  # measured once, at one thread, whatever the threads after it
+    first = layers[("idle", 2)]
+    assert all(numpy.array_equal(first, other) for other in layers.values())
+    assert bilm.measured_precision() == "int8"
