@@ -132,6 +132,8 @@ def build_usage_index(
             files, nlp, prefilter, bar.update if bar is not None else None, shard, chunk_docs(docs_per_batch), corpus_read
         )
         docs = nlp.pipe(texts, as_tuples=True, disable=off, batch_size=docs_per_batch)
+        if lemmas and not keep_capitals:
+            docs = _lemmas_as_read(docs, nlp, [n for n in nlp.pipe_names if "token.lemma" in nlp.get_pipe_meta(n).assigns and n not in off])
         layers_of = UsageLayers(pipe) if all_layers else None
         for batch in _sentence_batches(docs, chosen, key, pos_of):
             _index_batch(batch, pipe, weights, key, writer, types, layers_of, not keep_capitals)
@@ -300,6 +302,28 @@ def _check_lemmas(nlp: Language, off: List[str], log: Callable[[str], Any]) -> s
             "the sentences that hold a chosen word: match word forms (--words without --lemmas)"
         )
     return f"the pipeline's {', '.join(setters)}"
+
+
+def _lemmas_as_read(docs: "Iterable[Tuple[Doc, Where]]", nlp: Language, setters: List[str]) -> "Iterator[Tuple[Doc, Where]]":
+    """The docs, each sentence set in capitals given the lemmas of its words lowercased, as the biLM reads it
+    (capitals.py): a lemmatizer looks "BANKS" up as written and finds nothing, so headline usages of "bank" were
+    filed under "banks". The part-of-speech tags stay those of the sentence as written."""
+    from .capitals import folded
+
+    for doc, where in docs:
+        for sent in doc.sents if doc.has_annotation("SENT_START") else [doc[:]]:
+            lowered = folded([t.text for t in sent])
+            if lowered is None:
+                continue
+            copy = Doc(nlp.vocab, words=lowered, spaces=[bool(t.whitespace_) for t in sent])
+            for written, read in zip(sent, copy):
+                read.tag, read.pos = written.tag, written.pos
+                read.morph = written.morph
+            for name in setters:
+                copy = nlp.get_pipe(name)(copy)
+            for written, read in zip(sent, copy):
+                written.lemma_ = read.lemma_
+        yield doc, where
 
 
 def _word_pattern(words: Set[str]) -> "re.Pattern[str]":

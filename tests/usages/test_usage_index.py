@@ -366,3 +366,27 @@ def test_a_query_in_capitals_is_read_as_the_index_read_its_sentences(nlp, bilm_d
     doc = index.nlp("Rates rose sharply today. " + shouted)
     assert doc[6].text == "BANK" and doc.has_annotation("SENT_START")
     assert numpy.array_equal(index.vector_of(doc[6]), index.vector_of(index.nlp(shouted)[1]))
+
+
+def test_lemmas_of_a_sentence_in_capitals_are_those_of_its_words_as_the_bilm_reads_them(bilm_dir, tmp_path):
+    """The audit's case: with --lemmas, a headline's "BANKS" was looked up as written, found nothing and was filed
+    under "banks", so --words bank dropped headline usages. Read lowercased (as the biLM reads it), it is "bank";
+    with --keep-capitals the sentence is read as written, lemmas too."""
+    pytest.importorskip("spacy_lookups_data", reason="needs spacy-lookups-data (pip install 'spacy-elmo[lemmas]')")
+    corpus = tmp_path / "news.txt"
+    corpus.write_text("BANKS RAISE RATES AS PROFITS FALL\n\nThe banks raised their rates.\n", encoding="utf8")
+    index = build_usage_index(
+        load_elmo_pipeline(bilm_dir), corpus, tmp_path / "idx", words=["bank"], lemmas=True, progress=False, log=lambda _: None
+    )
+    assert sorted(index.usage(int(r)).text for r in index.rows_of("bank")) == ["BANKS", "banks"]
+    written = build_usage_index(
+        load_elmo_pipeline(bilm_dir),
+        corpus,
+        tmp_path / "kept",
+        words=["bank"],
+        lemmas=True,
+        keep_capitals=True,
+        progress=False,
+        log=lambda _: None,
+    )
+    assert [written.usage(int(r)).text for r in written.rows_of("bank")] == ["banks"]
