@@ -92,14 +92,23 @@ def _profile_steps(trainer: Any, batches: List[Any]) -> None:
         print(f"    {100 * event.self_cpu_time_total / total:5.1f}%  {event.key} ({event.count} calls)")
 
 
-def step_speed(config: Any, prepared: Any, device: Any, steps: int, warmup: int, profile: bool = False) -> Dict[str, Any]:
-    """Tokens/s and FLOP/token of the training step alone, batches prepared beforehand."""
+def step_speed(
+    config: Any, prepared: Any, device: Any, steps: int, warmup: int, profile: bool = False, products: str = "measured"
+) -> Dict[str, Any]:
+    """Tokens/s and FLOP/token of the training step alone, batches prepared beforehand.
+
+    products (str): the library of training's products on the CPU: "measured" (what the run measures and keeps, as
+        `spacy-elmo pretrain` does), "rule" (the CPU class's rule), "blas" or "onednn".
+    """
     from torch.utils.flop_counter import FlopCounterMode
 
+    from spacy_elmo.bilm.packed_matmul import set_training_library, training_library
     from spacy_elmo.training.batches import BatchEncoder, BatchStream, batch_loader
     from spacy_elmo.training.trainer import Pretrainer
 
     trainer = Pretrainer(config, Path(tempfile.mkdtemp()), log=lambda s: None, gpu_id=_gpu_id(device))
+    if products != "measured":
+        set_training_library(None if products == "rule" else products)
     encoder = BatchEncoder(trainer.corpus, trainer.vocab, trainer.bilm.options.max_characters_per_token)
     stream = BatchStream(
         encoder, trainer.train_sentences, trainer.training.batch_tokens, config["corpus"]["pool_size"], 0, trainer.position
@@ -142,6 +151,7 @@ def step_speed(config: Any, prepared: Any, device: Any, steps: int, warmup: int,
         "vocab": len(trainer.vocab),
         "softmax": trainer.softmax.kind,
         "precision": trainer.precision,  # what ran: "auto" measured it, a precision without units falls back
+        "library": training_library() if device.type == "cpu" else "cuda",
     }
 
 
@@ -260,6 +270,12 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--profile", action="store_true", help="also print where the step's CPU time goes (torch.profiler, 10 steps)")
+    parser.add_argument(
+        "--products",
+        nargs="+",
+        default=["measured"],
+        help="the library of training's products on the CPU: measured (as pretrain), rule (the CPU class's), blas, onednn",
+    )
     args = parser.parse_args()
 
     import torch
@@ -277,71 +293,71 @@ def main() -> None:
 
     print(f"CPU: {cpu_description()}; torch {torch.__version__}, {args.threads} threads")
     results: List[Dict[str, Any]] = []
-    for preset in args.presets:
+    for preset, precision, products in [(p, q, r) for p in args.presets for q in args.precision for r in args.products]:
         path = pretrain_config(preset)
-        for precision in args.precision:
-            config = Config().from_disk(path)
-            config["paths"]["train"] = str(prepared)
-            config["system"]["threads"] = args.threads if device.type == "cpu" else 0
-            config["system"]["data_workers"] = args.workers
-            config["training"]["mixed_precision"] = precision
-            config["training"]["compile"] = args.compile
-            config["training"]["max_minutes"] = 0
-            if args.batch_tokens:
-                config["training"]["batch_tokens"] = args.batch_tokens
-            torch.manual_seed(0)
-            step = step_speed(config, prepared, device, args.steps, args.warmup, profile=args.profile)
-            # The trainer trains in float32 where the device has no bfloat16 units (AVX2-only CPUs) or
-            # where "auto" measured float32 faster: the step is then measured against the float32 peak.
-            dtype = torch.bfloat16 if step["precision"] == "bf16" else torch.float32
-            rates = matmul_peak(device, dtype, 8192 if device.type == "cuda" else 2048)
-            peak = max(rates)
-            achieved = step["tokens_per_s"] * step["flops_per_token"] / 1e9
-            row = {
-                "preset": path.stem,
-                "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-                "cpu": cpu_description(),
-                "precision": precision,
-                "step_dtype": str(dtype).replace("torch.", ""),
-                "compile": args.compile,
-                "batch_tokens": config["training"]["batch_tokens"],
-                "step_tokens_per_s": round(step["tokens_per_s"]),
-                "mflop_per_token": round(step["flops_per_token"] / 1e6, 2),
-                "achieved_gflops": round(achieved, 1),
-                "peak_gflops": round(peak, 1),
-                "fraction_of_peak": round(achieved / peak, 4),
-            }
+        config = Config().from_disk(path)
+        config["paths"]["train"] = str(prepared)
+        config["system"]["threads"] = args.threads if device.type == "cpu" else 0
+        config["system"]["data_workers"] = args.workers
+        config["training"]["mixed_precision"] = precision
+        config["training"]["compile"] = args.compile
+        config["training"]["max_minutes"] = 0
+        if args.batch_tokens:
+            config["training"]["batch_tokens"] = args.batch_tokens
+        torch.manual_seed(0)
+        step = step_speed(config, prepared, device, args.steps, args.warmup, profile=args.profile, products=products)
+        # The trainer trains in float32 where the device has no bfloat16 units (AVX2-only CPUs) or
+        # where "auto" measured float32 faster: the step is then measured against the float32 peak.
+        dtype = torch.bfloat16 if step["precision"] == "bf16" else torch.float32
+        rates = matmul_peak(device, dtype, 8192 if device.type == "cuda" else 2048)
+        peak = max(rates)
+        achieved = step["tokens_per_s"] * step["flops_per_token"] / 1e9
+        row = {
+            "preset": path.stem,
+            "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+            "cpu": cpu_description(),
+            "precision": precision,
+            "products": f"{products}: {step['library']}",
+            "step_dtype": str(dtype).replace("torch.", ""),
+            "compile": args.compile,
+            "batch_tokens": config["training"]["batch_tokens"],
+            "step_tokens_per_s": round(step["tokens_per_s"]),
+            "mflop_per_token": round(step["flops_per_token"] / 1e6, 2),
+            "achieved_gflops": round(achieved, 1),
+            "peak_gflops": round(peak, 1),
+            "fraction_of_peak": round(achieved / peak, 4),
+        }
+        print(
+            f"{path.stem} ({step['params'] / 1e6:.1f}M-parameter biLM, {step['softmax']} softmax over {step['vocab']} words), "
+            f"{row['device']}, mixed_precision={precision} (products in {row['step_dtype']}), compile={args.compile}, "
+            f"batch_tokens={row['batch_tokens']}, training's products: {row['products']}"
+        )
+        print(f"  step only       {step['tokens_per_s']:10.0f} tokens/s   ({args.steps} steps)")
+        print(f"  work            {step['flops_per_token'] / 1e6:10.1f} MFLOP per token (forward + backward, counted)")
+        print(f"  achieved        {achieved:10.1f} GFLOP/s")
+        print(
+            f"  matmul peak     {peak:10.1f} GFLOP/s (same dtype, same run; "
+            + " / ".join(f"{n} {r:.0f}" for n, r in zip(("BLAS", "oneDNN"), rates))
+            + ")"
+        )
+        print(f"  fraction        {achieved / peak:10.1%}")
+        if not args.no_end_to_end:
+            e2e = end_to_end_speed(config, device, args.steps, args.warmup)
+            row["end_to_end_tokens_per_s"] = round(e2e)
+            row["end_to_end_ratio"] = round(e2e / step["tokens_per_s"], 3)
             print(
-                f"{path.stem} ({step['params'] / 1e6:.1f}M-parameter biLM, {step['softmax']} softmax over {step['vocab']} words), "
-                f"{row['device']}, mixed_precision={precision} (products in {row['step_dtype']}), compile={args.compile}, "
-                f"batch_tokens={row['batch_tokens']}"
+                f"  end-to-end      {e2e:10.0f} tokens/s   ({e2e / step['tokens_per_s']:.0%} of the step alone; "
+                f"Pretrainer, data_workers={args.workers})"
             )
-            print(f"  step only       {step['tokens_per_s']:10.0f} tokens/s   ({args.steps} steps)")
-            print(f"  work            {step['flops_per_token'] / 1e6:10.1f} MFLOP per token (forward + backward, counted)")
-            print(f"  achieved        {achieved:10.1f} GFLOP/s")
+        if args.two_processes and device.type == "cpu":
+            two = two_process_speed(config, args.steps, args.warmup)
+            row["two_processes_tokens_per_s"] = round(two)
+            row["two_processes_fraction_of_peak"] = round(two * step["flops_per_token"] / 1e9 / peak, 4)
             print(
-                f"  matmul peak     {peak:10.1f} GFLOP/s (same dtype, same run; "
-                + " / ".join(f"{n} {r:.0f}" for n, r in zip(("BLAS", "oneDNN"), rates))
-                + ")"
+                f"  two processes   {two:10.0f} tokens/s   ({two / step['tokens_per_s']:.2f}x the step at {args.threads} threads; "
+                f"{row['two_processes_fraction_of_peak']:.1%} of the peak; end to end, one thread each)"
             )
-            print(f"  fraction        {achieved / peak:10.1%}")
-            if not args.no_end_to_end:
-                e2e = end_to_end_speed(config, device, args.steps, args.warmup)
-                row["end_to_end_tokens_per_s"] = round(e2e)
-                row["end_to_end_ratio"] = round(e2e / step["tokens_per_s"], 3)
-                print(
-                    f"  end-to-end      {e2e:10.0f} tokens/s   ({e2e / step['tokens_per_s']:.0%} of the step alone; "
-                    f"Pretrainer, data_workers={args.workers})"
-                )
-            if args.two_processes and device.type == "cpu":
-                two = two_process_speed(config, args.steps, args.warmup)
-                row["two_processes_tokens_per_s"] = round(two)
-                row["two_processes_fraction_of_peak"] = round(two * step["flops_per_token"] / 1e9 / peak, 4)
-                print(
-                    f"  two processes   {two:10.0f} tokens/s   ({two / step['tokens_per_s']:.2f}x the step at {args.threads} threads; "
-                    f"{row['two_processes_fraction_of_peak']:.1%} of the peak; end to end, one thread each)"
-                )
-            results.append(row)
+        results.append(row)
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1))
 

@@ -219,15 +219,36 @@ def _int8_rows(rows: torch.Tensor, packed: Any, kernel: Callable[[torch.Tensor, 
     return kernel(scaled, packed).mul_(magnitudes)
 
 
-@functools.lru_cache(maxsize=None)  # asked at every product under autograd; the CPU class does not change
+TRAINING_LIBRARIES = ("blas", "onednn")  # what multiplies under autograd on the CPU: the default BLAS (MKL), or oneDNN
+_training_library: Optional[str] = None  # set for a run (training/devices.py: measured, or a resumed run's own)
+
+
+@functools.lru_cache(maxsize=None)  # the CPU class does not change
+def class_rule_library() -> str:
+    """RETURNS (str): the library for training's products where nothing measured one: "blas" on AVX2 CPUs (MKL
+    measured faster on 7 of the 10 product shapes of a `cpu` preset step there), "onednn" elsewhere (twice MKL on an
+    AVX-512 AMD EPYC; on an Intel AVX-512 Xeon MKL is the faster: why a run measures, training/devices.py)."""
+    return "blas" if torch.backends.cpu.get_cpu_capability() == "AVX2" else "onednn"
+
+
+def set_training_library(library: Optional[str]) -> None:
+    """Multiply under autograd through `library` ("blas" or "onednn") from now on in this process; None: the class
+    rule (`class_rule_library`). A pretraining run sets what it measured, or what it started with when it resumes."""
+    global _training_library
+    if library is not None and library not in TRAINING_LIBRARIES:
+        raise ValueError(f"training's products run through one of {', '.join(TRAINING_LIBRARIES)}: got {library!r}")
+    _training_library = library
+
+
+def training_library() -> str:
+    """RETURNS (str): the library training's products run through now ("blas" or "onednn")."""
+    return _training_library or class_rule_library()
+
+
 def training_products_by_blas() -> bool:
     """RETURNS (bool): whether products under autograd (training) run through the default BLAS (MKL) rather than
-    oneDNN: on AVX2 CPUs, where MKL measured faster on 7 of the 10 product shapes of a `cpu` preset step (the
-    softmax's gradient 164 against 141 GFLOP/s, the char windows 174 against 131) and the step ran 1.12x with it and
-    the char CNN as one product (`char_encoder`); oneDNN elsewhere, twice MKL on an AVX-512 AMD EPYC. Decided by the
-    CPU class, never by a timing, so that a resumed run multiplies as it started. Inference keeps oneDNN, whose rows
-    do not depend on the batch."""
-    return torch.backends.cpu.get_cpu_capability() == "AVX2"
+    oneDNN (`training_library`). Inference keeps oneDNN, whose rows do not depend on the batch."""
+    return training_library() == "blas"
 
 
 def product_usable(x: torch.Tensor, weight: torch.Tensor) -> bool:

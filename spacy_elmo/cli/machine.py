@@ -43,6 +43,13 @@ def machine_report(model: Optional[str] = None, say: Any = print) -> None:
         bilm = load_elmo_pipeline(model).get_pipe("elmo").bilm  # type: ignore[attr-defined]
         bilm.precision = "auto"
         say(f"{model}: precision 'auto' runs it in {bilm.precision}")
+    from ..bilm.packed_matmul import class_rule_library, onednn_available
+
+    if onednn_available():
+        say(
+            f"training's products (pretraining on this CPU, float32): measured for each run's step and kept below "
+            f"('training-products'; a resumed run keeps its own); without a measurement, {class_rule_library()} by the CPU class"
+        )
     entries = read_entries(cache_file(), say=say)
     say(f"measurements in {cache_file()}: {len(entries)}")
     for entry in sorted(entries.values(), key=lambda e: e.get("when", 0)):

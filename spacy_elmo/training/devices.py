@@ -81,6 +81,57 @@ def time_step(model: torch.nn.Module, batch: Any, device: torch.device) -> Dict[
     return {p: s / batch.n_tokens for p, s in seconds.items()}
 
 
+def products_library(
+    device: torch.device, precision: str, log: Log, seconds_per_token: Callable[[], Dict[str, float]], key: Dict[str, Any]
+) -> Optional[str]:
+    """The library training's products run through on the CPU (bilm/packed_matmul.py): the faster of the default
+    BLAS (MKL) and oneDNN for this run's own step on this machine, timed once with `seconds_per_token` and kept
+    (bilm/measured.py), as the precision is: which is the faster depends on the CPU's make as much as on its class
+    (MKL on AVX2 and on an Intel AVX-512 Xeon, oneDNN on an AVX-512 AMD EPYC), so no rule of the class can say it.
+
+    RETURNS (Optional[str]): "blas" or "onednn"; None where the choice does not arise (a GPU, bf16 autocast, no
+        oneDNN) or measuring is off (the class rule then, the same on every run).
+    """
+    from ..bilm.packed_matmul import class_rule_library, onednn_available
+
+    if device.type != "cpu" or precision != "fp32" or not onednn_available() or not measuring_on():
+        return None
+    entry = measured(machine_key("training-products", **key), seconds_per_token, choices=("blas", "onednn"))
+    rates = ", ".join(f"{p} {1 / s:,.0f}" for p, s in sorted(entry["seconds"].items()))
+    how = "kept from an earlier measurement" if entry["cached"] else f"measured in {entry['cost_s']:.1f} s"
+    log(
+        f"Training's products: {entry['choice']} (tokens/s of a step here: {rates}; {how}; {MEASURE_ENV}=0 picks "
+        f"{class_rule_library()} by the CPU class)"
+    )
+    return str(entry["choice"])
+
+
+def time_products(model: torch.nn.Module, batch: Any) -> Dict[str, float]:
+    """Seconds per token of a float32 forward and backward pass of `model` on `batch` with training's products
+    through each library, taken in turn; like `time_step`, nothing of the run changes.
+
+    RETURNS (Dict[str, float]): {"blas": s, "onednn": s}.
+    """
+    from ..bilm.packed_matmul import set_training_library, training_library
+
+    state, before = rng_state(), training_library()
+
+    def step(library: str) -> Callable[[], None]:
+        def run() -> None:
+            set_training_library(library)
+            out = model(batch.chars, batch.targets)
+            ((out["forward"] + out["backward"]).float() / max(1, batch.n_tokens)).backward()
+
+        return run
+
+    try:
+        seconds = fastest_of({library: step(library) for library in ("blas", "onednn")}, repeats=2)
+    finally:
+        set_training_library(before)
+        set_rng_state(state)
+    return {library: s / batch.n_tokens for library, s in seconds.items()}
+
+
 def training_device(gpu_id: Optional[int]) -> torch.device:
     if gpu_id is None:
         if torch.cuda.is_available():

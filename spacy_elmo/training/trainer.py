@@ -22,6 +22,7 @@ from ..bilm import BiLM, ElmoOptions
 from ..bilm.folders import bilm_folder
 from ..bilm.language_model import BiLanguageModel, SharedSoftmax
 from ..bilm.lstm import compile_cells
+from ..bilm.packed_matmul import set_training_library
 from ..bilm.threads import between_batches, fix_threads, start_job
 from ..errors import InputError
 from ..output_folders import FolderLock, write_atomically
@@ -36,7 +37,7 @@ from .checkpoint import (
     set_rng_state,
 )
 from .corpus import Corpus
-from .devices import Log, autocast, forward_precision, time_step, training_device
+from .devices import Log, autocast, forward_precision, products_library, time_products, time_step, training_device
 from .evaluate import evaluate
 from .logger import PretrainRun, make_logger
 from .memory import reuse_freed_memory
@@ -161,6 +162,8 @@ class Pretrainer:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lr_schedule(self.training))
         self.precision = self._forward_precision(log)
         self.autocast = autocast(self.device, self.precision)
+        self.products = self._products_library(log)
+        set_training_library(self.products)
         self.step, self.elapsed, self.tokens_seen, self.best = 0, 0.0, 0, math.inf
         self.signalled: Optional[str] = None  # the signal that asked the run to stop
         self.warmup_tokens = 0  # tokens_seen when the softmax warm-up ended
@@ -326,6 +329,32 @@ class Pretrainer:
         if self.world > 1:  # rank 0 decides (and measures) for every process of the run
             torch.distributed.broadcast_object_list(chosen, src=0)
         return str(chosen[0])
+
+    def _products_library(self, log: Log) -> Optional[str]:
+        """ "blas" or "onednn" for training's products on the CPU: a resumed run's own (so that it multiplies as it
+        started), else measured (devices.products_library); None: the CPU class's rule."""
+        if self.checkpoint is not None:  # a checkpoint without the record started by the class rule (None)
+            kept = self.checkpoint.get("products")
+            if self.rank == 0 and self.device.type == "cpu":
+                log(f"Training's products: {kept or 'the CPU class rule'}, as the run started")
+            return None if kept is None else str(kept)
+        key = {"options": self.bilm.options.to_config(all_fields=True), "softmax": self.softmax.kind, "vocab": len(self.vocab)}
+        key.update(batch_tokens=self.training.batch_tokens, device=self.device.type)
+        chosen = [products_library(self.device, self.precision, log, self._seconds_per_token_by_library, key) if self.rank == 0 else ""]
+        if self.world > 1:  # rank 0 decides (and measures) for every process of the run
+            torch.distributed.broadcast_object_list(chosen, src=0)
+        return chosen[0]
+
+    def _seconds_per_token_by_library(self) -> Dict[str, float]:
+        """Seconds per token of this run's float32 step on its first batch with the products through each library."""
+        encoder = BatchEncoder(self.corpus, self.vocab, self.bilm.options.max_characters_per_token)
+        plan = BatchStream(encoder, self.train_sentences, self.training.batch_tokens, self.settings.corpus.pool_size, 0, CorpusPosition())
+        was_frozen, self.lm.freeze_bilm = self.lm.freeze_bilm, False
+        try:
+            return time_products(self.lm, next(iter(plan)).to(self.device))
+        finally:
+            self.optimizer.zero_grad(set_to_none=True)
+            self.lm.freeze_bilm = was_frozen
 
     def _seconds_per_token(self) -> Dict[str, float]:
         """Seconds per token of a forward and backward pass of this run's model on its first batch, in float32
@@ -535,6 +564,7 @@ class Pretrainer:
             "warmup_tokens": self.warmup_tokens,
             "position": ranks[0]["position"],
             "precision": self.precision,
+            "products": self.products,
         }
         if self.world > 1:
             state["ranks"] = ranks

@@ -223,6 +223,7 @@ def test_pretraining_keeps_the_measured_precision_when_it_resumes(cache, tmp_pat
 @pytest.mark.slow
 def test_measuring_a_training_step_leaves_the_run_as_it_was(cache, tmp_path, monkeypatch):
     """The timed steps change no weight, gradient or random state: a run that measured equals one that did not."""
+    from spacy_elmo.bilm import packed_matmul
     from spacy_elmo.training import devices
     from tests.training.test_pretrain import TEXT, _config
 
@@ -235,6 +236,8 @@ def test_measuring_a_training_step_leaves_the_run_as_it_was(cache, tmp_path, mon
 
     def measure_then_float32(key, seconds_per_token, choices=None):
         seconds_per_token()
+        if tuple(choices or ()) == ("blas", "onednn"):  # training's products: the library the class rule picks
+            return {"choice": packed_matmul.class_rule_library(), "seconds": {"blas": 1.0, "onednn": 1.0}, "cost_s": 0.1, "cached": False}
         return {"choice": "fp32", "seconds": {"fp32": 1.0, "bf16": 2.0}, "cost_s": 0.1, "cached": False}
 
     monkeypatch.setattr(devices, "measured", measure_then_float32)
@@ -442,3 +445,52 @@ def test_auto_gives_one_sentence_the_same_layers_at_one_and_two_threads_idle_and
     first = layers[("idle", 2)]
     assert all(numpy.array_equal(first, other) for other in layers.values())
     assert bilm.measured_precision() == "int8"
+
+
+@pytest.mark.slow
+def test_trainings_products_follow_the_measurement_not_the_class_and_a_resumed_run_keeps_its_own(cache, tmp_path, monkeypatch):
+    """Issue 89: on an Intel AVX-512 Xeon MKL multiplies training's products faster, where the class rule picked
+    oneDNN. A stand-in measurement that finds MKL ("blas") faster is what the run uses, whatever the class rule
+    says, and it is kept in the checkpoint: a run resumed where a new measurement would pick oneDNN multiplies as
+    it started."""
+    from spacy_elmo.bilm import packed_matmul
+    from spacy_elmo.training import devices
+    from tests.training.test_pretrain import TEXT, _config
+
+    from spacy_elmo.training.checkpoint import load_checkpoint
+    from spacy_elmo.training.pretrain import pretrain
+
+    if not packed_matmul.onednn_available():
+        pytest.skip("this PyTorch build has no oneDNN products: training multiplies through the default BLAS only")
+    monkeypatch.setattr(devices, "measuring_on", lambda: True)
+    monkeypatch.setattr(packed_matmul, "class_rule_library", lambda: "onednn")  # the rule of an AVX-512 class
+    used = []
+    real_set = packed_matmul.set_training_library
+    monkeypatch.setattr("spacy_elmo.training.trainer.set_training_library", lambda library: (used.append(library), real_set(library))[1])
+    timed = []
+
+    def stand_in(key, seconds_per_token, choices=None):
+        timed.append(seconds_per_token())  # the run's own float32 step, through each library
+        return {"choice": "blas", "seconds": {"blas": 1.0, "onednn": 2.0}, "cost_s": 0.1, "cached": False}
+
+    monkeypatch.setattr(devices, "measured", stand_in)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT * 3, encoding="utf8")
+    lines = []
+    settings = {"training.checkpoint_every": 3}
+    try:
+        pretrain(_config(corpus, **settings, **{"training.max_steps": 3}), tmp_path / "run", log=lines.append)
+        assert sorted(timed[0]) == ["blas", "onednn"] and all(s > 0 for s in timed[0].values())
+        assert used == ["blas"] and load_checkpoint(tmp_path / "run")["products"] == "blas"
+        assert any("Training's products: blas" in line for line in lines)
+
+        def onednn_now(key, seconds_per_token, choices=None):
+            return {"choice": "onednn", "seconds": {"blas": 2.0, "onednn": 1.0}, "cost_s": 0.1, "cached": False}
+
+        monkeypatch.setattr(devices, "measured", onednn_now)
+        lines.clear()
+        result = pretrain(_config(corpus, **settings, **{"training.max_steps": 5}), tmp_path / "run", resume=True, log=lines.append)
+        assert result["step"] == 5 and used == ["blas", "blas"] and load_checkpoint(tmp_path / "run")["products"] == "blas"
+        assert any("Training's products: blas, as the run started" in line for line in lines)
+    finally:
+        real_set(None)
