@@ -18,6 +18,7 @@ from .sense_names import context_words
 from .substitutes import Substitutes, substitute_bags
 
 DEFAULT_SENSES = "context:top"
+NAME_USAGES = 600  # at most this many usages of a word (both sides, drawn with a fixed seed) name its senses by substitutes
 
 
 class SenseInput:
@@ -92,8 +93,14 @@ class SenseInput:
         RETURNS: the vectors to cluster (None: the scores' own) and each usage's bag of words that names the senses.
         """
         ids = None
+        named = None  # the usages whose substitutes are read: all where they are the senses' input, else a sample
         if self.substitutes is not None and self.context_top is not None:
             top = numpy.concatenate([numpy.asarray(v[r], dtype=numpy.float32) for v, r in zip(self.context_top, rows)])
+            if self.source != "substitutes" and len(top) > NAME_USAGES:
+                # names need the substitutes of enough usages of each sense, not of every usage: the softmax over
+                # the whole vocabulary was most of change's time (10 words of 500 usages a side: a minute)
+                named = numpy.sort(numpy.random.default_rng(0).choice(len(top), NAME_USAGES, replace=False))
+                top = top[named]
             ids, _ = self.substitutes.top(top, forms=forms)
         if self.source == "substitutes" and ids is not None:
             vectors: Optional[numpy.ndarray] = substitute_bags(ids)[0]
@@ -105,7 +112,13 @@ class SenseInput:
             assert self.substitutes is not None
             words = self.substitutes.words
             # names are content words: no punctuation, no stop word
-            bags = [[words[i] for i in row if words[i].isalpha() and words[i].lower() not in self.stop_words] for row in ids]
+            found = [[words[i] for i in row if words[i].isalpha() and words[i].lower() not in self.stop_words] for row in ids]
+            if named is None:
+                bags = found
+            else:  # the usages not sampled name nothing
+                bags = [[] for _ in range(sum(len(r) for r in rows))]
+                for k, bag in zip(named, found):
+                    bags[int(k)] = bag
         else:
             bags = []
             for index, side_rows in zip(self.indexes, rows):
