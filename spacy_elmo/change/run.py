@@ -300,7 +300,6 @@ def usage_record(index: Any, row: int) -> Dict[str, Any]:
 
 def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, progress: Progress, notes: List[str]) -> Dict[str, Any]:
     from .sense_input import SenseInput, usage_forms
-    from .sense_names import name_senses
     from .senses import SenseRule, benjamini_hochberg, evidence_rows, word_evidence
 
     out: Dict[str, Any] = {}
@@ -310,6 +309,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
     inputs = SenseInput(a, b, settings.senses, settings.lang, notes)
     rule = SenseRule(settings.min_silhouette, sides=settings.side_senses)
     index_of = {"A": a, "B": b}
+    named: Dict[str, Any] = {}  # each word's (bags, labels, senses): named once every word's bags are known
     for row in progress(scored) if progress is not None else scored:
         ua = UsageRows(a.vectors, a.rows_of(row.word), centres[0])
         ub = UsageRows(b.vectors, b.rows_of(row.word), centres[1])
@@ -330,14 +330,13 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
         records = {(side, int(r)): usage_record(index_of[side], int(r)) for side, side_rows in zip("AB", sampled) for r in side_rows}
         ids = {key: record["id"] for key, record in records.items()}
         usage_labels = [ev.labels[side][int(r)] for side, side_rows in zip("AB", sampled) for r in side_rows]
-        names = name_senses(bags, usage_labels, ev.senses, inputs.background if inputs.names_from == "context words" else None)
+        named[row.word] = (bags, usage_labels, ev.senses)
 
         def record(side: str, r: int, **more: Any) -> Dict[str, Any]:
             return {"side": side, **records.get((side, r), usage_record(index_of[side], r)), **more}
 
         out[row.word] = {
             "senses": ev.senses,
-            "sense_names": names,
             "silhouette": _finite(ev.silhouette),
             "cluster_freq_dist1": ev.freq_a,
             "cluster_freq_dist2": ev.freq_b,
@@ -355,6 +354,8 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
             # every usage's sense by its identifier: the clusters file, and the ARI against people's clusters
             "labels": {ids[(side, r)]: s for side, by_row in ev.labels.items() for r, s in by_row.items()},
         }
+    for word, names in sense_names_of(named, inputs.background if inputs.names_from == "context words" else None).items():
+        out[word] = {"sense_names": names, **out[word]}
     for measure in [m for m in settings.measures if m in TESTED] if settings.permutations else []:
         words = [w for w in out if measure in out[w]["p_values"]]
         for w, q in zip(words, benjamini_hochberg([out[w]["p_values"][measure] for w in words])):
@@ -363,6 +364,23 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
         out[w]["changed_fdr"] = None  # the verdict's (_verdicts), where a permutation test ran
     out_settings = {"senses_input": inputs.describe(), "sense_rule": rule.describe(), "names_from": inputs.names_from}
     return {"words": out, "settings": out_settings}
+
+
+def sense_names_of(named: Dict[str, Any], background: Optional[Any]) -> Dict[str, List[List[str]]]:
+    """Each word's sense names (sense_names.name_senses) from its usages' bags: told apart from `background` (the
+    index's words, for context words) or, for substitutes, from the substitutes of the other words' usages, so
+    that names tell words apart too (against everything, "people" and "place" named 16 and 15 of DWUG EN's 46)."""
+    from collections import Counter
+
+    from .sense_names import name_senses
+
+    per_word = {w: Counter(x for bag in bags for x in set(bag)) for w, (bags, _, _) in named.items()}
+    everything = sum(per_word.values(), Counter())
+    out = {}
+    for word, (bags, labels, k) in named.items():
+        others = background if background is not None else everything - per_word[word]
+        out[word] = name_senses(bags, labels, k, others or None)
+    return out
 
 
 SNIPPET = 90  # characters of a usage's text each side of its target in a tooltip
