@@ -145,33 +145,49 @@ def _side_label(side: str) -> str:
 
 
 def _controls_strip(data: Dict[str, Any]) -> str:
-    """Each target's verdict statistic against the control words' (grey ticks): where the corpora's own drift lies."""
+    """Each target's verdict statistic against the control words' (grey ticks: where the corpora's own drift lies),
+    on one axis (sign(z) log(1 + |z|): the controls' few units and a changed word's tens both show)."""
     controls = [c["z"] for c in data.get("controls", []) if c.get("z") is not None and math.isfinite(c["z"])]
     targets = [
         (w["word"], w["verdict"]["z"], w["verdict"].get("changed")) for w in data["words"] if (w.get("verdict") or {}).get("z") is not None
     ]
     if not controls or not targets:
         return ""
-    low = min(controls + [z for _, z, _ in targets])
-    high = max(controls + [z for _, z, _ in targets])
-    width, pad, row = 720, 10, 16
-    span = (high - low) or 1.0
+
+    def scaled(z: float) -> float:
+        return math.copysign(math.log1p(abs(z)), z)
+
+    values = [scaled(z) for z in controls + [z for _, z, _ in targets]]
+    low, high = min(values + [0.0]), max(values + [scaled(5.0)])
+    width, pad = 720, 14
 
     def x(z: float) -> float:
-        return pad + (z - low) / span * (width - 2 * pad)
+        return pad + (scaled(z) - low) / ((high - low) or 1.0) * (width - 2 * pad)
 
-    ticks = "".join(f'<line x1="{x(z):.1f}" y1="4" x2="{x(z):.1f}" y2="20" stroke="#aaa"/>' for z in controls)
-    dots = "".join(
-        f"<g><title>{_esc(word)}: z {z:.1f}</title>"
-        f'<circle cx="{x(z):.1f}" cy="{28 + k * row}" r="4" fill="{"#b00" if changed else "#222"}"/>'
-        f'<text x="{min(x(z) + 7, width - 80):.1f}" y="{32 + k * row}" font-size="11">{_esc(word)}</text></g>'
-        for k, (word, z, changed) in enumerate(sorted(targets, key=lambda t: -t[1]))
+    ticks = "".join(
+        f'<line x1="{x(z):.1f}" y1="18" x2="{x(z):.1f}" y2="34" stroke="#999"><title>control: z {z:.1f}</title></line>' for z in controls
     )
-    height = 36 + len(targets) * row
+    dots = "".join(
+        f'<circle cx="{x(z):.1f}" cy="48" r="4" fill="{"#b00" if changed else "#222"}" fill-opacity="0.7"><title>{_esc(word)}: z {z:.1f}'
+        f"{' (changed)' if changed else ''}</title></circle>"
+        for word, z, changed in targets
+    )
+    shown = sorted([t for t in targets if t[2]], key=lambda t: -t[1])[:12]
+    labels = "".join(
+        f'<text x="{x(z):.1f}" y="{66 + 12 * (k % 3)}" font-size="10" text-anchor="middle" fill="#b00">{_esc(word)}</text>'
+        for k, (word, z, _) in enumerate(shown)
+    )
+    marks = "".join(
+        f'<line x1="{x(v):.1f}" y1="10" x2="{x(v):.1f}" y2="14" stroke="#555"/>'
+        f'<text x="{x(v):.1f}" y="9" font-size="9" text-anchor="middle" fill="#555">{v:g}</text>'
+        for v in (-5, -2, 0, 2, 5, 10, 20, 50, 100)
+        if low <= scaled(v) <= high
+    )
     return (
-        f'<figure><svg width="{width}" height="{height}" role="img" aria-label="targets against the control words">{ticks}{dots}</svg>'
-        f"<figcaption class=muted>The verdict's statistic (energy z) of the {len(controls)} control words (grey ticks: the corpora's "
-        f"own drift) and of each target (red: changed), from {low:.1f} to {high:.1f}</figcaption></figure>"
+        f'<figure><svg width="{width}" height="104" role="img" aria-label="targets against the control words">{marks}{ticks}{dots}'
+        f"{labels}</svg><figcaption class=muted>The verdict's statistic (energy z, on a log scale) of the {len(controls)} control "
+        "words (grey ticks: the corpora's own drift) and of each target (dots; red: changed, named); point at one for "
+        "its word</figcaption></figure>"
     )
 
 

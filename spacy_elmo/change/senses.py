@@ -360,7 +360,8 @@ class WordEvidence:
     freq_a, freq_b (List[int]): usages per sense on each side (WUG's cluster_freq_dist1/2).
     sense_jsd (float): the JSD of the two sides' shares of the senses; binary (int): `binary_change`.
     examples (List[List[Tuple[str, int]]]): per sense, the (side, row) of the usages nearest its centre.
-    changed (Dict[str, List[Tuple[int, float]]]): per side, the (row, cosine to the nearest usage of the other side)
+    changed (Dict[str, List[Tuple[int, float]]]): per side, the (row, cosine to the nearest usage of the other side, in the
+        senses' input: the context-only vectors by default)
         of its usages farthest from every usage of the other side, farthest first.
     intervals (Dict[str, Tuple[float, float]]): the 95% bootstrap interval of each measure.
     p_values (Dict[str, float]): each measure's permutation p-value (`permutation_p`), where asked for.
@@ -446,7 +447,9 @@ def word_evidence(
         members = numpy.flatnonzero(found.labels == j)
         near = members[numpy.argsort(-(unit[members] @ found.centres[j]), kind="stable")[:EXAMPLES]]
         examples.append([(str(sides[i]), int(rows[i])) for i in near])
-    across = _unit(va) @ _unit(vb).T  # (n_a, n_b) cosines
+    # the farthest usages read from the senses' input (the context-only vectors by default), which the word's spelling
+    # does not enter: read from the scores' vectors, capitalised and derived forms made up half of them (6% of usages)
+    across = unit[: len(va)] @ unit[len(va) :].T  # (n_a, n_b) cosines
     changed = {}
     for side, nearest, side_rows in (("A", across.max(1), rows_a), ("B", across.max(0), rows_b)):
         order = numpy.argsort(nearest, kind="stable")[:EXAMPLES]

@@ -140,11 +140,12 @@ def describe(basis: str, n_controls: int, permutations: int, fdr: float, seed: i
     test = f"the energy distance's permutation test ({permutations} shuffles of the usages' periods, seed {seed})"
     if basis == CONTROLS_BASIS:
         return (
-            f"changed where the word's {test} z stands above those of {n_controls} control words (frequency-matched, drawn from the "
+            f"changed where the z of {test} for the word stands above those of {n_controls} control words (frequency-matched, "
+            "drawn from the "
             f"same corpora, scored alike): p from the normal tail of its robust z against the controls' (median, 1.4826 x MAD), "
             f"Benjamini-Hochberg q at most {fdr} across the targets"
         )
     return (
-        f"differs from chance only: changed where the word's {test} gives a Benjamini-Hochberg q at most {fdr}; no control words "
+        f"differs from chance only: changed where {test} gives the word a Benjamini-Hochberg q at most {fdr}; no control words "
         "could be scored, so the corpora's own drift (style, genre) is not taken out"
     )

@@ -117,3 +117,26 @@ def test_a_target_name_with_a_tab_or_a_newline_keeps_the_tsv_and_answer_rows_who
     task2 = [p for p in write_answers(ChangeResult([], data, {}, []), tmp_path / "answer") if "task2" in str(p)][0]
     lines = task2.read_text().splitlines()
     assert lines == ["odd\\tname_nn\t0.5", "two\\nlines_nn\t0.25"]
+
+
+def test_the_farthest_usages_are_read_from_the_senses_input_not_the_spelling():
+    """The audit's case: the "farthest usages" were read from the scores' vectors, where a capitalised form lies far
+    from the rest by its spelling alone (31 of 60 shown were capitalised, all-caps or derived forms, 6.3% of usages).
+    Read from the senses' input (the context-only vectors), the usage whose context is unlike the other side's is
+    shown, and the one that is only spelt otherwise is not."""
+    from spacy_elmo.change.senses import word_evidence
+
+    rng = numpy.random.default_rng(2)
+    base = numpy.zeros(16)
+    base[0] = 1.0
+    a = base + rng.normal(0, 0.05, (30, 16))
+    b = base + rng.normal(0, 0.05, (30, 16))
+    b[0, 5] += 3.0  # B's usage 0: spelt otherwise ("Bank"): far in the scores' vectors, its context like the rest
+    context_a, context_b = a.copy(), b.copy()
+    context_b[0] = base + rng.normal(0, 0.05, 16)
+    context_b[1, 7] += 3.0  # B's usage 1: a context unlike any of A's
+    ev = word_evidence(a, b, sense_vectors=numpy.concatenate([context_a, context_b]))
+    farthest_b = [row for row, _ in ev.changed["B"]]
+    assert farthest_b[0] == 1 and 0 not in farthest_b[:1]
+    by_spelling = word_evidence(a, b)  # no senses' input given: the scores' vectors, as before
+    assert by_spelling.changed["B"][0][0] == 0
