@@ -230,7 +230,8 @@ def _verdicts(
         rows_a, rows_b = evidence_rows(ua, ub, seed=settings.seed)
         va = UsageRows(a.vectors, rows_a, centres[0]).sample(len(rows_a))
         vb = UsageRows(b.vectors, rows_b, centres[1]).sample(len(rows_b))
-        test = permutation_test(va, vb, VERDICT_MEASURE, settings.permutations, settings.seed)
+        groups = usage_documents(a, b, rows_a, rows_b)
+        test = permutation_test(va, vb, VERDICT_MEASURE, settings.permutations, settings.seed, groups=groups)
         from .measures import energy
 
         return WordVerdict(energy(va, vb), test.z, test.p)
@@ -252,6 +253,25 @@ def _verdicts(
         if word in evidence:
             evidence[word]["changed_fdr"] = verdict.changed
     return {"targets": targets, "controls": controls}
+
+
+MIN_DOCUMENTS = 10  # documents a side the verdict's test shuffles; fewer: it shuffles usages
+
+
+def usage_documents(a: Any, b: Any, rows_a: Any, rows_b: Any) -> Optional[Any]:
+    """RETURNS: each usage's document (A's and B's apart), for the verdict's test to shuffle documents, not usages;
+    None where a side has fewer than MIN_DOCUMENTS (a WUG dataset's usages, one document)."""
+    import numpy
+
+    keys = []
+    for side, index, rows in (("A", a, rows_a), ("B", b, rows_b)):
+        sentence_of = numpy.asarray(index.arrays["usage_sentence"])[numpy.sort(numpy.asarray(rows, dtype=numpy.int64))]
+        found = [(side, int(index.sentences[int(s)].get("file", 0)), int(index.sentences[int(s)].get("doc", 0))) for s in sentence_of]
+        if len(set(found)) < MIN_DOCUMENTS:
+            return None
+        keys += found
+    _, groups = numpy.unique(numpy.array([f"{s}:{f}:{d}" for s, f, d in keys]), return_inverse=True)
+    return groups
 
 
 def _add_verdicts(data: Dict[str, Any], verdicts: Dict[str, Any], control_rows: List[WordChange], settings: ChangeSettings) -> None:

@@ -270,12 +270,21 @@ class PermutationTest:
 
 
 def permutation_test(
-    a: numpy.ndarray, b: numpy.ndarray, measure: str, permutations: int = PERMUTATIONS, seed: int = SEED
+    a: numpy.ndarray,
+    b: numpy.ndarray,
+    measure: str,
+    permutations: int = PERMUTATIONS,
+    seed: int = SEED,
+    groups: Optional[numpy.ndarray] = None,
 ) -> PermutationTest:
     """The permutation test of APD, PRT or the energy distance: `permutations` shuffles of the period labels of the
     usages (the two sides' sizes kept), each scored as the observed labels are, in one product a block of shuffles.
 
     a, b (numpy.ndarray): (n_a, D), (n_b, D): the vectors the score reads.
+    groups (Optional[numpy.ndarray]): (n_a + n_b,) each usage's document (a group never on both sides): the
+        documents' periods are shuffled, their usages moving together (as many documents on each side as observed).
+        Usages of one document are alike (one article's topic), so shuffled one by one they make any two halves of
+        a corpus look apart; the energy test only (its score reads any sizes).
     """
     if measure not in TESTED:
         raise ValueError(f"a permutation test of {measure!r}: only {', '.join(TESTED)}")
@@ -297,21 +306,39 @@ def permutation_test(
 
     observed = float(scores(both[:n_a].sum(0, keepdims=True))[0])
     rng = numpy.random.default_rng(seed)
-    higher, shuffled = 0, []
+    if groups is not None:
+        if measure != "energy":
+            raise ValueError("a permutation of documents: the energy test only (APD's and PRT's read fixed sizes)")
+        _, member = numpy.unique(numpy.asarray(groups), return_inverse=True)
+        n_groups, groups_a = int(member.max()) + 1, len(numpy.unique(member[:n_a]))
+        if len(numpy.intersect1d(member[:n_a], member[n_a:])):
+            raise ValueError("a document with usages on both sides: give each side's documents their own groups")
+    higher, shuffled, used = 0, [], 0
     for start in range(0, permutations, 256):
         m = min(256, permutations - start)
-        pick = numpy.zeros((m, n))
-        order = numpy.argsort(rng.random((m, n)), axis=1)[:, :n_a]
-        numpy.put_along_axis(pick, order, 1.0, axis=1)
-        found = scores(pick @ both)
+        if groups is None:
+            pick = numpy.zeros((m, n))
+            order = numpy.argsort(rng.random((m, n)), axis=1)[:, :n_a]
+            numpy.put_along_axis(pick, order, 1.0, axis=1)
+            found = scores(pick @ both)
+        else:
+            chosen = numpy.zeros((m, n_groups))
+            numpy.put_along_axis(chosen, numpy.argsort(rng.random((m, n_groups)), axis=1)[:, :groups_a], 1.0, axis=1)
+            pick = chosen[:, member]  # (m, n): each usage on its document's side
+            sizes = pick.sum(1)
+            usable = (sizes >= 2) & (n - sizes >= 2)
+            with numpy.errstate(divide="ignore", invalid="ignore"):
+                found = numpy.where(usable, energy_from_sums(pick @ both, total - pick @ both, sizes, n - sizes), numpy.nan)
+            found = found[usable]
         # a shuffle's score ties the observed within float rounding where it is the same split
         higher += int((found >= observed - 1e-12).sum())
+        used += len(found)
         shuffled.append(found)
     null = numpy.concatenate(shuffled) if shuffled else numpy.zeros(0)
     null = null[numpy.isfinite(null)]
     spread = float(null.std()) if len(null) > 1 else 0.0
     z = (observed - float(null.mean())) / spread if spread > 0 and math.isfinite(observed) else math.nan
-    return PermutationTest((1 + higher) / (1 + permutations), z)
+    return PermutationTest((1 + higher) / (1 + used), z)
 
 
 def permutation_p(a: numpy.ndarray, b: numpy.ndarray, measure: str, permutations: int = PERMUTATIONS, seed: int = SEED) -> float:

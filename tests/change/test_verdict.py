@@ -140,3 +140,25 @@ def test_the_farthest_usages_are_read_from_the_senses_input_not_the_spelling():
     assert farthest_b[0] == 1 and 0 not in farthest_b[:1]
     by_spelling = word_evidence(a, b)  # no senses' input given: the scores' vectors, as before
     assert by_spelling.changed["B"][0][0] == 0
+
+
+def test_shuffling_documents_not_usages_keeps_two_random_halves_of_a_corpus_alike():
+    """Usages of one document are alike (its topic): two random halves of a corpus's documents then look apart to a
+    test that shuffles usages one by one (the controls' z reached 4 to 10 in random halves of Wikipedia), and alike to
+    one that shuffles whole documents, as the halves were drawn."""
+    rng = numpy.random.default_rng(4)
+    zs_usages, zs_documents = [], []
+    for trial in range(12):
+        topics = rng.normal(0, 1.0, (40, 16))  # 40 documents, 8 usages each, spread around their own topic
+        usages = numpy.repeat(topics, 8, axis=0) + rng.normal(0, 0.5, (320, 16)) + 2.0
+        documents = numpy.repeat(numpy.arange(40), 8)
+        half = rng.permutation(40)[:20]
+        in_a = numpy.isin(documents, half)
+        a, b = usages[in_a], usages[~in_a]
+        groups = numpy.concatenate([documents[in_a], documents[~in_a]])
+        zs_usages.append(permutation_test(a, b, "energy", 300, seed=trial).z)
+        zs_documents.append(permutation_test(a, b, "energy", 300, seed=trial, groups=groups).z)
+    assert numpy.median(zs_usages) > 3  # usage by usage: "changed" though the halves are random
+    assert abs(numpy.median(zs_documents)) < 1.0 and max(zs_documents) < 3.5
+    with pytest.raises(ValueError, match="energy test only"):
+        permutation_test(a, b, "apd", 10, groups=groups)
