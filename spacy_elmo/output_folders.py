@@ -246,7 +246,7 @@ def temporary_path(path: PathLike) -> Path:
     (kill -9 runs no clean-up) are removed here, by the next run that writes `path` on this machine."""
     path = Path(path)
     _remove_dead_temporaries(path)
-    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_writer_tag()}.", suffix=".tmp")
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{_temporary_stem(path)}.{_writer_tag()}.", suffix=".tmp")
     try:
         _mark_temporary(handle)
         if hasattr(os, "fchmod"):
@@ -256,6 +256,18 @@ def temporary_path(path: PathLike) -> Path:
     finally:
         os.close(handle)
     return Path(name)
+
+
+_STEM_BYTES = 96  # of an output's name in its temporaries' names: a name may take 255 bytes, its temporary too
+
+
+def _temporary_stem(path: Path) -> str:
+    """RETURNS (str): the output's name as its temporaries' names hold it: whole where short, else its start and a
+    digest of the whole (an output named with 231 bytes or more made a temporary name past the file system's 255)."""
+    if len(path.name.encode("utf8")) <= _STEM_BYTES:
+        return path.name
+    start = path.name.encode("utf8")[: _STEM_BYTES - 17].decode("utf8", "ignore")
+    return f"{start}-{hashlib.sha256(path.name.encode('utf8')).hexdigest()[:16]}"
 
 
 def _writer_tag(pid: Optional[int] = None) -> str:
@@ -289,7 +301,7 @@ def _remove_dead_temporaries(path: Path) -> None:
     carry the mark `temporary_path` wrote into them, naming that process. Another machine's (a shared folder), a
     running process's, and any file named like one but unmarked (a user's) stay; an unmarked one is said in one line."""
     host = _writer_tag(0)[: -len("-0")]
-    prefix = f".{path.name}."
+    prefix = f".{_temporary_stem(path)}."
     for stale in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
         tag = stale.name[len(prefix) :].split(".", 1)[0]
         writer_host, _, pid = tag.rpartition("-")

@@ -43,6 +43,13 @@ def _verify_index(folder: Path) -> str:
     except (OSError, ValueError, UnicodeDecodeError):
         raise InputError(f"{folder} is not a usage index (no readable {META})") from None
     digests = meta.get("digests") if isinstance(meta, dict) else None
+    from .output_folders import USAGE_INDEX, is_own
+
+    if not isinstance(digests, dict) and not is_own(folder, USAGE_INDEX):
+        raise InputError(
+            f"{folder} is not a usage index (a spaCy pipeline, or another folder): verify checks a usage index folder, an "
+            ".hdf5 file of embed or merge, or a .spacy part; a pipeline carries no digests to check it against"
+        )
     if not isinstance(digests, dict):
         raise InputError(f"{folder} carries no digests (built before they were written): nothing to check it against; build it again")
     if META_DIGEST in meta and meta[META_DIGEST] != meta_digest(meta):

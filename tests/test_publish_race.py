@@ -140,3 +140,13 @@ def test_a_users_file_named_like_a_killed_writers_temporary_stays_and_is_said(tm
     assert [u.read_text() for u in users] == ["notes", "k"]
     lines = [str(w.message) for w in said if "did not make it" in str(w.message)]
     assert len(lines) == 2 and all("left as it is" in line for line in lines)
+
+
+def test_an_output_with_a_long_name_is_written(tmp_path):
+    """The audit's case: an output named with ~231 bytes or more failed with a traceback after the work, its
+    temporary's name (the output's, the host, the process, a random part) past the file system's 255 bytes."""
+    target = tmp_path / ("l" * 200 + "é" * 20 + ".json")  # 245 bytes
+    write_atomically(target, "{}\n")
+    assert target.read_text() == "{}\n" and [p.name for p in tmp_path.iterdir()] == [target.name]
+    write_atomically(target, "[]\n")  # again: its temporaries are found by the same shortened name
+    assert target.read_text() == "[]\n"

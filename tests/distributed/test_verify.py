@@ -149,3 +149,12 @@ def test_verify_finds_an_edited_sentence_to_index(bilm_dir, corpus, tmp_path, da
         f["sentence_to_index"][0] = json.dumps(mapping)
     result = _verify(tmp_path / "out.hdf5")
     assert result.exit_code == 1 and "'sentence_to_index' is not the one written" in result.output
+
+
+def test_verify_of_a_pipeline_folder_says_it_does_not_read_pipelines(tmp_path):
+    """The audit's case: `verify PIPELINE_FOLDER` said the folder was "built before digests were written"."""
+    import spacy
+
+    spacy.blank("en").to_disk(tmp_path / "pipeline")
+    result = _verify(tmp_path / "pipeline")
+    assert result.exit_code == 1 and "is not a usage index" in result.output and "built before" not in result.output
