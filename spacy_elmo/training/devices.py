@@ -2,7 +2,7 @@
 
 import contextlib
 import os
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
 
@@ -37,13 +37,19 @@ def forward_precision(
         return "fp32"
     if mode == "bf16" or not measuring_on():
         return "bf16"
-    entry = measured(machine_key("pretraining", device=device.type, **key), seconds_per_token, choices=("fp32", "bf16"))
+    key = machine_key("pretraining", device=device.type, **key)
+    return _measured_choice(key, seconds_per_token, ("fp32", "bf16"), "[training] mixed_precision = auto", "bf16 wherever it runs", log)
+
+
+def _measured_choice(
+    key: Dict[str, Any], seconds_per_token: Callable[[], Dict[str, float]], choices: Tuple[str, str], what: str, off: str, log: Log
+) -> str:
+    """The kept (or new) measurement's choice among `choices`, said in one line: what chose it, and what choosing
+    without a measurement (`off`) would be."""
+    entry = measured(key, seconds_per_token, choices=choices)
     rates = ", ".join(f"{p} {1 / s:,.0f}" for p, s in sorted(entry["seconds"].items()))
     how = "kept from an earlier measurement" if entry["cached"] else f"measured in {entry['cost_s']:.1f} s"
-    log(
-        f"[training] mixed_precision = auto: {entry['choice']} (tokens/s of a step here: {rates}; {how}; "
-        f"{MEASURE_ENV}=0 picks bf16 wherever it runs)"
-    )
+    log(f"{what}: {entry['choice']} (tokens/s of a step here: {rates}; {how}; {MEASURE_ENV}=0 picks {off})")
     return str(entry["choice"])
 
 
@@ -96,14 +102,10 @@ def products_library(
 
     if device.type != "cpu" or precision != "fp32" or not onednn_available() or not measuring_on():
         return None
-    entry = measured(machine_key("training-products", **key), seconds_per_token, choices=("blas", "onednn"))
-    rates = ", ".join(f"{p} {1 / s:,.0f}" for p, s in sorted(entry["seconds"].items()))
-    how = "kept from an earlier measurement" if entry["cached"] else f"measured in {entry['cost_s']:.1f} s"
-    log(
-        f"Training's products: {entry['choice']} (tokens/s of a step here: {rates}; {how}; {MEASURE_ENV}=0 picks "
-        f"{class_rule_library()} by the CPU class)"
+    key = machine_key("training-products", **key)
+    return _measured_choice(
+        key, seconds_per_token, ("blas", "onednn"), "Training's products", f"{class_rule_library()} by the CPU class", log
     )
-    return str(entry["choice"])
 
 
 def time_products(model: torch.nn.Module, batch: Any) -> Dict[str, float]:
