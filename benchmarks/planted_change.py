@@ -184,8 +184,9 @@ def build_setting(args, setting: str, seed: int, work: Path, nouns: set, stop: s
     del spare
     folder = work / f"{setting}-{seed}"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "A.txt").write_text("\n".join(a) + "\n", encoding="utf8")
-    (folder / "B.txt").write_text("\n".join(b) + "\n", encoding="utf8")
+    # a paragraph a document (a blank line between them): the unit the halves were drawn by
+    (folder / "A.txt").write_text("\n\n".join(a) + "\n", encoding="utf8")
+    (folder / "B.txt").write_text("\n\n".join(b) + "\n", encoding="utf8")
     listed = list(planted) + controls
     rng.shuffle(listed)
     (folder / "words.txt").write_text("\n".join(listed) + "\n", encoding="utf8")
