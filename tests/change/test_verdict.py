@@ -68,7 +68,9 @@ def test_against_controls_by_hand():
     assert against_controls(2.0, controls) == pytest.approx(0.5)
     assert normal_tail(0.0) == 0.5 and normal_tail(1.6448536) == pytest.approx(0.05, abs=1e-6)
     assert against_controls(float("nan"), controls) == 1.0
-    assert against_controls(3.0, [1.0] * 10) == 0.0 and against_controls(1.0, [1.0] * 10) == 1.0  # no spread at all
+    # no spread among the controls: each z's own unit spread stands (controls add drift and spread, never take it away)
+    assert against_controls(3.0, [1.0] * 10) == pytest.approx(normal_tail(2.0)) and against_controls(1.0, [1.0] * 10) == 0.5
+    assert against_controls(2.0, [0.0, 0.1, -0.1, 0.2, -0.2]) == pytest.approx(normal_tail(2.0))  # MAD 0.1: spread 1
 
 
 def test_draw_controls_matches_frequencies_and_leaves_out_targets_their_forms_and_stop_words():
