@@ -135,14 +135,15 @@ def decide(targets: Dict[str, WordVerdict], controls: Dict[str, WordVerdict], fd
 
 def describe(basis: str, n_controls: int, permutations: int, fdr: float, seed: int) -> str:
     """RETURNS (str): the verdict's rule in one sentence, for the page, the JSON and the TSV's settings."""
-    test = f"the energy distance's permutation test ({permutations} shuffles of the usages' periods, seed {seed})"
+    test = (
+        f"the energy distance's permutation test ({permutations} shuffles of the periods of the word's documents, or of its "
+        f"usages where a side has fewer than 10 documents; seed {seed})"
+    )
     if basis == CONTROLS_BASIS:
         return (
             f"changed where the z of {test} for the word stands above those of {n_controls} control words (frequency-matched, "
-            "drawn from the "
-            "same corpora, scored alike): p from the normal tail of its z less the controls' median, over their spread "
-            "(1.4826 x MAD, at least 1), "
-            f"Benjamini-Hochberg q at most {fdr} across the targets"
+            "drawn from the same corpora, scored alike): p from the normal tail of its z less the controls' median, over "
+            f"their spread (1.4826 x MAD, at least 1), Benjamini-Hochberg q at most {fdr} across the targets"
         )
     return (
         f"differs from chance only: changed where {test} gives the word a Benjamini-Hochberg q at most {fdr}; no control words "
