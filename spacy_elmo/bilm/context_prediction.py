@@ -12,6 +12,7 @@ import torch
 
 from .language_model import SharedSoftmax
 from .model import BiLM
+from .threads import between_batches
 
 
 @torch.no_grad()
@@ -40,6 +41,7 @@ def context_log_probs(
     forward, backward = [], []
     try:
         for start in range(0, len(sentences), batch_size):
+            between_batches()  # the threads follow the machine's load, as in BiLM.embed (bilm/threads.py)
             chunk = range(start, min(start + batch_size, len(sentences)))
             top = bilm(bilm.batch([sentences[i] for i in chunk]))[-1]  # (B, T, 2P), T with <S> and </S>
             rows = torch.arange(len(chunk), device=top.device)

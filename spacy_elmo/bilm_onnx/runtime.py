@@ -85,6 +85,11 @@ class OnnxBiLM:
         except (KeyError, ValueError, TypeError) as err:
             raise InputError(f"{self.path} has damaged spacy-elmo metadata ({err!r}): export it again with spacy-elmo convert") from None
         self.precision = self.metadata.get("spacy_elmo.precision", "fp32")
+        if self.precision not in ("fp32", "int8"):
+            raise InputError(
+                f"{self.path} names its precision {self.precision!r} in its metadata, which spacy-elmo never writes ('fp32' or "
+                "'int8'): the file was edited or is another tool's; export it again with spacy-elmo convert"
+            )
         self.weights_sha256 = self.metadata.get("spacy_elmo.weights_sha256", "")
         self.input_names = [i.name for i in self.session.get_inputs()]
         self._check_graph()

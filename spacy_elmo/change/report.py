@@ -4,12 +4,14 @@ a 2-D map of its usages coloured by sense and shaped by corpus, its senses' shar
 sense's centre and the usages that changed, each with the target marked; plus PNG figures (with matplotlib)."""
 
 import html
+import re
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from ..output_folders import claim_folder, is_plain_file, is_plain_folder, name_from_data, own_subfolder, write_atomically
+from ..output_folders import MARKER, claim_folder, is_plain_file, is_plain_folder, name_from_data, own_subfolder, write_atomically
 from ..types import PathLike
 
 CHANGE_REPORT = "change-report"
@@ -59,8 +61,12 @@ _SCRIPT = """
 """
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def _esc(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+    """HTML text of `text`: escaped, and a control character shown as its code (raw, a browser drops or garbles it)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", html.escape(str(text), quote=True))
 
 
 def _number(value: Optional[float], digits: int = 3) -> str:
@@ -217,7 +223,9 @@ def write_report(
     _remove_earlier_files(folder)
     page = folder / "index.html"
     write_atomically(page, render_page(data))
-    pngs = write_figures(folder, data)
+    with warnings.catch_warnings():  # matplotlib's (a glyph its font lacks, a tight layout): the page is what counts
+        warnings.simplefilter("ignore")
+        pngs = write_figures(folder, data)
     add_report_files(folder, [page, *pngs])
     if pngs:
         log(f"Wrote the report {page} and {len(pngs)} PNG figures")
@@ -253,6 +261,8 @@ def _remove_earlier_files(folder: Path) -> None:
     write stays), and start this run's record."""
     root = folder.resolve()
     for name in _listed(folder):
+        if name in (MARKER, REPORT_FILES):  # the folder's own records are never "what the last run wrote" (a tampered list)
+            continue
         path = folder / name
         inside = ".." not in Path(name).parts and not Path(name).is_absolute() and root in path.resolve().parents
         if inside and is_plain_file(path) and all(is_plain_folder(p) for p in path.parents if root in p.resolve().parents):

@@ -138,6 +138,14 @@ def test_the_plain_biLM_api_follows_the_load_like_the_component(machine, monkeyp
     machine.others = 0
     bilm.embed_words(["a", "b", "c"] * 4, batch_size=1)
     assert torch.get_num_threads() == 2
+    # the substitutes' language models (change's sense names) too: they kept the threads under load before
+    from spacy_elmo.bilm.context_prediction import context_log_probs
+    from spacy_elmo.bilm.language_model import SharedSoftmax
+
+    softmax = SharedSoftmax(bilm.options.projection_dim, 7, "full").eval()
+    machine.others = 1
+    context_log_probs(bilm, softmax, [["a", "b"]] * 8, [0] * 8, batch_size=1)
+    assert torch.get_num_threads() == 1
     follower.fix(1)
     bilm.embed([["a", "b"]] * 8, batch_size=1)
     assert torch.get_num_threads() == 1

@@ -239,3 +239,21 @@ def test_nodejs_says_what_is_wrong_in_one_line(tmp_path):
     onnx.save(foreign, str(tmp_path / "foreign.onnx"))
     run = subprocess.run(["node", script, str(tmp_path / "foreign.onnx"), "a b"], capture_output=True, text=True, timeout=120)
     assert run.returncode == 1 and "is not a biLM exported by spacy-elmo" in run.stderr and "toFixed" not in run.stderr
+
+
+def test_a_forged_precision_in_the_metadata_is_refused_in_one_line(tmp_path):
+    """The audit's case: an export whose metadata names its precision "int4" (none spacy-elmo writes) loaded."""
+    onnx = pytest.importorskip("onnx")
+    from spacy_elmo.bilm_onnx.export import export_onnx
+    from spacy_elmo.bilm_onnx.runtime import OnnxBiLM
+    from spacy_elmo.errors import InputError
+
+    export_onnx(tiny_bilm(seed=2), tmp_path / "m.onnx")
+    model = onnx.load(str(tmp_path / "m.onnx"))
+    for entry in model.metadata_props:
+        if entry.key == "spacy_elmo.precision":
+            entry.value = "int4"
+    onnx.save(model, str(tmp_path / "forged.onnx"))
+    with pytest.raises(InputError, match="names its precision 'int4'") as err:
+        OnnxBiLM(tmp_path / "forged.onnx")
+    assert "\n" not in str(err.value)

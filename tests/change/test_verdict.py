@@ -164,3 +164,19 @@ def test_shuffling_documents_not_usages_keeps_two_random_halves_of_a_corpus_alik
     assert abs(numpy.median(zs_documents)) < 1.0 and max(zs_documents) < 3.5
     with pytest.raises(ValueError, match="energy test only"):
         permutation_test(a, b, "apd", 10, groups=groups)
+
+
+def test_the_reports_own_records_survive_a_tampered_list_and_control_characters_show_as_codes(tmp_path):
+    """The audit's cases: a report folder's list of what the last run wrote, edited to name the folder's marker, made
+    the next run remove it; a control character in a word went raw into the page's heading."""
+    from spacy_elmo.change.report import REPORT_FILES, _esc, _remove_earlier_files
+    from spacy_elmo.output_folders import MARKER
+
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / MARKER).write_text('{"kind": "change-report"}')
+    (folder / "index.html").write_text("old page")
+    (folder / REPORT_FILES).write_text(f'["{MARKER}", "{REPORT_FILES}", "index.html"]')
+    _remove_earlier_files(folder)
+    assert (folder / MARKER).exists() and not (folder / "index.html").exists()
+    assert _esc("bell\x07<b>") == "bell\\x07&lt;b&gt;" and _esc("tab\tand\nline") == "tab\tand\nline"
