@@ -353,13 +353,19 @@ def change_cli(
         "built with --all-layers), context:LAYER, target (the vectors the scores read), substitutes (the biLM's softmax)",
     ),
     min_silhouette: float = typer.Option(
-        0.25, "--min-silhouette", help="A word is one sense unless its best split into 2-8 senses reaches this mean silhouette", min=0.0
+        0.25,
+        "--min-silhouette",
+        help="A word is one sense unless its best split into 2-8 senses reaches this mean silhouette",
+        callback=lambda value: a_number(value, "--min-silhouette", 0.0, None),
     ),
     permutations: int = typer.Option(
         1000, "--permutations", help="The permutation test of each word's APD and PRT: shuffles of its usages' periods (0: none)", min=0
     ),
     fdr: float = typer.Option(
-        0.05, "--fdr", help="A word is 'changed' where the verdict's Benjamini-Hochberg q-value is at most this", min=0.0, max=1.0
+        0.05,
+        "--fdr",
+        help="A word is 'changed' where the verdict's Benjamini-Hochberg q-value is at most this",
+        callback=lambda value: a_number(value, "--fdr", 0.0, 1.0),
     ),
     controls: int = typer.Option(
         DEFAULT_CONTROLS,
@@ -448,6 +454,21 @@ def change_cli(
         quiet=quiet,
         overwrite=overwrite,
     )
+
+
+def a_number(value: float, name: str, low: Optional[float], high: Optional[float]) -> float:
+    """An option's number, refused in one line where it is not a number (NaN) or out of [low, high]."""
+    import math
+
+    if not math.isfinite(value):
+        raise typer.BadParameter(
+            f"{value} is not a number: give one{f' from {low:g}' if low is not None else ''}{f' to {high:g}' if high is not None else ''}",
+            param_hint=name,
+        )
+    if (low is not None and value < low) or (high is not None and value > high):
+        where = f"from {low:g} to {high:g}" if low is not None and high is not None else f"at least {low:g}"
+        raise typer.BadParameter(f"{value:g} is out of range: give a number {where}", param_hint=name)
+    return value
 
 
 def change(

@@ -180,3 +180,15 @@ def test_the_reports_own_records_survive_a_tampered_list_and_control_characters_
     _remove_earlier_files(folder)
     assert (folder / MARKER).exists() and not (folder / "index.html").exists()
     assert _esc("bell\x07<b>") == "bell\\x07&lt;b&gt;" and _esc("tab\tand\nline") == "tab\tand\nline"
+
+
+@pytest.mark.parametrize("option", ["--fdr", "--min-silhouette"])
+def test_nan_for_a_number_is_called_not_a_number(option, tmp_path):
+    """The audit's case: NaN for --fdr or --min-silhouette was answered with a range."""
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    (tmp_path / "a").mkdir()
+    result = CliRunner().invoke(app, ["change", str(tmp_path / "a"), str(tmp_path / "a"), str(tmp_path / "x.json"), option, "nan"])
+    assert result.exit_code == 2 and "nan is not a number" in result.output
