@@ -460,13 +460,10 @@ def a_number(value: float, name: str, low: Optional[float], high: Optional[float
     """An option's number, refused in one line where it is not a number (NaN) or out of [low, high]."""
     import math
 
+    where = f"from {low:g} to {high:g}" if low is not None and high is not None else f"of at least {low:g}"
     if not math.isfinite(value):
-        raise typer.BadParameter(
-            f"{value} is not a number: give one{f' from {low:g}' if low is not None else ''}{f' to {high:g}' if high is not None else ''}",
-            param_hint=name,
-        )
+        raise typer.BadParameter(f"{value} is not a number: give a number {where}", param_hint=name)
     if (low is not None and value < low) or (high is not None and value > high):
-        where = f"from {low:g} to {high:g}" if low is not None and high is not None else f"at least {low:g}"
         raise typer.BadParameter(f"{value:g} is out of range: give a number {where}", param_hint=name)
     return value
 
