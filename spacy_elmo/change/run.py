@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set,
 from ..errors import InputError
 from ..output_folders import USAGE_INDEX, is_own, name_from_data, own_subfolder, write_atomically
 from ..types import PathLike
-from ..usages.words import parse_words
+from ..usages.words import parse_words, split_pos
 from .senses import TESTED
 from .verdict import DEFAULT_CONTROLS, VERDICT_FROM
 from .measures import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, index_change, mean_usage
@@ -79,7 +79,8 @@ def run_change(
     from ..usages.index import UsageIndex
 
     targets = parse_words(words) if words is not None else None
-    raw_targets = parse_words(words, keep_pos=True) if words is not None else None  # "attack_nn": its part of speech kept
+    # "attack_nn": its part of speech kept, and a WUG target's name as written ("Bank_nn" is not "bank_nn")
+    raw_targets = parse_words(words, keep_pos=True, keep_case=True) if words is not None else None
     people = read_gold(gold) if gold is not None else None  # a bad gold is said before any embedding
     notes: List[str] = []
     wants_verdict = (settings.evidence or people is not None) and settings.permutations > 0
@@ -181,7 +182,7 @@ def _corpus_controls(nlp: Any, sides: List[Path], targets: List[str], settings: 
 
     counts = [count_words(text for path in corpus_files(side) for text, _ in read_texts(path, nlp.vocab)) for side in sides]
     stop: Set[str] = getattr(nlp.Defaults, "stop_words", set())
-    plain = [t.split("_")[0] for t in targets]
+    plain = [split_pos(t)[0].lower() for t in targets]
     controls = draw_controls(counts[0], counts[1], plain, settings.controls, settings.seed, exclude=stop)
     log(
         f"Control words ({len(controls)}, matched to the targets' frequencies in both corpora, seed {settings.seed}): {', '.join(controls)}"

@@ -265,20 +265,26 @@ def wug_targets(dataset: PathLike, words: Optional[Sequence[str]] = None) -> Dic
     data = Path(dataset) / "data"
     if not is_wug_dataset(dataset):
         raise InputError(f"{dataset} is not a WUG dataset: give its root, with data/WORD/uses.csv")
+    folders = sorted(p for p in data.iterdir() if p.is_dir() and (p / "uses.csv").is_file())
+    if words is not None:  # chosen before the lemmas are checked apart: a target named as the dataset names it is that one
+        given = [w.strip() for w in words if w.strip()]
+        names = {f.name for f in folders}
+        exact = {w for w in given if w in names}
+        wanted = {split_pos(w)[0].lower() for w in given if w not in exact}
+        keys = {split_pos(f.name)[0].lower() for f in folders}
+        absent = sorted(wanted - keys)
+        if absent:
+            raise InputError(f"{dataset} has no target {', '.join(absent)} (it has {', '.join(sorted(keys)[:8])}, ...)")
+        folders = [f for f in folders if f.name in exact or split_pos(f.name)[0].lower() in wanted]
     targets: Dict[str, Tuple[str, Path]] = {}
-    for folder in sorted(p for p in data.iterdir() if p.is_dir() and (p / "uses.csv").is_file()):
+    for folder in folders:
         key = split_pos(folder.name)[0].lower()
         if key in targets:
             raise InputError(
-                f"{dataset}: the targets {targets[key][0]} and {folder.name} share the lemma {key!r}: index them apart (--words)"
+                f"{dataset}: the targets {targets[key][0]} and {folder.name} share the lemma {key!r}: index them apart, one "
+                f"at a time (--words {targets[key][0]}, then --words {folder.name})"
             )
         targets[key] = (folder.name, folder)
-    if words is not None:
-        wanted = {split_pos(w.strip())[0].lower() for w in words if w.strip()}
-        absent = sorted(wanted - set(targets))
-        if absent:
-            raise InputError(f"{dataset} has no target {', '.join(absent)} (it has {', '.join(sorted(targets)[:8])}, ...)")
-        targets = {k: v for k, v in targets.items() if k in wanted}
     return targets
 
 

@@ -9,16 +9,17 @@ from ..errors import InputError
 from ..types import PathLike
 
 
-def read_words(path: PathLike, keep_pos: bool = False) -> List[str]:
-    """The target words of a file, lowercased: one a line (WUG's `attack_nn` is read as `attack`, or kept with
-    `keep_pos`), `#` lines skipped."""
+def read_words(path: PathLike, keep_pos: bool = False, keep_case: bool = False) -> List[str]:
+    """The target words of a file, lowercased (as written with `keep_case`): one a line (WUG's `attack_nn` is read as
+    `attack`, or kept with `keep_pos`), `#` lines skipped."""
     words = []
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
             for row in csv.reader(f, delimiter="\t"):
                 if row and row[0].strip() and not row[0].startswith("#"):
                     word = row[0].strip()
-                    words.append(word.lower() if keep_pos else split_pos(word)[0].lower())
+                    word = word if keep_pos else split_pos(word)[0]
+                    words.append(word if keep_case else word.lower())
     except UnicodeDecodeError as err:
         raise InputError(f"{path} is not UTF-8 ({err.reason} at byte {err.start}): save the word list as UTF-8") from None
     if not words:
@@ -26,17 +27,20 @@ def read_words(path: PathLike, keep_pos: bool = False) -> List[str]:
     return list(dict.fromkeys(words))
 
 
-def parse_words(words: Union[PathLike, Sequence[str]], keep_pos: bool = False) -> List[str]:
-    """The target words, lowercased, from a file (one a line, see `read_words`), a comma-separated string or a list;
-    a WUG-style part of speech ("attack_nn") left out, or kept with `keep_pos` (see `target_pos`)."""
+def parse_words(words: Union[PathLike, Sequence[str]], keep_pos: bool = False, keep_case: bool = False) -> List[str]:
+    """The target words, lowercased (as written with `keep_case`: a WUG dataset's target names, "Bank_nn" apart from
+    "bank_nn"), from a file (one a line, see `read_words`), a comma-separated string or a list; a WUG-style part of
+    speech ("attack_nn") left out, or kept with `keep_pos` (see `target_pos`)."""
 
     def one(word: str) -> str:
+        if keep_case:
+            return word if keep_pos else split_pos(word)[0]
         return word.lower() if keep_pos else split_pos(word)[0].lower()
 
     if isinstance(words, (list, tuple)):
         found = [one(w.strip()) for w in words if w.strip()]
     elif Path(str(words)).is_file():
-        return read_words(str(words), keep_pos)
+        return read_words(str(words), keep_pos, keep_case)
     else:
         found = [one(w.strip()) for w in str(words).split(",") if w.strip()]
     if not found:

@@ -289,3 +289,21 @@ def test_neighbours_picks_the_layer_of_an_every_layer_index(setup):
         result = runner.invoke(app, ["neighbours", str(tmp / "wug2"), "Our plane landed in Paris , late .", "--word", "plane", *extra])
         assert result.exit_code == 0, result.output
         assert f"({said}, cosine" in result.output and "Paris" in result.output
+
+
+def test_targets_that_share_a_lemma_are_refused_with_advice_that_can_be_followed(tmp_path):
+    """The audit's case: the advice of the case-twin error (--words Bank_nn) could not be followed, the check ran
+    before the words were chosen."""
+    from spacy_elmo.change.wug import wug_targets
+    from spacy_elmo.errors import InputError
+
+    for name in ("Bank_nn", "bank_nn", "plane_nn"):
+        (tmp_path / "data" / name).mkdir(parents=True)
+        (tmp_path / "data" / name / "uses.csv").write_text("lemma\tpos\n", encoding="utf8")
+    with pytest.raises(InputError, match="share the lemma 'bank'") as err:
+        wug_targets(tmp_path)
+    assert "--words Bank_nn, then --words bank_nn" in str(err.value)
+    assert {k: v[0] for k, v in wug_targets(tmp_path, ["Bank_nn"]).items()} == {"bank": "Bank_nn"}
+    assert {k: v[0] for k, v in wug_targets(tmp_path, ["bank_nn", "plane"]).items()} == {"bank": "bank_nn", "plane": "plane_nn"}
+    with pytest.raises(InputError, match="share the lemma"):
+        wug_targets(tmp_path, ["bank"])  # the lemma alone names both
