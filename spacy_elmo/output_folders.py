@@ -385,10 +385,16 @@ def name_from_data(text: str, suffix: str = "") -> str:
 def own_subfolder(folder: PathLike, name: str) -> Path:
     """RETURNS (Path): `folder`/`name`, a folder of its own (made where absent); a link there, or a file, is refused
     in one line, so that nothing is written through it to another place."""
+    path = check_subfolder(folder, name)
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def check_subfolder(folder: PathLike, name: str) -> Path:
+    """Refuse, before any work, what `own_subfolder(folder, name)` would refuse after it. RETURNS (Path): the path."""
     path = Path(folder) / name
     if os.path.lexists(path) and not is_plain_folder(path):
         raise InputError(f"{path} is a link or a file, not a folder: remove it, or write to another folder")
-    path.mkdir(exist_ok=True)
     return path
 
 

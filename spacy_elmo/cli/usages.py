@@ -417,6 +417,10 @@ def change_cli(
         from ..output_folders import check_claimable
 
         check_claimable(report, CHANGE_REPORT, " for the report")  # before the work, not after it
+        from ..output_folders import check_subfolder
+
+        for sub in ["maps"] + (["answer", "answer/task1", "answer/task2"] if answers else []) + (["clusters"] if clusters else []):
+            check_subfolder(report, sub)  # a file or link where a subfolder goes: refused before OUTPUT is written
 
     def progress(items: Iterable[Any]) -> Iterable[Any]:
         return progress_bar(list(items), desc="Comparing", unit=" words", disable=True if quiet else None, leave=False)

@@ -192,3 +192,24 @@ def test_nan_for_a_number_is_called_not_a_number(option, tmp_path):
     (tmp_path / "a").mkdir()
     result = CliRunner().invoke(app, ["change", str(tmp_path / "a"), str(tmp_path / "a"), str(tmp_path / "x.json"), option, "nan"])
     assert result.exit_code == 2 and "nan is not a number" in result.output
+
+
+def test_a_report_subfolder_that_would_be_refused_is_refused_before_output_is_written(tmp_path):
+    """The audit's case: a file where the report's answer folder goes was refused after OUTPUT was written, so the
+    rerun needed --overwrite."""
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    from spacy_elmo.change.report import CHANGE_REPORT
+    from spacy_elmo.output_folders import mark
+
+    (tmp_path / "a").mkdir()
+    report = tmp_path / "report"
+    report.mkdir()
+    mark(report, CHANGE_REPORT)  # a report written before
+    (report / "answer").write_text("a file of mine")
+    args = ["change", str(tmp_path / "a"), str(tmp_path / "a"), str(tmp_path / "out.json"), "--report", str(report), "--answers"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1 and "is a link or a file, not a folder" in result.output
+    assert not (tmp_path / "out.json").exists() and (report / "answer").read_text() == "a file of mine"
