@@ -42,7 +42,7 @@ FILE_NAME = "measured.json"
 FORMAT = 1
 MAX_ENTRIES = 64
 LOCK_WAIT_S = 5.0  # another process measuring longer than this: this one measures for itself
-CHOICES = ("fp32", "bf16", "int8")  # what an entry may name
+CHOICES = ("fp32", "bf16", "int8", "blas", "onednn")  # what an entry may name: precisions, and training's product libraries
 _IN_MEMORY: Dict[str, Dict[str, Any]] = {}  # answers this process could not keep on disk, by key digest
 logger = logging.getLogger("spacy_elmo")
 

@@ -494,3 +494,18 @@ def test_trainings_products_follow_the_measurement_not_the_class_and_a_resumed_r
         assert any("Training's products: blas, as the run started" in line for line in lines)
     finally:
         real_set(None)
+
+
+def test_a_kept_choice_of_trainings_products_is_read_back_and_shown(cache, caplog):
+    """A kept "training-products" entry names blas or onednn: read back as valid, and listed by `spacy-elmo machine`."""
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    key = machine_key("training-products", options={"cell_dim": 16})
+    first = measured(key, Counter({"blas": 1.0, "onednn": 2.0}), choices=("blas", "onednn"))
+    with caplog.at_level(logging.WARNING, logger="spacy_elmo"):
+        again = measured(key, Counter({"blas": 2.0, "onednn": 1.0}), choices=("blas", "onednn"))
+    assert first["choice"] == again["choice"] == "blas" and again["cached"] and not caplog.records
+    result = CliRunner().invoke(app, ["machine"])
+    assert result.exit_code == 0 and "training-products" in result.output and "not used" not in result.output
