@@ -213,3 +213,21 @@ def test_a_report_subfolder_that_would_be_refused_is_refused_before_output_is_wr
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1 and "is a link or a file, not a folder" in result.output
     assert not (tmp_path / "out.json").exists() and (report / "answer").read_text() == "a file of mine"
+
+
+def test_the_reports_figures_say_nothing_of_matplotlibs_own_warnings(tmp_path, monkeypatch):
+    """The audit's case: matplotlib's warnings (a glyph its font lacks) came out under -q; the page is what counts."""
+    import warnings
+
+    from spacy_elmo.change import report
+
+    def noisy(folder, data):
+        warnings.warn("Glyph 35486 missing from font(s) DejaVu Sans.", UserWarning)
+        return []
+
+    monkeypatch.setattr(report, "write_figures", noisy)
+    data = {"settings": {"measures": ["apd"]}, "words": [{"word": "語", "n_a": 3, "n_b": 3, "apd": 0.1, "note": ""}], "notes": []}
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        report.write_report(tmp_path / "report", data, log=lambda _: None)
+    assert (tmp_path / "report" / "index.html").is_file() and not [w for w in said if "Glyph" in str(w.message)]
