@@ -24,7 +24,7 @@ from ..shards import Shard, balance_note, chunk_docs, shard_record, what_ran
 from ..text_corpus import corpus_files, files_progress_bar, read_texts
 from ..types import PathLike
 from ..bilm.fingerprint import bilm_fingerprint
-from .capitals import as_read
+from .capitals import as_read, lemma_setters
 from .words import split_pos, target_pos
 from .index import UsageIndex, mixed, parse_layer, usage_key
 from .lemmas import add_lookup_lemmatizer
@@ -133,7 +133,7 @@ def build_usage_index(
         )
         docs = nlp.pipe(texts, as_tuples=True, disable=off, batch_size=docs_per_batch)
         if lemmas and not keep_capitals:
-            docs = _lemmas_as_read(docs, nlp, [n for n in nlp.pipe_names if "token.lemma" in nlp.get_pipe_meta(n).assigns and n not in off])
+            docs = _lemmas_as_read(docs, nlp, lemma_setters(nlp, off))
         layers_of = UsageLayers(pipe) if all_layers else None
         for batch in _sentence_batches(docs, chosen, key, pos_of):
             _index_batch(batch, pipe, weights, key, writer, types, layers_of, not keep_capitals)
@@ -305,24 +305,15 @@ def _check_lemmas(nlp: Language, off: List[str], log: Callable[[str], Any]) -> s
 
 
 def _lemmas_as_read(docs: "Iterable[Tuple[Doc, Where]]", nlp: Language, setters: List[str]) -> "Iterator[Tuple[Doc, Where]]":
-    """The docs, each sentence set in capitals given the lemmas of its words lowercased, as the biLM reads it
-    (capitals.py): a lemmatizer looks "BANKS" up as written and finds nothing, so headline usages of "bank" were
-    filed under "banks". The part-of-speech tags stay those of the sentence as written."""
-    from .capitals import folded
+    """The docs, each sentence set in capitals given the lemmas of its words as the biLM reads it (capitals.py):
+    a lemmatizer looks "BANKS" up as written and finds nothing, so headline usages of "bank" were filed under "banks"."""
+    from .capitals import lemmas_as_read
 
     for doc, where in docs:
         for sent in doc.sents if doc.has_annotation("SENT_START") else [doc[:]]:
-            lowered = folded([t.text for t in sent])
-            if lowered is None:
-                continue
-            copy = Doc(nlp.vocab, words=lowered, spaces=[bool(t.whitespace_) for t in sent])
-            for written, read in zip(sent, copy):
-                read.tag, read.pos = written.tag, written.pos
-                read.morph = written.morph
-            for name in setters:
-                copy = nlp.get_pipe(name)(copy)
-            for written, read in zip(sent, copy):
-                written.lemma_ = read.lemma_
+            lemmas = lemmas_as_read(sent, nlp, setters)
+            for token, lemma in zip(sent, lemmas or ()):
+                token.lemma_ = lemma
         yield doc, where
 
 

@@ -9,7 +9,8 @@ case, a capitalised name or an acronym in a normal sentence stays as it is.
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from spacy.language import Language
+    from spacy.tokens import Doc, Span
 
 MIN_WORDS = 3  # words of at least two cased letters a sentence needs to be judged
 CAPITALS_SHARE = 0.8  # of those, the share entirely in capitals that makes a sentence one set in capitals
@@ -39,3 +40,25 @@ def as_read(doc: "Doc", fold: bool) -> "Doc":
     if words is None:
         return doc
     return Doc(doc.vocab, words=words, spaces=[bool(t.whitespace_) for t in doc], sent_starts=[t.is_sent_start for t in doc])
+
+
+def lemmas_as_read(sentence: "Span", nlp: "Language", setters: Sequence[str]) -> Optional[List[str]]:
+    """RETURNS (Optional[List[str]]): the lemmas of a sentence set in capitals as the biLM reads it (its words
+    lowercased; the part-of-speech tags those of the sentence as written), by the pipeline's lemma `setters`; None
+    where the sentence is not set in capitals. A lemmatizer looks "BANKS" up as written and finds nothing."""
+    from spacy.tokens import Doc
+
+    lowered = folded([t.text for t in sentence])
+    if lowered is None:
+        return None
+    copy = Doc(nlp.vocab, words=lowered, spaces=[bool(t.whitespace_) for t in sentence])
+    for written, read in zip(sentence, copy):
+        read.tag, read.pos, read.morph = written.tag, written.pos, written.morph
+    for name in setters:
+        copy = nlp.get_pipe(name)(copy)
+    return [t.lemma_ for t in copy]
+
+
+def lemma_setters(nlp: "Language", off: Sequence[str] = ()) -> List[str]:
+    """RETURNS (List[str]): the pipeline's components that set lemmas (and run: not in `off`)."""
+    return [n for n in nlp.pipe_names if "token.lemma" in nlp.get_pipe_meta(n).assigns and n not in off]

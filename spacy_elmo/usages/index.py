@@ -457,6 +457,13 @@ class UsageIndex:
         """RETURNS (str): the key the index files `token`'s usages under."""
         if self.match == "lemma" and not token.lemma_:
             raise InputError("the index keys usages by lemma, and the query pipeline set none: query with the index's pipeline")
+        if self.match == "lemma" and self.meta.get("fold_capitals", False):
+            from .capitals import lemma_setters, lemmas_as_read
+
+            sentence = token.sent if token.doc.has_annotation("SENT_START") else token.doc[:]
+            lemmas = lemmas_as_read(sentence, self.nlp, lemma_setters(self.nlp))
+            if lemmas is not None:  # set in capitals: its lemma as the index read such sentences
+                return lemmas[token.i - sentence.start].lower()
         return usage_key(token, self.match)
 
     def rows_of(self, key: str) -> numpy.ndarray:

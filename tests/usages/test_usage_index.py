@@ -379,6 +379,8 @@ def test_lemmas_of_a_sentence_in_capitals_are_those_of_its_words_as_the_bilm_rea
         load_elmo_pipeline(bilm_dir), corpus, tmp_path / "idx", words=["bank"], lemmas=True, progress=False, log=lambda _: None
     )
     assert sorted(index.usage(int(r)).text for r in index.rows_of("bank")) == ["BANKS", "banks"]
+    query = index.nlp("BANKS CUT RATES AGAIN TODAY")  # a query set in capitals is keyed as the index read them
+    assert index.key_of(query[0]) == "bank" and len(index.most_similar(query[0], n=2)) == 2
     written = build_usage_index(
         load_elmo_pipeline(bilm_dir),
         corpus,
