@@ -16,7 +16,7 @@ from ..types import PathLike
 from ..usages.words import parse_words, split_pos
 from .senses import TESTED
 from .verdict import DEFAULT_CONTROLS, VERDICT_FROM
-from .measures import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, index_change, mean_usage
+from .measures import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, energy, index_change, mean_usage
 
 Progress = Optional[Callable[[Iterable[Any]], Iterable[Any]]]
 
@@ -233,8 +233,6 @@ def _verdicts(
         vb = UsageRows(b.vectors, rows_b, centres[1]).sample(len(rows_b))
         groups = usage_documents(a, b, rows_a, rows_b)
         test = permutation_test(va, vb, VERDICT_MEASURE, settings.permutations, settings.seed, groups=groups)
-        from .measures import energy
-
         return WordVerdict(energy(va, vb), test.z, test.p)
 
     targets = {r.word: statistic(r.word) for r in rows if r.scores}

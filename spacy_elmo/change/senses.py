@@ -306,30 +306,28 @@ def permutation_test(
 
     observed = float(scores(both[:n_a].sum(0, keepdims=True))[0])
     rng = numpy.random.default_rng(seed)
+    # what is shuffled: the usages, or their documents (each usage then on its document's side)
+    member, n_units, units_a = numpy.arange(n), n, n_a
     if groups is not None:
         if measure != "energy":
             raise ValueError("a permutation of documents: the energy test only (APD's and PRT's read fixed sizes)")
         _, member = numpy.unique(numpy.asarray(groups), return_inverse=True)
-        n_groups, groups_a = int(member.max()) + 1, len(numpy.unique(member[:n_a]))
+        n_units, units_a = int(member.max()) + 1, len(numpy.unique(member[:n_a]))
         if len(numpy.intersect1d(member[:n_a], member[n_a:])):
             raise ValueError("a document with usages on both sides: give each side's documents their own groups")
     higher, shuffled, used = 0, [], 0
     for start in range(0, permutations, 256):
         m = min(256, permutations - start)
+        chosen = numpy.zeros((m, n_units))
+        numpy.put_along_axis(chosen, numpy.argsort(rng.random((m, n_units)), axis=1)[:, :units_a], 1.0, axis=1)
+        pick = chosen if groups is None else chosen[:, member]  # (m, n): 1 where a usage is on side A
+        sums = pick @ both
         if groups is None:
-            pick = numpy.zeros((m, n))
-            order = numpy.argsort(rng.random((m, n)), axis=1)[:, :n_a]
-            numpy.put_along_axis(pick, order, 1.0, axis=1)
-            found = scores(pick @ both)
-        else:
-            chosen = numpy.zeros((m, n_groups))
-            numpy.put_along_axis(chosen, numpy.argsort(rng.random((m, n_groups)), axis=1)[:, :groups_a], 1.0, axis=1)
-            pick = chosen[:, member]  # (m, n): each usage on its document's side
+            found = scores(sums)
+        else:  # the sides' sizes follow the documents': a shuffle that leaves a side under 2 usages has no score
             sizes = pick.sum(1)
             usable = (sizes >= 2) & (n - sizes >= 2)
-            with numpy.errstate(divide="ignore", invalid="ignore"):
-                found = numpy.where(usable, energy_from_sums(pick @ both, total - pick @ both, sizes, n - sizes), numpy.nan)
-            found = found[usable]
+            found = energy_from_sums(sums[usable], total - sums[usable], sizes[usable], n - sizes[usable])
         # a shuffle's score ties the observed within float rounding where it is the same split
         higher += int((found >= observed - 1e-12).sum())
         used += len(found)
