@@ -4,6 +4,7 @@ checkpoint), trains, evaluates, and writes checkpoints, models and the log. The 
 picks one process or several is `pretrain.pretrain`.
 """
 
+import functools
 import logging
 import math
 import os
@@ -323,12 +324,8 @@ class Pretrainer:
             if self.rank == 0:
                 log(f"[training] mixed_precision = auto: {kept}, as the run started")
             return str(kept)
-        key = {"options": self.bilm.options.to_config(all_fields=True), "softmax": self.softmax.kind, "vocab": len(self.vocab)}
-        key["batch_tokens"] = self.training.batch_tokens
-        chosen = [forward_precision(self.device, mode, log, self._seconds_per_token, key) if self.rank == 0 else ""]
-        if self.world > 1:  # rank 0 decides (and measures) for every process of the run
-            torch.distributed.broadcast_object_list(chosen, src=0)
-        return str(chosen[0])
+        timed = functools.partial(self._timed_first_batch, lambda batch: time_step(self.lm, batch, self.device))
+        return str(self._decided_by_rank_0(lambda: forward_precision(self.device, mode, log, timed, self._measured_sizes())))
 
     def _products_library(self, log: Log) -> Optional[str]:
         """ "blas" or "onednn" for training's products on the CPU: a resumed run's own (so that it multiplies as it
@@ -338,32 +335,34 @@ class Pretrainer:
             if self.rank == 0 and self.device.type == "cpu":
                 log(f"Training's products: {kept or 'the CPU class rule'}, as the run started")
             return None if kept is None else str(kept)
-        key = {"options": self.bilm.options.to_config(all_fields=True), "softmax": self.softmax.kind, "vocab": len(self.vocab)}
-        key.update(batch_tokens=self.training.batch_tokens, device=self.device.type)
-        chosen = [products_library(self.device, self.precision, log, self._seconds_per_token_by_library, key) if self.rank == 0 else ""]
-        if self.world > 1:  # rank 0 decides (and measures) for every process of the run
+        timed = functools.partial(self._timed_first_batch, lambda batch: time_products(self.lm, batch))
+        key = {**self._measured_sizes(), "device": self.device.type}
+        return self._decided_by_rank_0(lambda: products_library(self.device, self.precision, log, timed, key))
+
+    def _measured_sizes(self) -> Dict[str, Any]:
+        """What a measurement of this run's step depends on beside the machine (bilm/measured.py's key)."""
+        return {
+            "options": self.bilm.options.to_config(all_fields=True),
+            "softmax": self.softmax.kind,
+            "vocab": len(self.vocab),
+            "batch_tokens": self.training.batch_tokens,
+        }
+
+    def _decided_by_rank_0(self, decide: Callable[[], Any]) -> Any:
+        """What rank 0 decides (and measures) for every process of the run."""
+        chosen = [decide() if self.rank == 0 else ""]
+        if self.world > 1:
             torch.distributed.broadcast_object_list(chosen, src=0)
         return chosen[0]
 
-    def _seconds_per_token_by_library(self) -> Dict[str, float]:
-        """Seconds per token of this run's float32 step on its first batch with the products through each library."""
+    def _timed_first_batch(self, timer: Callable[[Any], Dict[str, float]]) -> Dict[str, float]:
+        """`timer` (devices.time_step or time_products: seconds per token, no update, nothing of the run changes) on
+        this run's first batch, every parameter taking its gradient meanwhile."""
         encoder = BatchEncoder(self.corpus, self.vocab, self.bilm.options.max_characters_per_token)
         plan = BatchStream(encoder, self.train_sentences, self.training.batch_tokens, self.settings.corpus.pool_size, 0, CorpusPosition())
         was_frozen, self.lm.freeze_bilm = self.lm.freeze_bilm, False
         try:
-            return time_products(self.lm, next(iter(plan)).to(self.device))
-        finally:
-            self.optimizer.zero_grad(set_to_none=True)
-            self.lm.freeze_bilm = was_frozen
-
-    def _seconds_per_token(self) -> Dict[str, float]:
-        """Seconds per token of a forward and backward pass of this run's model on its first batch, in float32
-        and in bf16 autocast (devices.time_step: no update, nothing of the run changes)."""
-        encoder = BatchEncoder(self.corpus, self.vocab, self.bilm.options.max_characters_per_token)
-        plan = BatchStream(encoder, self.train_sentences, self.training.batch_tokens, self.settings.corpus.pool_size, 0, CorpusPosition())
-        was_frozen, self.lm.freeze_bilm = self.lm.freeze_bilm, False
-        try:
-            return time_step(self.lm, next(iter(plan)).to(self.device), self.device)
+            return timer(next(iter(plan)).to(self.device))
         finally:
             self.optimizer.zero_grad(set_to_none=True)
             self.lm.freeze_bilm = was_frozen
