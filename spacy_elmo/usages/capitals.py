@@ -2,8 +2,10 @@
 
 ELMo reads characters, and a sentence set in capitals gives every usage in it vectors unlike the same words in
 running text, its context included: clustered, a corpus's headlines become a "sense" of every word in them. An
-index therefore lets the biLM read such a sentence lowercased (its text, offsets and keys stay as written); mixed
-case, a capitalised name or an acronym in a normal sentence stays as it is.
+index therefore lets the biLM read such a sentence lowercased (its text, offsets and keys stay as written), and
+likewise a run of words in capitals inside a sentence (a headline the sentence splitter joined to its story: "SAS
+TO UPGRADE CABIN SERVICE Scandinavian Airlines said ..."); mixed case, a capitalised name or an acronym or two in
+a normal sentence stay as they are.
 """
 
 from typing import TYPE_CHECKING, List, Optional, Sequence
@@ -19,21 +21,52 @@ CAPITALS_SHARE = 0.8  # of those, the share entirely in capitals that makes a se
 def in_capitals(words: Sequence[str]) -> bool:
     """RETURNS (bool): whether a sentence of these tokens is set in capitals: at least MIN_WORDS words with two or
     more cased letters, and at least CAPITALS_SHARE of them entirely upper case."""
-    cased = [w for w in words if sum(c.isupper() or c.islower() for c in w) >= 2]
+    cased = [w for w in words if _cased(w)]
     if len(cased) < MIN_WORDS:
         return False
     return sum(w.isupper() for w in cased) >= CAPITALS_SHARE * len(cased)
 
 
+def _cased(word: str) -> bool:
+    return sum(c.isupper() or c.islower() for c in word) >= 2
+
+
+def capital_runs(words: Sequence[str]) -> List[range]:
+    """RETURNS (List[range]): the runs of tokens set in capitals: at least MIN_WORDS consecutive words of two or
+    more cased letters entirely upper case (tokens without two cased letters, such as "<", "31" or "-", neither
+    break nor count), from the first such word to the last."""
+    runs: List[range] = []
+    start, last, count = -1, -1, 0
+    for i, w in enumerate(list(words) + ["end"]):
+        if not _cased(w):
+            continue
+        if w.isupper():
+            start, count = (i if count == 0 else start), count + 1
+            last = i
+            continue
+        if count >= MIN_WORDS:
+            runs.append(range(start, last + 1))
+        count = 0
+    return runs
+
+
 def folded(words: Sequence[str]) -> Optional[List[str]]:
-    """RETURNS (Optional[List[str]]): the tokens lowercased where the sentence is set in capitals, else None."""
-    if not in_capitals(words):
+    """RETURNS (Optional[List[str]]): the tokens with the sentence lowercased where it is set in capitals, else
+    its runs of capitals (`capital_runs`) lowercased; None where neither is found."""
+    if in_capitals(words):
+        return [w.lower() for w in words]
+    runs = capital_runs(words)
+    if not runs:
         return None
-    return [w.lower() for w in words]
+    out = list(words)
+    for run in runs:
+        for i in run:
+            out[i] = out[i].lower()
+    return out
 
 
 def as_read(doc: "Doc", fold: bool) -> "Doc":
-    """RETURNS (Doc): `doc` as the biLM reads it: lowercased where `fold` and it is set in capitals."""
+    """RETURNS (Doc): `doc` as the biLM reads it: with `fold`, lowercased where set in capitals (`folded`)."""
     from spacy.tokens import Doc
 
     words = folded([t.text for t in doc]) if fold else None
@@ -43,9 +76,9 @@ def as_read(doc: "Doc", fold: bool) -> "Doc":
 
 
 def lemmas_as_read(sentence: "Span", nlp: "Language", setters: Sequence[str]) -> Optional[List[str]]:
-    """RETURNS (Optional[List[str]]): the lemmas of a sentence set in capitals as the biLM reads it (its words
-    lowercased; the part-of-speech tags those of the sentence as written), by the pipeline's lemma `setters`; None
-    where the sentence is not set in capitals. A lemmatizer looks "BANKS" up as written and finds nothing."""
+    """RETURNS (Optional[List[str]]): the lemmas of a sentence's words as the biLM reads them (set in capitals:
+    lowercased, `folded`; the part-of-speech tags those of the sentence as written), by the pipeline's lemma `setters`; None
+    where no word of the sentence is read lowercased. A lemmatizer looks "BANKS" up as written and finds nothing."""
     from spacy.tokens import Doc
 
     lowered = folded([t.text for t in sentence])

@@ -392,3 +392,28 @@ def test_lemmas_of_a_sentence_in_capitals_are_those_of_its_words_as_the_bilm_rea
         log=lambda _: None,
     )
     assert [written.usage(int(r)).text for r in written.rows_of("bank")] == ["banks"]
+
+
+def test_a_headline_joined_to_its_story_is_read_lowercased_and_the_story_as_written(nlp, bilm_dir, tmp_path):
+    """The planted benchmark's case: a Reuters headline has no full stop, so the sentence splitter joins it to the
+    story ("SAS TO UPGRADE CABIN SERVICE Scandinavian Airlines said ..."), the sentence is not set in capitals, and
+    its SERVICE was read as written: among the farthest usages of every word, 44% of them in capitals against 11%
+    of all. The run of capitals is read lowercased; the story's words, a name and a lone acronym as written."""
+    from spacy_elmo.usages.capitals import capital_runs, folded
+
+    words = "SAS TO UPGRADE CABIN SERVICE < SAS > IN 1987 Scandinavian Airlines , SAS , said the NATO pact held".split()
+    assert capital_runs(words) == [range(0, 9)]
+    read = folded(words)
+    assert read[:9] == [w.lower() for w in words[:9]] and read[9:] == words[9:]
+    assert folded("The US and NATO said the EU agreed .".split()) is None
+    joined = "SAS TO UPGRADE CABIN SERVICE Scandinavian Airlines said it will improve its cabin service."
+    corpus = tmp_path / "news.txt"
+    corpus.write_text(joined + "\n", encoding="utf8")
+    index = build_usage_index(nlp, corpus, tmp_path / "idx", model=bilm_dir, words=["service"], progress=False, log=lambda _: None)
+    assert len(index.rows_of("service")) == 2
+    lowered = index.nlp(joined.replace("SAS TO UPGRADE CABIN SERVICE", "sas to upgrade cabin service"))
+    as_written = index.nlp(joined)
+    first = next(t for t in lowered if t.lower_ == "service")
+    found = index.most_similar(next(t for t in as_written if t.text == "SERVICE"), n=1)[0]
+    assert found.text == "SERVICE" and found.score == pytest.approx(1.0, abs=2e-3)
+    assert numpy.array_equal(index.vector_of(next(t for t in as_written if t.text == "SERVICE")), index.vector_of(first))
