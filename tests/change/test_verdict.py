@@ -8,7 +8,7 @@ import numpy
 import pytest
 
 from spacy_elmo.change.measures import apd, energy
-from spacy_elmo.change.senses import permutation_test
+from spacy_elmo.change.senses import null_score, permutation_test
 from spacy_elmo.change.verdict import (
     CHANCE_BASIS,
     CONTROLS_BASIS,
@@ -231,3 +231,29 @@ def test_the_reports_figures_say_nothing_of_matplotlibs_own_warnings(tmp_path, m
         warnings.simplefilter("always")
         report.write_report(tmp_path / "report", data, log=lambda _: None)
     assert (tmp_path / "report" / "index.html").is_file() and not [w for w in said if "Glyph" in str(w.message)]
+
+
+def _gamma2_upper_quantile(tail):
+    """x with P(X >= x) = tail for X ~ Gamma(2, 1): its tail is exp(-x) (1 + x), solved by bisection."""
+    lo, hi = 0.0, 100.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.exp(-mid) * (1 + mid) > tail else (lo, mid)
+    return (lo + hi) / 2
+
+
+def test_null_score_reads_a_skewed_null_by_its_tail_not_its_spread():
+    """A right-skewed null (a quadratic form's, as the energy distance's): its 99.9% point is about 3.09 as a normal
+    score (the plain standard score says 5.1 and calls chance a change); a symmetric null: the plain score."""
+    rng = numpy.random.default_rng(0)
+    null = rng.gamma(2.0, 1.0, size=200_000)
+    x = _gamma2_upper_quantile(0.001)
+    assert (x - 2.0) / math.sqrt(2.0) == pytest.approx(5.11, abs=0.02)
+    assert null_score(x, null) == pytest.approx(3.09, abs=0.08)
+    assert null_score(_gamma2_upper_quantile(0.5), null) == pytest.approx(0.0, abs=0.05)
+    normal = rng.normal(size=50_000)
+    assert null_score(2.5, normal) == pytest.approx((2.5 - normal.mean()) / normal.std(), abs=1e-12)
+    # calibrated: values drawn from the null pass 1.645 about 5% of the time
+    draws = rng.gamma(2.0, 1.0, size=20_000)
+    assert numpy.mean([null_score(v, null) > 1.645 for v in draws]) == pytest.approx(0.05, abs=0.006)
+    assert math.isnan(null_score(1.0, numpy.ones(10))) and math.isnan(null_score(float("nan"), null))
