@@ -4,7 +4,7 @@ change is planted where none exists, and the command, run as a user runs it, is 
 Per seed and setting: corpus B is a random half of Wikipedia paragraphs; corpus A is the other half ("halves": no
 word truly changes between them) or Reuters paragraphs of about as many words ("genre": every word drifts). Target
 nouns are drawn by a stated rule; half of them get a donor's sense in B: a share s of the target's usages in B
-(10%, 20%, 30% or 50%, in turn) are the donor's usages with the donor's word replaced by the target (its capitals
+(10%, 15%, 20%, 30% or 50%, in turn) are the donor's usages with the donor's word replaced by the target (its capitals
 kept); the other half are left alone as controls. Then, from the command line with its defaults:
 
     spacy-elmo change A.txt B.txt change.json --model BILM --words WORDS --evidence
@@ -36,7 +36,7 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 import numpy
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-SHARES = (0.1, 0.2, 0.3, 0.5)
+SHARES = (0.1, 0.15, 0.2, 0.3, 0.5)
 _WORD = re.compile(r"[^\W\d_]+")
 
 
