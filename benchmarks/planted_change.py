@@ -138,6 +138,38 @@ def one_side_sense(ev: Dict, k: int = 1, n: int = 5) -> int:
     return -1
 
 
+def written_form(usage: Dict, word: str) -> str:
+    """How the target is written in a usage record: "caps" (all capitals), "capital" (a capital first),
+    "derived" (another form than the word) or "plain"; "" where the record does not mark it."""
+    if "start" in usage:
+        text = usage["text"][usage["start"] : usage["end"]]
+    else:  # the map's points mark the target [[so]]
+        marked = re.search(r"\[\[(.+?)\]\]", usage["text"])
+        if not marked:
+            return ""
+        text = marked.group(1)
+    if text.isupper() and len(text) > 1:
+        return "caps"
+    if text[:1].isupper():
+        return "capital"
+    return "plain" if text.lower() == word else "derived"
+
+
+def spelling_shares(data: Dict) -> Dict[str, List[int]]:
+    """Usages written otherwise than the plain word (capitals, all capitals, derived forms), [found, of], among
+    all the usages the page maps and among the farthest ("changed") usages it lists as evidence."""
+    found = {"all": [0, 0], "evidence": [0, 0]}
+    for w in data["words"]:
+        ev = w.get("evidence") or {}
+        for key, usages in (("all", ev.get("points", [])), ("evidence", [u for side in (ev.get("changed") or {}).values() for u in side])):
+            for u in usages:
+                form = written_form(u, w["word"])
+                if form:
+                    found[key][0] += form != "plain"
+                    found[key][1] += 1
+    return found
+
+
 def build_setting(args, setting: str, seed: int, work: Path, nouns: set, stop: set) -> Dict:
     rng = numpy.random.default_rng(seed)
     wiki = read_paragraphs(args.wiki, args.paragraphs)
@@ -239,6 +271,7 @@ def evaluate(plan: Dict, data: Dict) -> Dict:
             donor = info["donor"]
             row["named"] += any(n.lower() in (donor, donor + "s", donor + "es") or donor.startswith(n.lower()) for n in names)
     result["per_share"] = per_share
+    result["spelling"] = spelling_shares(data)
     # the verdict's variants, computed again from the controls that change scored: which statistic, how many controls
     from spacy_elmo.change.senses import benjamini_hochberg
     from spacy_elmo.change.verdict import against_controls
@@ -310,6 +343,12 @@ def main() -> None:
     summarise(results)
 
 
+def pooled(rs: List[Dict], shares: Sequence[float], key: str) -> str:
+    n = sum(r["per_share"].get(str(s), {}).get("n", 0) for r in rs for s in shares)
+    c = sum(r["per_share"].get(str(s), {}).get(key, 0) for r in rs for s in shares)
+    return f"{c}/{n}"
+
+
 def summarise(results: List[Dict]) -> None:
     print("\n| setting | seeds | AUC apd | AUC energy z | controls changed | " + " | ".join(f"recall {s:.0%}" for s in SHARES) + " |")
     print("|---|---|---:|---:|---:|" + "---:|" * len(SHARES))
@@ -325,6 +364,18 @@ def summarise(results: List[Dict]) -> None:
         print(
             f"| {setting} | {len(rs)} | {numpy.mean([r['auc_apd'] for r in rs]):.3f} | {numpy.mean([r['auc_z'] for r in rs]):.3f} | "
             f"{fp}/{nc} | " + " | ".join(recalls) + " |"
+        )
+    print("\n| setting | recall 10-15% | recall >= 30% | one-side sense >= 20% | named (of one-side) >= 20% | one-side, controls | evidence in capitals or derived / all usages |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for setting in sorted({r["setting"] for r in results}):
+        rs = [r for r in results if r["setting"] == setting]
+        high = [s for s in SHARES if s >= 0.2]
+        one_side_controls = f"{sum(len(r['controls_one_side']) for r in rs)}/{sum(r['controls_scored'] for r in rs)}"
+        ev = [sum(r["spelling"]["evidence"][j] for r in rs) for j in (0, 1)]
+        every = [sum(r["spelling"]["all"][j] for r in rs) for j in (0, 1)]
+        print(
+            f"| {setting} | {pooled(rs, [0.1, 0.15], 'changed')} | {pooled(rs, [0.3, 0.5], 'changed')} | {pooled(rs, high, 'one_side')} | "
+            f"{pooled(rs, high, 'named').split('/')[0]}/{pooled(rs, high, 'one_side').split('/')[0]} | {one_side_controls} | {ev[0] / max(ev[1], 1):.1%} / {every[0] / max(every[1], 1):.1%} |"
         )
 
 

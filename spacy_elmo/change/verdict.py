@@ -11,8 +11,10 @@ alone), the verdict is the per-word permutation test alone, said as "differs fro
 
 The statistic is the energy distance's permutation z (`senses.permutation_test`): the energy distance has power
 against a sense that comes or goes (APD does not: its pairs within a side rise with a new sense as much as those
-across), and the z puts words with different numbers of usages on one scale. Chosen on the planted benchmark
-(benchmarks/planted_change.py; docs/results.md).
+across), and the z puts words with different numbers of usages on one scale. The z is the normal score of the
+observed against the shuffles' right-skewed null (`senses.null_score`), not its plain standard score, which put
+untouched words at 2-3. Chosen on the planted benchmark (benchmarks/planted_change.py; docs/results.md), against
+a k-nearest-neighbour test, an RBF-kernel MMD and the common drift of the controls projected out first.
 """
 
 import math
@@ -137,7 +139,8 @@ def describe(basis: str, n_controls: int, permutations: int, fdr: float, seed: i
     """RETURNS (str): the verdict's rule in one sentence, for the page, the JSON and the TSV's settings."""
     test = (
         f"the energy distance's permutation test ({permutations} shuffles of the periods of the word's documents, or of its "
-        f"usages where a side has fewer than 10 documents; seed {seed})"
+        f"usages where a side has fewer than 10 documents; seed {seed}; z: the normal score of its tail, the shuffles' "
+        "skewed null matched by a gamma)"
     )
     if basis == CONTROLS_BASIS:
         return (
