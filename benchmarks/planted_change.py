@@ -365,7 +365,10 @@ def summarise(results: List[Dict]) -> None:
             f"| {setting} | {len(rs)} | {numpy.mean([r['auc_apd'] for r in rs]):.3f} | {numpy.mean([r['auc_z'] for r in rs]):.3f} | "
             f"{fp}/{nc} | " + " | ".join(recalls) + " |"
         )
-    print("\n| setting | recall 10-15% | recall >= 30% | one-side sense >= 20% | named (of one-side) >= 20% | one-side, controls | evidence in capitals or derived / all usages |")
+    print(
+        "\n| setting | recall 10-15% | recall >= 30% | one-side sense >= 20% | named (of one-side) >= 20% | one-side, controls "
+        "| evidence in capitals or derived / all usages |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for setting in sorted({r["setting"] for r in results}):
         rs = [r for r in results if r["setting"] == setting]
@@ -373,9 +376,10 @@ def summarise(results: List[Dict]) -> None:
         one_side_controls = f"{sum(len(r['controls_one_side']) for r in rs)}/{sum(r['controls_scored'] for r in rs)}"
         ev = [sum(r["spelling"]["evidence"][j] for r in rs) for j in (0, 1)]
         every = [sum(r["spelling"]["all"][j] for r in rs) for j in (0, 1)]
+        one_side, named = pooled(rs, high, "one_side"), pooled(rs, high, "named").split("/")[0]
         print(
-            f"| {setting} | {pooled(rs, [0.1, 0.15], 'changed')} | {pooled(rs, [0.3, 0.5], 'changed')} | {pooled(rs, high, 'one_side')} | "
-            f"{pooled(rs, high, 'named').split('/')[0]}/{pooled(rs, high, 'one_side').split('/')[0]} | {one_side_controls} | {ev[0] / max(ev[1], 1):.1%} / {every[0] / max(every[1], 1):.1%} |"
+            f"| {setting} | {pooled(rs, [0.1, 0.15], 'changed')} | {pooled(rs, [0.3, 0.5], 'changed')} | {one_side} | "
+            f"{named}/{one_side.split('/')[0]} | {one_side_controls} | {ev[0] / max(ev[1], 1):.1%} / {every[0] / max(every[1], 1):.1%} |"
         )
 
 

@@ -257,3 +257,47 @@ def test_null_score_reads_a_skewed_null_by_its_tail_not_its_spread():
     draws = rng.gamma(2.0, 1.0, size=20_000)
     assert numpy.mean([null_score(v, null) > 1.645 for v in draws]) == pytest.approx(0.05, abs=0.006)
     assert math.isnan(null_score(1.0, numpy.ones(10))) and math.isnan(null_score(float("nan"), null))
+
+
+def _blobs(rng, centres, counts, spread=0.35):
+    return _unit(numpy.concatenate([c + spread * rng.normal(size=(n, len(c))) / math.sqrt(len(c)) ** 0.5 for c, n in zip(centres, counts)]))
+
+
+def test_cluster_sides_by_hand():
+    """A cluster of B's alone (30 of 30 usages in B, where B holds half): binomial tail 2^-30, share ratio infinite;
+    one split as the periods are (10 and 10): both; a cluster of 4: too small to say."""
+    from spacy_elmo.change.senses import cluster_sides
+
+    n_a = 40
+    labels = numpy.array([0] * 10 + [2] * 30 + [0] * 10 + [1] * 30 + [3] * 4)  # A: 10 of 0, 30 of 2; B: 10 of 0, 30 of 1, 4 of 3
+    assert cluster_sides(labels, n_a, 4) == ["both", "B", "A", "both"]
+
+
+def test_a_sense_that_came_at_a_fifth_of_b_shows_and_none_shows_where_nothing_came():
+    """Synthetic usages: three senses shared by both periods; B also gets a sense of its own at 20% of its usages.
+    The default rule (senses of one side first) shows a sense of B made of the new sense's usages; two samples of
+    the same three senses show no sense of one side (10 draws)."""
+    from spacy_elmo.change.senses import SenseRule, side_sense_clusters
+
+    dim = 64
+    rng = numpy.random.default_rng(7)
+    centres = _unit(rng.normal(size=(4, dim)))
+    a = _blobs(rng, centres[:3], [100, 60, 40])
+    b = _blobs(rng, centres, [80, 48, 32, 40])  # the fourth: 40 of 200 usages, 20%
+    found, sides = side_sense_clusters(numpy.concatenate([a, b]), len(a), 0, SenseRule(0.25, sides=True))
+    assert sides.count("B") == 1 and "A" not in sides
+    members = found.labels == sides.index("B")
+    new = numpy.zeros(len(a) + len(b), dtype=bool)
+    new[len(a) + 160 :] = True
+    assert (members & new).sum() >= 0.8 * new.sum() and (members & new).sum() >= 0.8 * members.sum()
+    quiet = 0
+    for seed in range(10):
+        r = numpy.random.default_rng(100 + seed)
+        _, sides = side_sense_clusters(
+            numpy.concatenate([_blobs(r, centres[:3], [100, 60, 40]), _blobs(r, centres[:3], [100, 60, 40])]),
+            200,
+            seed,
+            SenseRule(0.25, sides=True),
+        )
+        quiet += set(sides) == {"both"}
+    assert quiet >= 9
