@@ -301,3 +301,28 @@ def test_a_sense_that_came_at_a_fifth_of_b_shows_and_none_shows_where_nothing_ca
         )
         quiet += set(sides) == {"both"}
     assert quiet >= 9
+
+
+def test_forced_senses_do_not_follow_the_words_written_form():
+    """Usages of two senses, each sense written as "country" and "countries" alike, where the plural usages carry an
+    offset along a direction of their own (what the context-only vectors keep of number): forced into two senses,
+    the raw vectors split by number; with the form directions out (`without_forms`), by sense."""
+    from spacy_elmo.change.sense_input import without_forms
+    from spacy_elmo.change.senses import SenseRule, adjusted_rand, sense_clusters
+
+    rng = numpy.random.default_rng(5)
+    dim = 48
+    base, number_axis = _unit(rng.normal(size=(2, dim)))
+    sense_axes = _unit(rng.normal(size=(2, dim)))
+    sense = numpy.repeat([0, 1], 120)
+    plural = numpy.tile([0, 0, 0, 1], 60).astype(bool)  # a quarter plural in each sense
+    x = base + 0.35 * sense_axes[sense] + 0.7 * numpy.outer(plural, number_axis) + 0.05 * rng.normal(size=(240, dim))
+    forms = numpy.where(plural, "countries", "country").tolist()
+    raw = sense_clusters(x, 0, rule=SenseRule(0.0, max_senses=2))
+    assert adjusted_rand(raw.labels, plural.astype(int)) > 0.8
+    out = without_forms(x, forms)
+    assert numpy.allclose(numpy.linalg.norm(out, axis=1), 1.0)
+    assert abs((out[plural].mean(0) - out[~plural].mean(0)) @ number_axis) < 0.05
+    found = sense_clusters(out, 0, rule=SenseRule(0.0, max_senses=2))
+    assert adjusted_rand(found.labels, sense) > 0.8 and adjusted_rand(found.labels, plural.astype(int)) < 0.1
+    assert numpy.array_equal(without_forms(x, ["country"] * 240), _unit(x))  # one form: nothing taken out
