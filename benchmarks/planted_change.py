@@ -309,6 +309,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("planted_change"))
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--again", action="store_true", help="run change again where its output exists")
+    parser.add_argument("--forms", action="store_true", help="also: do forced senses follow grammatical number (--lemmas)?")
     parser.add_argument("change_args", nargs="*", help="after --: more options for spacy-elmo change")
     args = parser.parse_args()
     for path in (args.bilm, args.wiki, args.reuters, args.ewt):
@@ -341,6 +342,48 @@ def main() -> None:
             if args.json:
                 args.json.write_text(json.dumps(results, indent=1))
     summarise(results)
+    if args.forms:
+        first = next(r["plan"] for r in results if r["setting"] == "halves")
+        forced_senses_and_number(args, first)
+
+
+def forced_senses_and_number(args, plan: Dict) -> None:
+    """Do forced senses (k >= 2 always, --min-silhouette 0) follow grammatical number? Side A of a random-halves
+    run indexed with --lemmas (as a user would: `spacy-elmo index-usages`), its target and control nouns: per noun
+    whose usages are under half plural (a form ending in s), whether a sense is at least 80% plural, from the
+    context-only vectors as they are and with the forms' directions out (sense_input.without_forms)."""
+    from spacy_elmo.change.sense_input import without_forms
+    from spacy_elmo.change.senses import SenseRule, sense_clusters
+    from spacy_elmo.usages.index import UsageIndex
+
+    folder = Path(plan["folder"])
+    index_path = folder / "lemmas_A"
+    if not (index_path / "meta.json").exists():
+        command = [
+            sys.executable, "-m", "spacy_elmo", "index-usages", str(args.bilm), str(folder / "A.txt"), str(index_path),
+            "--words", str(folder / "words.txt"), "--lemmas", "--all-layers", "--quiet",
+        ]  # fmt: skip
+        subprocess.run(command, check=True)
+    index = UsageIndex().from_disk(index_path).with_layer("context:top")
+    words = [w for w in (folder / "words.txt").read_text(encoding="utf8").split() if w]
+    found = {"as they are": 0, "forms out": 0}
+    checked = 0
+    for word in words:
+        rows = numpy.sort(index.rows_of(word))[:1000]
+        forms = [index.usage(int(r)).text.lower() for r in rows]
+        plural = numpy.array([f != word and f.endswith("s") for f in forms])
+        if len(rows) < 20 or not 0 < plural.mean() < 0.5:
+            continue
+        checked += 1
+        vectors = numpy.asarray(index.vectors[rows], dtype=numpy.float64)
+        for label, x in (("as they are", vectors), ("forms out", without_forms(vectors, forms))):
+            labels = sense_clusters(x, 0, rule=SenseRule(0.0)).labels
+            found[label] += any(plural[labels == j].mean() >= 0.8 for j in numpy.unique(labels))
+    print(
+        f"\nForced senses (--min-silhouette 0) of {checked} nouns under half plural ({plan['setting']} seed {plan['seed']}, side A, "
+        f"--lemmas): a sense at least 80% plural for {found['as they are']} as the vectors are, {found['forms out']} with the "
+        "forms' directions out"
+    )
 
 
 def pooled(rs: List[Dict], shares: Sequence[float], key: str) -> str:
