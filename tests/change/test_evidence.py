@@ -267,6 +267,15 @@ def test_sense_names_are_each_senses_distinctive_words_by_hand():
     background = Counter({"said": 1000, "river": 5, "water": 20, "shore": 3})
     one = name_senses([["said", "river"], ["said", "shore", "river"], ["said", "water"]], [0, 0, 0], 1, background)[0]
     assert one[0] == "river" and "said" not in one
+    # several senses: against the word's other senses and the other words' usages together (the planted benchmark's
+    # case: a sense that came, where "people", in every usage of the sense and more of the other words' usages, named it
+    # before its donor "sides")
+    bags = [["rules", "law"]] * 10 + [["people", "sides"]] * 8 + [["people", "groups"]] * 2
+    labels = [0] * 10 + [1] * 10
+    assert name_senses(bags, labels, 2)[1][0] == "people"
+    others = Counter({"people": 900, "said": 500, "sides": 2, "groups": 40, "rules": 30})
+    came = name_senses(bags, labels, 2, others)[1]
+    assert came[0] == "sides" and "people" not in came
     # context words: within the window, stop words, numbers and the target's forms left out
     text = "The 3 big banks of the river Bank lent money."
     start = text.index("river")
