@@ -135,9 +135,10 @@ def without_forms(vectors: numpy.ndarray, forms: Sequence[str], least: int = FOR
     """The usages' unit vectors with the directions that tell the word's written forms apart taken out: for each
     form (lowercase) but the commonest with at least `least` usages, the difference of its usages' mean from the
     commonest form's, orthonormalised, projected out. Context-only vectors still encode what the biLM predicts, so
-    with --lemmas "countries" and "country" differ by grammatical number: forced splits (--min-silhouette 0) gave 11
-    of 47 words of a random half of Wikipedia a sense at least 80% plural where under half of the word's usages were
-    plural; with the form directions out, none (docs/results.md). A word of one form: its unit vectors.
+    with --lemmas "countries" and "country" differ by grammatical number: forced splits (--min-silhouette 0) gave 8
+    of 27 nouns of a random half of Wikipedia a sense at least 80% plural where under half of the noun's usages were
+    plural; with the form directions out, none (benchmarks/planted_change.py --forms; docs/results.md). A word of
+    one form: its unit vectors.
 
     vectors (numpy.ndarray): (n, D), one usage a row; forms (Sequence[str]): each usage's written form.
     RETURNS (numpy.ndarray): (n, D) float64 unit rows.
