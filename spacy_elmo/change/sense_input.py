@@ -9,7 +9,7 @@ keeps its softmax). The senses are named by their distinctive substitutes, or co
 
 from collections import Counter
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy
 
@@ -65,7 +65,9 @@ class SenseInput:
         if self.substitutes is None and model:
             why = no_softmax(model) if kept else "A and B keep no context-only vectors to read substitutes from"
             self.notes.append(f"{why}: the senses are named by their context words, not by substitutes")
-        lang_class = spacy.util.get_lang_class(str(a.meta.get("load", {}).get("lang", lang)))
+        language = str(a.meta.get("load", {}).get("lang", lang))
+        self.singular = Singulars(language)
+        lang_class = spacy.util.get_lang_class(language)
         self.stop_words: Set[str] = {w.lower() for w in lang_class.Defaults.stop_words}
         background: Counter = Counter()
         for index in (a, b):
@@ -115,7 +117,10 @@ class SenseInput:
             assert self.substitutes is not None
             words = self.substitutes.words
             # names are content words: no punctuation, no stop word
-            found = [[words[i] for i in row if words[i].isalpha() and words[i].lower() not in self.stop_words] for row in ids]
+            found = [
+                [self.singular(words[i]) for i in row if words[i].isalpha() and words[i].lower() not in self.stop_words] for row in ids
+            ]
+            found = [[w for w in bag if w not in forms] for bag in found]
             if named is None:
                 bags = found
             else:  # the usages not sampled name nothing
@@ -129,6 +134,32 @@ class SenseInput:
                     usage = index.usage(int(r))
                     bags.append(context_words(usage.sentence, usage.start, usage.end, self.stop_words, forms))
         return vectors, bags
+
+
+class Singulars:
+    """Lowercase regular plurals (-s, -es, -ies) to their singular, by spaCy's lookup lemmas for a language
+    (spacy-lookups-data; none where it is not installed or has no table): substitutes are merged by them, so that
+    "language" and "languages" are one name, not two of a sense's three. A word in capitals stays as it is."""
+
+    def __init__(self, lang: str) -> None:
+        try:
+            from spacy.lookups import load_lookups
+
+            self.table: Any = load_lookups(lang, ["lemma_lookup"], strict=False).get_table("lemma_lookup", None)
+        except (ImportError, ValueError, OSError):
+            self.table = None
+        self.found: Dict[str, str] = {}
+
+    def __call__(self, word: str) -> str:
+        if self.table is None or not word.islower() or not word.endswith("s"):
+            return word
+        if word not in self.found:
+            lemma = self.table.get(word)
+            regular = isinstance(lemma, str) and (
+                word in (lemma + "s", lemma + "es") or (lemma.endswith("y") and word == lemma[:-1] + "ies")
+            )
+            self.found[word] = lemma if regular else word
+        return self.found[word]
 
 
 def without_forms(vectors: numpy.ndarray, forms: Sequence[str], least: int = FORM_USAGES) -> numpy.ndarray:

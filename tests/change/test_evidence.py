@@ -386,3 +386,25 @@ def test_indexes_without_context_vectors_say_which_input_the_senses_come_from(tm
     with pytest.warns(UserWarning):
         again = run_change(tmp_path / "plain1", tmp_path / "plain2", None, wanted, log=lambda _: None)
     assert any(n.startswith("no substitutes to cluster the senses from") for n in again.notes)
+
+
+def test_substitutes_are_merged_by_their_singular():
+    """A sense named "language, alphabet, languages" spends a name on a plural: regular plurals are merged into their
+    singular by spaCy's lookup lemmas; irregular or unknown forms, and words in capitals, stay as they are."""
+    pytest.importorskip("spacy_lookups_data", reason="needs spacy-lookups-data (pip install 'spacy-elmo[lemmas]')")
+    from spacy_elmo.change.sense_input import Singulars
+
+    singular = Singulars("en")
+    merged = {w: singular(w) for w in ("languages", "countries", "glasses", "hours", "language", "news", "data", "Jews", "was")}
+    assert merged == {
+        "languages": "language",
+        "countries": "country",
+        "glasses": "glass",
+        "hours": "hour",
+        "language": "language",
+        "news": "news",
+        "data": "data",
+        "Jews": "Jews",
+        "was": "was",
+    }
+    assert Singulars("xx")("languages") == "languages"  # no lookup table for the language: nothing merged
