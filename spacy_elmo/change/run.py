@@ -318,7 +318,7 @@ def usage_record(index: Any, row: int) -> Dict[str, Any]:
 
 
 def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, progress: Progress, notes: List[str]) -> Dict[str, Any]:
-    from .sense_input import SenseInput, usage_forms
+    from .sense_input import SenseInput
     from .senses import SenseRule, benjamini_hochberg, evidence_rows, word_evidence
 
     out: Dict[str, Any] = {}
@@ -333,7 +333,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
         ua = UsageRows(a.vectors, a.rows_of(row.word), centres[0])
         ub = UsageRows(b.vectors, b.rows_of(row.word), centres[1])
         sampled = evidence_rows(ua, ub, seed=settings.seed)
-        sense_vectors, bags = inputs.word(sampled, usage_forms((a, b), sampled, row.word))
+        sense_vectors, bags = inputs.word(sampled, row.word)
         ev = word_evidence(
             ua,
             ub,

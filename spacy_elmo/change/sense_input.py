@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 import numpy
 
 from ..errors import InputError
+from .measures import _unit
 from .sense_names import context_words
 from .substitutes import Substitutes, substitute_bags
 
@@ -89,12 +90,16 @@ class SenseInput:
         }.get(self.source, f"{self.source} (the context-only vectors: the forward state before the word and the backward state after it)")
         return f"clustered from {what}; named by their distinctive {self.names_from}"
 
-    def word(self, rows: Tuple[numpy.ndarray, numpy.ndarray], forms: Set[str]) -> Tuple[Optional[numpy.ndarray], List[List[str]]]:
+    def word(self, rows: Tuple[numpy.ndarray, numpy.ndarray], key: str) -> Tuple[Optional[numpy.ndarray], List[List[str]]]:
         """One word's sense input over its evidence rows of A and B.
 
-        forms (Set[str]): the word's forms (lowercase), left out of substitutes and context words.
+        key (str): the word as the indexes key it; it and its forms in these usages (their texts, lowercase) are left
+            out of substitutes and context words.
         RETURNS: the vectors to cluster (None: the scores' own) and each usage's bag of words that names the senses.
         """
+        usages = [index.usage(int(r)) for index, side in zip(self.indexes, rows) for r in side]
+        written = [u.text.lower() for u in usages]
+        forms = set(written) | {key.lower()}
         ids = None
         named = None  # the usages whose substitutes are read: all where they are the senses' input, else a sample
         if self.substitutes is not None and self.context_top is not None:
@@ -109,7 +114,6 @@ class SenseInput:
             vectors: Optional[numpy.ndarray] = substitute_bags(ids)[0]
         elif self.views is not None:
             vectors = numpy.concatenate([numpy.asarray(v[r], dtype=numpy.float64) for v, r in zip(self.views, rows)])
-            written = [index.usage(int(r)).text.lower() for index, side in zip(self.indexes, rows) for r in side]
             vectors = without_forms(vectors, written)
         else:
             vectors = None
@@ -128,11 +132,7 @@ class SenseInput:
                 for k, bag in zip(named, found):
                     bags[int(k)] = bag
         else:
-            bags = []
-            for index, side_rows in zip(self.indexes, rows):
-                for r in side_rows:
-                    usage = index.usage(int(r))
-                    bags.append(context_words(usage.sentence, usage.start, usage.end, self.stop_words, forms))
+            bags = [context_words(u.sentence, u.start, u.end, self.stop_words, forms) for u in usages]
         return vectors, bags
 
 
@@ -174,8 +174,7 @@ def without_forms(vectors: numpy.ndarray, forms: Sequence[str], least: int = FOR
     vectors (numpy.ndarray): (n, D), one usage a row; forms (Sequence[str]): each usage's written form.
     RETURNS (numpy.ndarray): (n, D) float64 unit rows.
     """
-    unit = numpy.asarray(vectors, dtype=numpy.float64)
-    unit = unit / numpy.maximum(numpy.linalg.norm(unit, axis=1, keepdims=True), 1e-12)
+    unit = _unit(vectors)
     counts = Counter(forms)
     if len(counts) < 2:
         return unit
@@ -194,8 +193,7 @@ def without_forms(vectors: numpy.ndarray, forms: Sequence[str], least: int = FOR
     if not basis:
         return unit
     V = numpy.stack(basis)
-    out = unit - (unit @ V.T) @ V
-    return out / numpy.maximum(numpy.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+    return _unit(unit - (unit @ V.T) @ V)
 
 
 def no_softmax(model: str) -> str:
@@ -210,8 +208,3 @@ def no_softmax(model: str) -> str:
     if model in CATALOGUE:
         return f"{model} was released without its softmax"
     return f"the biLM {Path(model).name or model} keeps no softmax (vocab.txt + softmax.pt, as spacy-elmo pretrain writes)"
-
-
-def usage_forms(indexes: Sequence[Any], rows: Sequence[numpy.ndarray], key: str) -> Set[str]:
-    """RETURNS (Set[str]): the word's forms in these usages (their texts, lowercase) and its key."""
-    return {index.usage(int(r)).text.lower() for index, side in zip(indexes, rows) for r in side} | {key.lower()}

@@ -36,17 +36,18 @@ def capital_runs(words: Sequence[str]) -> List[range]:
     more cased letters entirely upper case (tokens without two cased letters, such as "<", "31" or "-", neither
     break nor count), from the first such word to the last."""
     runs: List[range] = []
-    start, last, count = -1, -1, 0
-    for i, w in enumerate(list(words) + ["end"]):
+    run: List[int] = []  # the words in capitals of the run being read
+    for i, w in enumerate(words):
         if not _cased(w):
             continue
         if w.isupper():
-            start, count = (i if count == 0 else start), count + 1
-            last = i
+            run.append(i)
             continue
-        if count >= MIN_WORDS:
-            runs.append(range(start, last + 1))
-        count = 0
+        if len(run) >= MIN_WORDS:
+            runs.append(range(run[0], run[-1] + 1))
+        run = []
+    if len(run) >= MIN_WORDS:
+        runs.append(range(run[0], run[-1] + 1))
     return runs
 
 
