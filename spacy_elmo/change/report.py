@@ -410,10 +410,12 @@ def _word_section(w: Dict[str, Any], measure: str) -> str:
     changed_usages = []
     for side, other in (("A", "B"), ("B", "A")):
         items = "".join(
-            f'<div class="usage">{marked(u)} <span class="muted">(nearest usage of {other}: cosine {u["nearest"]:.3f})</span></div>'
+            f'<div class="usage">{marked(u)} <span class="muted">(mean cosine to {side} less to {other}: {u["witness"]:.3f})</span></div>'
             for u in ev["changed"][side]
         )
-        changed_usages.append(f"<p><b>Usages of {side} farthest from every usage of {other}</b></p>{items}")
+        changed_usages.append(
+            f"<p><b>Usages that most set {side} apart from {other}</b> (like {side}'s others, unlike {other}'s)</p>{items}"
+        )
     word = w["word"]
     views = "".join(
         f"<figure>{_svg_map(ev['points'], f'usages of {word}, {caption}', side)}<figcaption>{caption}</figcaption></figure>"

@@ -365,7 +365,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
             "intervals": {m: [_finite(x) for x in v] for m, v in ev.intervals.items()},
             "p_values": ev.p_values,
             "examples": [[record(side, r) for side, r in sense] for sense in ev.examples],
-            "changed": {side: [record(side, r, nearest=c) for r, c in items] for side, items in ev.changed.items()},
+            "changed": {side: [record(side, r, witness=c) for r, c in items] for side, items in ev.changed.items()},
             "points": [
                 {"side": side, "x": round(x, 5), "y": round(y, 5), "sense": s, "id": ids[(side, r)], "text": _snippet(records[(side, r)])}
                 for side, r, x, y, s in ev.points

@@ -1,6 +1,6 @@
 """The evidence behind a word's change score: its usages clustered into senses over both corpora, each sense's
-count and share per corpus, the usages nearest each sense's centre, the usages of each corpus farthest from every
-usage of the other, a 2-D map of the usages, and a bootstrap interval of the score.
+count and share per corpus, the usages nearest each sense's centre, the usages that most set each corpus apart from
+the other (`witness`), a 2-D map of the usages, and a bootstrap interval of the score.
 
 Sense clusters: spherical k-means (cosine) over the unit vectors of the word's usages from both sides together,
 k-means++ starts drawn with `seed`, the best of `N_INIT` runs; k from 2 to `MAX_SENSES` chosen by the mean
@@ -412,9 +412,8 @@ class WordEvidence:
     freq_a, freq_b (List[int]): usages per sense on each side (WUG's cluster_freq_dist1/2).
     sense_jsd (float): the JSD of the two sides' shares of the senses; binary (int): `binary_change`.
     examples (List[List[Tuple[str, int]]]): per sense, the (side, row) of the usages nearest its centre.
-    changed (Dict[str, List[Tuple[int, float]]]): per side, the (row, cosine to the nearest usage of the other side, in the
-        senses' input: the context-only vectors by default)
-        of its usages farthest from every usage of the other side, farthest first.
+    changed (Dict[str, List[Tuple[int, float]]]): per side, the (row, `witness`) of the usages that most set that side
+        apart from the other, in the senses' input (the context-only vectors by default), most first.
     intervals (Dict[str, Tuple[float, float]]): the 95% bootstrap interval of each measure.
     p_values (Dict[str, float]): each measure's permutation p-value (`permutation_p`), where asked for.
     points (List[Tuple[str, int, float, float, int]]): (side, row, x, y, sense) of every usage on the 2-D map
@@ -434,6 +433,22 @@ class WordEvidence:
     labels: Dict[str, Dict[int, int]] = field(default_factory=dict)  # side -> row -> sense
     p_values: Dict[str, float] = field(default_factory=dict)  # measure -> the permutation test's p-value
     sides: List[str] = field(default_factory=list)  # per sense: "both", or the one period it is found in ("A", "B")
+
+
+def witness(unit: numpy.ndarray, n_a: int) -> numpy.ndarray:
+    """How much each usage sets its side apart: the witness of the energy distance on cosine distances, its mean
+    cosine to the other usages of its own side less its mean cosine to the other side's. A usage of a sense found on
+    one side alone scores high; an outlier, near no usage of either side, scores near 0.
+
+    unit (numpy.ndarray): (n, D) unit vectors, side A's first `n_a`, then side B's.
+    RETURNS (numpy.ndarray): (n,) float64, each usage's witness for its own side.
+    """
+    a, b = unit[:n_a], unit[n_a:]
+    n_b = len(b)
+    sum_a, sum_b = a.sum(0), b.sum(0)
+    own_a = (a @ sum_a - 1.0) / max(n_a - 1, 1)
+    own_b = (b @ sum_b - 1.0) / max(n_b - 1, 1)
+    return numpy.concatenate([own_a - a @ sum_b / max(n_b, 1), own_b - b @ sum_a / max(n_a, 1)])
 
 
 def _sample_rows(usages: Usages, n: int, seed: int) -> numpy.ndarray:
@@ -499,13 +514,15 @@ def word_evidence(
         members = numpy.flatnonzero(found.labels == j)
         near = members[numpy.argsort(-(unit[members] @ found.centres[j]), kind="stable")[:EXAMPLES]]
         examples.append([(str(sides[i]), int(rows[i])) for i in near])
-    # the farthest usages read from the senses' input (the context-only vectors by default), which the word's spelling
-    # does not enter: read from the scores' vectors, capitalised and derived forms made up half of them (6% of usages)
-    across = unit[: len(va)] @ unit[len(va) :].T  # (n_a, n_b) cosines
+    # the changed usages: the energy distance's witness read from the senses' input (the context-only vectors by
+    # default), which the word's spelling does not enter. Ranked by the cosine to the nearest usage of the other side
+    # instead, the outliers of either side came first: capitalised and derived forms were half of them (6% of
+    # usages), and between genres the headlines (docs/results.md, "Planted change")
+    typical = witness(unit, len(va))
     changed = {}
-    for side, nearest, side_rows in (("A", across.max(1), rows_a), ("B", across.max(0), rows_b)):
-        order = numpy.argsort(nearest, kind="stable")[:EXAMPLES]
-        changed[side] = [(int(side_rows[i]), float(nearest[i])) for i in order]
+    for side, values, side_rows in (("A", typical[: len(va)], rows_a), ("B", typical[len(va) :], rows_b)):
+        order = numpy.argsort(-values, kind="stable")[:EXAMPLES]
+        changed[side] = [(int(side_rows[i]), float(values[i])) for i in order]
     intervals = {m: score_interval(va, vb, m, draws, seed) for m in measures if m in ("apd", "prt")}
     p_values = {m: permutation_p(va, vb, m, permutations, seed) for m in measures if m in TESTED} if permutations else {}
     intervals["senses"] = share_interval(labels_a, labels_b, k, draws, seed)

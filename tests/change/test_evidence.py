@@ -98,8 +98,14 @@ def test_senses_are_found_shared_and_the_changed_usages_named():
     m = (p + q) / 2
     expected_jsd = 0.5 * (numpy.sum(p[p > 0] * numpy.log(p[p > 0] / m[p > 0])) + numpy.sum(q * numpy.log(q / m)))
     assert ev.sense_jsd == pytest.approx(expected_jsd)
-    # the usages of B farthest from every usage of A are the new sense's
-    assert all(row >= 20 for row, _ in ev.changed["B"]) and all(c < 0.5 for _, c in ev.changed["B"])
+    # the usages that most set B apart from A are the new sense's: their witness, by hand, is their mean cosine to
+    # B's other usages less their mean cosine to A's
+    assert all(row >= 20 for row, _ in ev.changed["B"]) and all(c > 0.2 for _, c in ev.changed["B"])
+    unit_a = a / numpy.linalg.norm(a, axis=1, keepdims=True)
+    unit_b = b / numpy.linalg.norm(b, axis=1, keepdims=True)
+    row, value = ev.changed["B"][0]
+    others = numpy.delete(unit_b, row, axis=0)
+    assert value == pytest.approx((others @ unit_b[row]).mean() - (unit_a @ unit_b[row]).mean())
     # the examples of each sense are its own usages; the interval holds the score
     assert all(side == "B" and row >= 20 for side, row in ev.examples[1])
     from spacy_elmo.change.measures import apd, prt
@@ -170,7 +176,7 @@ def test_the_report_is_one_page_with_nothing_fetched(report):
     tmp, _ = report
     page = (tmp / "report" / "index.html").read_text()
     assert "<mark>plane</mark>" in page and "<mark>planes</mark>" in page and 'id="w-gay"' in page
-    assert "farthest from every usage" in page and "95% interval" in page and "<svg" in page
+    assert "most set A apart from B" in page and "95% interval" in page and "<svg" in page
     for remote in ('src="http', "src='http", 'href="http', "@import", "url(http"):
         assert remote not in page
     if shutil.which("chromium") is None:

@@ -121,27 +121,29 @@ def test_a_target_name_with_a_tab_or_a_newline_keeps_the_tsv_and_answer_rows_who
     assert lines == ["odd\\tname_nn\t0.5", "two\\nlines_nn\t0.25"]
 
 
-def test_the_farthest_usages_are_read_from_the_senses_input_not_the_spelling():
-    """The audit's case: the "farthest usages" were read from the scores' vectors, where a capitalised form lies far
-    from the rest by its spelling alone (31 of 60 shown were capitalised, all-caps or derived forms, 6.3% of usages).
-    Read from the senses' input (the context-only vectors), the usage whose context is unlike the other side's is
-    shown, and the one that is only spelt otherwise is not."""
+def test_the_changed_usages_are_the_witness_of_the_senses_input_not_the_spelling_nor_outliers():
+    """The audit's case: the usages shown as changed were read from the scores' vectors, where a capitalised form lies
+    far from the rest by its spelling alone (31 of 60 shown were capitalised, all-caps or derived forms, 6.3% of
+    usages). Read from the senses' input (the context-only vectors), and ranked by the energy distance's witness, a
+    sense that came in B is shown; a usage only spelt otherwise is not, nor an odd usage near nothing (a headline),
+    which ranking by the distance to the nearest usage of the other side put first."""
     from spacy_elmo.change.senses import word_evidence
 
     rng = numpy.random.default_rng(2)
-    base = numpy.zeros(16)
-    base[0] = 1.0
-    a = base + rng.normal(0, 0.05, (30, 16))
-    b = base + rng.normal(0, 0.05, (30, 16))
+    base, new, odd = numpy.eye(16)[0], numpy.eye(16)[3], numpy.eye(16)[7]
+    a = base + rng.normal(0, 0.15, (30, 16))
+    b = base + rng.normal(0, 0.15, (30, 16))
     b[0, 5] += 3.0  # B's usage 0: spelt otherwise ("Bank"): far in the scores' vectors, its context like the rest
     context_a, context_b = a.copy(), b.copy()
-    context_b[0] = base + rng.normal(0, 0.05, 16)
-    context_b[1, 7] += 3.0  # B's usage 1: a context unlike any of A's
+    context_b[0] = base + rng.normal(0, 0.15, 16)
+    context_b[1] = odd + rng.normal(0, 0.15, 16)  # B's usage 1: near no usage of either side
+    context_b[20:] = 0.5 * base + new + rng.normal(0, 0.15, (10, 16))  # B's last 10: a sense A has not
     ev = word_evidence(a, b, sense_vectors=numpy.concatenate([context_a, context_b]))
-    farthest_b = [row for row, _ in ev.changed["B"]]
-    assert farthest_b[0] == 1 and 0 not in farthest_b[:1]
-    by_spelling = word_evidence(a, b)  # no senses' input given: the scores' vectors, as before
-    assert by_spelling.changed["B"][0][0] == 0
+    shown_b = [row for row, _ in ev.changed["B"]]
+    assert all(row >= 20 for row in shown_b)
+    unit_a = context_a / numpy.linalg.norm(context_a, axis=1, keepdims=True)
+    unit_b = context_b / numpy.linalg.norm(context_b, axis=1, keepdims=True)
+    assert numpy.argmin((unit_a @ unit_b.T).max(0)) == 1  # the outlier is the farthest from every usage of A
 
 
 def test_shuffling_documents_not_usages_keeps_two_random_halves_of_a_corpus_alike():
