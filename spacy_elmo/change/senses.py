@@ -19,6 +19,7 @@ MAX_SENSES, N_INIT, ITERATIONS = 8, 10, 50
 EVIDENCE_USAGES, DRAWS, SEED = 1000, 1000, 0
 PERMUTATIONS, FDR = 1000, 0.05  # the permutation test of each word's score; words called changed at this FDR
 EXAMPLES = 3  # usages shown per sense and per side
+SAME_USAGE = 0.999  # cosine above which two usages shown are one context repeated ("Early family." as a heading)
 CLUSTER_METHOD = f"spherical k-means (cosine) over both sides' usages, best of {N_INIT} k-means++ starts"
 
 
@@ -451,6 +452,18 @@ def witness(unit: numpy.ndarray, n_a: int) -> numpy.ndarray:
     return numpy.concatenate([own_a - a @ sum_b / max(n_b, 1), own_b - b @ sum_a / max(n_a, 1)])
 
 
+def distinct(unit: numpy.ndarray, order: numpy.ndarray, n: int = EXAMPLES) -> numpy.ndarray:
+    """RETURNS (numpy.ndarray): the first `n` of `order` (indices into the unit vectors `unit`), each skipped that is
+    the same context as one kept (cosine above `SAME_USAGE`): a heading or a list item repeated is shown once."""
+    kept: List[int] = []
+    for i in order:
+        if not kept or float((unit[kept] @ unit[i]).max()) <= SAME_USAGE:
+            kept.append(int(i))
+            if len(kept) == n:
+                break
+    return numpy.array(kept, dtype=numpy.int64)
+
+
 def _sample_rows(usages: Usages, n: int, seed: int) -> numpy.ndarray:
     rows = usages.rows if isinstance(usages, UsageRows) else numpy.arange(len(usages))
     if len(rows) > n:
@@ -512,7 +525,7 @@ def word_evidence(
     examples = []
     for j in range(k):
         members = numpy.flatnonzero(found.labels == j)
-        near = members[numpy.argsort(-(unit[members] @ found.centres[j]), kind="stable")[:EXAMPLES]]
+        near = members[distinct(unit[members], numpy.argsort(-(unit[members] @ found.centres[j]), kind="stable"))]
         examples.append([(str(sides[i]), int(rows[i])) for i in near])
     # the changed usages: the energy distance's witness read from the senses' input (the context-only vectors by
     # default), which the word's spelling does not enter. Ranked by the cosine to the nearest usage of the other side
@@ -521,7 +534,8 @@ def word_evidence(
     typical = witness(unit, len(va))
     changed = {}
     for side, values, side_rows in (("A", typical[: len(va)], rows_a), ("B", typical[len(va) :], rows_b)):
-        order = numpy.argsort(-values, kind="stable")[:EXAMPLES]
+        side_unit = unit[: len(va)] if side == "A" else unit[len(va) :]
+        order = distinct(side_unit, numpy.argsort(-values, kind="stable"))
         changed[side] = [(int(side_rows[i]), float(values[i])) for i in order]
     intervals = {m: score_interval(va, vb, m, draws, seed) for m in measures if m in ("apd", "prt")}
     p_values = {m: permutation_p(va, vb, m, permutations, seed) for m in measures if m in TESTED} if permutations else {}

@@ -414,3 +414,19 @@ def test_substitutes_are_merged_by_their_singular():
         "was": "was",
     }
     assert Singulars("xx")("languages") == "languages"  # no lookup table for the language: nothing merged
+
+
+def test_a_context_repeated_is_shown_once():
+    """A heading repeated word for word ("Personal family.") has one context vector: it was shown three times as the
+    usages that set B apart, and as the three usages nearest its sense's centre."""
+    rng = numpy.random.default_rng(3)
+    base, new = numpy.eye(8)[0], numpy.eye(8)[4]
+    a = base + rng.normal(0, 0.1, (30, 8))
+    b = base + rng.normal(0, 0.1, (30, 8))
+    b[20:] = new + rng.normal(0, 0.1, (10, 8))
+    b[20:24] = new  # four usages of one repeated context, at the new sense's centre
+    ev = word_evidence(a, b)
+    shown = [row for row, _ in ev.changed["B"]]
+    assert len(shown) == 3 and len(set(shown) & {20, 21, 22, 23}) == 1 and all(row >= 20 for row in shown)
+    sense = next(j for j, ex in enumerate(ev.examples) if ex[0][0] == "B" and ex[0][1] >= 20)
+    assert len({row for _, row in ev.examples[sense]} & {20, 21, 22, 23}) == 1 and len(ev.examples[sense]) == 3
