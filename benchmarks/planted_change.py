@@ -138,6 +138,16 @@ def one_side_sense(ev: Dict, k: int = 1, n: int = 5) -> int:
     return -1
 
 
+def same_noun(name: str, donor: str) -> bool:
+    """Whether a sense's name word is the donor, or its singular or plural (-s, -es, -ies), in any capitals."""
+    a, b = name.lower(), donor.lower()
+
+    def plurals(w: str) -> Tuple[str, ...]:
+        return (w + "s", w + "es") + ((w[:-1] + "ies",) if w.endswith("y") else ())
+
+    return a == b or a in plurals(b) or b in plurals(a)
+
+
 def written_form(usage: Dict, word: str) -> str:
     """How the target is written in a usage record: "caps" (all capitals), "capital" (a capital first),
     "derived" (another form than the word) or "plain"; "" where the record does not mark it."""
@@ -269,7 +279,7 @@ def evaluate(plan: Dict, data: Dict) -> Dict:
             row["one_side"] += 1
             names = ev["sense_names"][j] if j < len(ev["sense_names"]) else []
             donor = info["donor"]
-            row["named"] += any(n.lower() in (donor, donor + "s", donor + "es") or donor.startswith(n.lower()) for n in names)
+            row["named"] += any(same_noun(n, donor) for n in names)
     result["per_share"] = per_share
     result["spelling"] = spelling_shares(data)
     # the verdict's variants, computed again from the controls that change scored: which statistic, how many controls

@@ -373,7 +373,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
             # every usage's sense by its identifier: the clusters file, and the ARI against people's clusters
             "labels": {ids[(side, r)]: s for side, by_row in ev.labels.items() for r, s in by_row.items()},
         }
-    for word, names in sense_names_of(named, inputs.background if inputs.names_from == "context words" else None).items():
+    for word, names in sense_names_of(named, inputs.background if inputs.names_from == "context words" else None, inputs.singular).items():
         out[word] = {"sense_names": names, **out[word]}
     for measure in [m for m in settings.measures if m in TESTED] if settings.permutations else []:
         words = [w for w in out if measure in out[w]["p_values"]]
@@ -385,10 +385,13 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
     return {"words": out, "settings": out_settings}
 
 
-def sense_names_of(named: Dict[str, Any], background: Optional[Any]) -> Dict[str, List[List[str]]]:
+def sense_names_of(
+    named: Dict[str, Any], background: Optional[Any], lemma: Optional[Callable[[str], str]] = None
+) -> Dict[str, List[List[str]]]:
     """Each word's sense names (sense_names.name_senses) from its usages' bags: told apart from `background` (the
     index's words, for context words) or, for substitutes, from the substitutes of the other words' usages, so
-    that names tell words apart too (against everything, "people" and "place" named 16 and 15 of DWUG EN's 46)."""
+    that names tell words apart too (against everything, "people" and "place" named 16 and 15 of DWUG EN's 46);
+    one name word of each `lemma`."""
     from collections import Counter
 
     from .sense_names import name_senses
@@ -398,7 +401,7 @@ def sense_names_of(named: Dict[str, Any], background: Optional[Any]) -> Dict[str
     out = {}
     for word, (bags, labels, k) in named.items():
         others = background if background is not None else everything - per_word[word]
-        out[word] = name_senses(bags, labels, k, others or None)
+        out[word] = name_senses(bags, labels, k, others or None, lemma=lemma)
     return out
 
 

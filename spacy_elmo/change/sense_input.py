@@ -121,9 +121,7 @@ class SenseInput:
             assert self.substitutes is not None
             words = self.substitutes.words
             # names are content words: no punctuation, no stop word
-            found = [
-                [self.singular(words[i]) for i in row if words[i].isalpha() and words[i].lower() not in self.stop_words] for row in ids
-            ]
+            found = [[words[i] for i in row if words[i].isalpha() and words[i].lower() not in self.stop_words] for row in ids]
             found = [[w for w in bag if w not in forms] for bag in found]
             if named is None:
                 bags = found
@@ -138,8 +136,9 @@ class SenseInput:
 
 class Singulars:
     """Lowercase regular plurals (-s, -es, -ies) to their singular, by spaCy's lookup lemmas for a language
-    (spacy-lookups-data; none where it is not installed or has no table): substitutes are merged by them, so that
-    "language" and "languages" are one name, not two of a sense's three. A word in capitals stays as it is."""
+    (spacy-lookups-data; none where it is not installed or has no table): a sense's names hold one word of each
+    singular (`sense_names.name_senses`), so that "language" and "languages" are one name, not two of a sense's
+    three. A word in capitals stays as it is."""
 
     def __init__(self, lang: str) -> None:
         try:

@@ -13,7 +13,7 @@ named a sense that came as readily as the donor of a planted sense (5 of 10 held
 import math
 import re
 from collections import Counter
-from typing import Dict, Iterable, List, Optional, Sequence, Set
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 NAME_WORDS = 3  # words in a sense's name
 CONTEXT_WINDOW = 10  # context words each side of the target
@@ -51,6 +51,7 @@ def name_senses(
     background: Optional[Counter] = None,
     n_words: int = NAME_WORDS,
     min_usages: int = 2,
+    lemma: Optional[Callable[[str], str]] = None,
 ) -> List[List[str]]:
     """The `n_words` most distinctive words of each of `k` senses.
 
@@ -59,6 +60,10 @@ def name_senses(
     background (Optional[Counter]): what a sense is told apart from besides the word's other senses (the other words'
         usages); None: the other senses alone, and a word of one sense is named by its commonest words.
     min_usages (int): a name word occurs in at least this many of the sense's usages (fewer where the sense is smaller).
+    lemma (Optional[Callable[[str], str]]): a word's lemma; a word is skipped whose lemma a more distinctive name
+        word has ("languages" after "language"). Words are scored as written, not merged by lemma first: merged,
+        "years" (a planted sense of "years") took in the counts of "year", common in every word's usages, and lost
+        its place to "hour, month, week".
     RETURNS (List[List[str]]): per sense its name words, most distinctive first (may be fewer than `n_words`).
     """
     per_sense: List[Counter] = [Counter() for _ in range(k)]
@@ -79,5 +84,11 @@ def name_senses(
             scores = {w: float(c) for w, c in per_sense[j].items()}
         # only words more common in the sense than where it is told apart from
         ranked = sorted((w for w in scores if per_sense[j][w] >= enough and scores[w] > 0), key=lambda w: (-scores[w], -per_sense[j][w], w))
-        names.append(ranked[:n_words])
+        chosen: List[str] = []
+        for w in ranked:
+            if len(chosen) == n_words:
+                break
+            if lemma is None or all(lemma(w) != lemma(c) for c in chosen):
+                chosen.append(w)
+        names.append(chosen)
     return names

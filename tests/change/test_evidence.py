@@ -282,6 +282,23 @@ def test_sense_names_are_each_senses_distinctive_words_by_hand():
     others = Counter({"people": 900, "said": 500, "sides": 2, "groups": 40, "rules": 30})
     came = name_senses(bags, labels, 2, others)[1]
     assert came[0] == "sides" and "people" not in came
+    # the words scored as written, one name word of each lemma: "years" (a planted sense's donor) names its sense;
+    # merged by lemma first, it took in the counts of "year", common in the other words' usages, and was no name
+    bags = [["years", "year", "weeks", "days"]] * 6 + [["years", "weeks", "months"]] * 4 + [["law", "rule"]] * 10
+    labels = [1] * 10 + [0] * 10
+    others = Counter({"year": 400, "years": 20, "weeks": 10, "days": 60, "months": 10, "law": 50})
+    singular = {"years": "year", "weeks": "week", "days": "day", "months": "month"}
+    assert name_senses(bags, labels, 2, others, lemma=lambda w: singular.get(w, w))[1] == ["weeks", "years", "months"]
+    merged_bags = [[singular.get(w, w) for w in bag] for bag in bags]
+    merged_others: Counter = Counter()
+    for w, c in others.items():
+        merged_others[singular.get(w, w)] += c
+    assert "year" not in name_senses(merged_bags, labels, 2, merged_others)[1]
+    # of "language" and "languages", tied, the first only
+    bags = [["language", "languages", "alphabet", "script"]] * 5 + [["law"]] * 5
+    labels = [1] * 5 + [0] * 5
+    assert name_senses(bags, labels, 2)[1] == ["alphabet", "language", "languages"]
+    assert name_senses(bags, labels, 2, lemma=lambda w: w.rstrip("s"))[1] == ["alphabet", "language", "script"]
     # context words: within the window, stop words, numbers and the target's forms left out
     text = "The 3 big banks of the river Bank lent money."
     start = text.index("river")
@@ -394,9 +411,10 @@ def test_indexes_without_context_vectors_say_which_input_the_senses_come_from(tm
     assert any(n.startswith("no substitutes to cluster the senses from") for n in again.notes)
 
 
-def test_substitutes_are_merged_by_their_singular():
-    """A sense named "language, alphabet, languages" spends a name on a plural: regular plurals are merged into their
-    singular by spaCy's lookup lemmas; irregular or unknown forms, and words in capitals, stay as they are."""
+def test_regular_plurals_have_their_singular_as_lemma():
+    """A sense named "language, alphabet, languages" spends a name on a plural: a name word is skipped whose singular
+    (spaCy's lookup lemmas, regular plurals only) a name word before it has; irregular or unknown forms, and words in
+    capitals, are their own."""
     pytest.importorskip("spacy_lookups_data", reason="needs spacy-lookups-data (pip install 'spacy-elmo[lemmas]')")
     from spacy_elmo.change.sense_input import Singulars
 
