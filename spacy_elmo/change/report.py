@@ -21,7 +21,8 @@ _MAP = 260  # the map's size in pixels
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-top:1px solid #ddd;padding-top:16px}
-table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0}
+.wide{overflow-x:auto}td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
 th{cursor:pointer;background:#f6f6f6}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 mark{background:#ffe066;padding:0 2px;font-weight:600}.usage{font-size:13px;color:#333}.muted{color:#777}
 .word{display:flex;gap:24px;flex-wrap:wrap}.legend span{display:inline-block;margin-right:10px}
@@ -56,6 +57,8 @@ _SCRIPT = """
   });
   var data = JSON.parse(document.getElementById("data").textContent);
   document.getElementById("count").textContent = String(data.words.length);
+  // the page fits the window's width: a wide table scrolls in its own box, the page does not
+  document.body.dataset.fits = String(document.documentElement.scrollWidth <= window.innerWidth ? 1 : 0);
   document.body.dataset.ready = "1";
 })();
 """
@@ -347,8 +350,8 @@ Tests beside it: {_esc(settings.get("null", "none (--permutations 0)"))}.</p>
 {f"<ul>{notes}</ul>" if notes else ""}
 <p><span id="count"></span> words, most changed first (click a column to sort).
 <input id="filter" placeholder="filter words" aria-label="filter words"></p>
-<table id="ranking"><thead><tr>{"".join(f"<th>{_esc(h)}</th>" for h in head)}</tr></thead>
-<tbody>{"".join(rows)}</tbody></table>
+<div class="wide"><table id="ranking"><thead><tr>{"".join(f"<th>{_esc(h)}</th>" for h in head)}</tr></thead>
+<tbody>{"".join(rows)}</tbody></table></div>
 {"".join(sections)}
 <script type="application/json" id="data">{_json_for_script(data)}</script>
 <script>{_SCRIPT}</script>

@@ -194,10 +194,12 @@ def test_the_report_opens_in_a_real_browser_without_errors(report, tmp_path):
     browser = _chromium()
     page = (report[0] / "report" / "index.html").resolve()
     flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + str(tmp_path / "profile")]
-    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    dom = subprocess.run([*flags, "--window-size=800,600", "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     # the page's own script ran to its end, and no script error was raised on the page
     assert 'data-ready="1"' in dom.stdout and 'data-errors="0"' in dom.stdout, dom.stdout[:500]
+    # 800 pixels wide: the ranking's columns scroll in their own box, the page is no wider than the window
+    assert 'data-fits="1"' in dom.stdout
     assert '<span id="count">2</span>' in dom.stdout
     shot = tmp_path / "page.png"
     run = subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1000,1400", page.as_uri()], capture_output=True, timeout=120)
