@@ -21,8 +21,8 @@ _MAP = 260  # the map's size in pixels
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-top:1px solid #ddd;padding-top:16px}
-table{border-collapse:collapse;margin:8px 0}
-.wide{overflow-x:auto}td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0}.wide{overflow-x:auto}
+td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
 th{cursor:pointer;background:#f6f6f6}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 mark{background:#ffe066;padding:0 2px;font-weight:600}.usage{font-size:13px;color:#333}.muted{color:#777}
 .word{display:flex;gap:24px;flex-wrap:wrap}.legend span{display:inline-block;margin-right:10px}

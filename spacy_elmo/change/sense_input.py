@@ -122,7 +122,6 @@ class SenseInput:
             words = self.substitutes.words
             # names are content words: no punctuation, no stop word
             found = [[words[i] for i in row if words[i].isalpha() and words[i].lower() not in self.stop_words] for row in ids]
-            found = [[w for w in bag if w not in forms] for bag in found]
             if named is None:
                 bags = found
             else:  # the usages not sampled name nothing

@@ -533,10 +533,9 @@ def word_evidence(
     # usages), and between genres the headlines (docs/results.md, "Planted change")
     typical = witness(unit, len(va))
     changed = {}
-    for side, values, side_rows in (("A", typical[: len(va)], rows_a), ("B", typical[len(va) :], rows_b)):
-        side_unit = unit[: len(va)] if side == "A" else unit[len(va) :]
-        order = distinct(side_unit, numpy.argsort(-values, kind="stable"))
-        changed[side] = [(int(side_rows[i]), float(values[i])) for i in order]
+    for side, part, side_rows in (("A", slice(0, len(va)), rows_a), ("B", slice(len(va), None), rows_b)):
+        order = distinct(unit[part], numpy.argsort(-typical[part], kind="stable"))
+        changed[side] = [(int(side_rows[i]), float(typical[part][i])) for i in order]
     intervals = {m: score_interval(va, vb, m, draws, seed) for m in measures if m in ("apd", "prt")}
     p_values = {m: permutation_p(va, vb, m, permutations, seed) for m in measures if m in TESTED} if permutations else {}
     intervals["senses"] = share_interval(labels_a, labels_b, k, draws, seed)
