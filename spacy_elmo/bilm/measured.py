@@ -2,9 +2,8 @@
 
 CPU flags cannot say it: the same bfloat16 flag is set where bf16 products run at 2x float32 (AMD Zen 4)
 and where they run at 0.57x (a Xeon whose AMX the hypervisor hides); a busy machine changes the answer
-too. So "auto" times the work itself, once (a measurement taken beside other work is used, and replaced
-by the next process that finds the machine quiet) (as FFTW's wisdom, PyTorch's TunableOp and Triton's
-autotune cache do), and keeps the answer in `measured.json` in the package's cache folder, keyed by
+too. So "auto" times the work itself, once (as FFTW's wisdom, PyTorch's TunableOp and Triton's autotune cache
+do), and keeps the answer in `measured.json` in the package's cache folder, keyed by
 everything it depends on: the CPU (model, flags, kernel class), torch's and oneDNN's versions, the
 threads and the biLM's sizes. An entry of another machine, version or size is simply not used; a
 damaged or foreign file is ignored with one line and replaced atomically. Processes that start together
@@ -13,7 +12,9 @@ and this process measures for itself). The file and its lock follow the package'
 never opened through a link, never read or replaced when it is not a plain file. Every entry is checked before it is
 used (known choices, positive timings, the choice the fastest of its own timings); one that is not is said in one
 line and measured again. An answer that cannot be kept on disk is kept in memory: one measurement, one line, per
-process.
+process. A kept answer stays the answer, whatever the load now or then (whether it was taken on a quiet machine is
+kept beside it, to be read): another answer could give a pipeline other layers. Only the user replaces it
+(`spacy-elmo machine --measure MODEL --again`, or `again=True` here).
 
 SPACY_ELMO_MEASURE=0 turns measuring off: "auto" then follows the CPU's flags (`precision.auto_precision`),
 the same on every run (CI, reproducible runs).
@@ -153,17 +154,20 @@ def read_entries(path: Optional[Path] = None, say: Callable[[str], None] = logge
     return entries
 
 
-def measured(key: Dict[str, Any], measure: Callable[[], Dict[str, float]], choices: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+def measured(
+    key: Dict[str, Any], measure: Callable[[], Dict[str, float]], choices: Optional[Sequence[str]] = None, again: bool = False
+) -> Dict[str, Any]:
     """The kept measurement for `key`, or a new one taken with `measure` and kept.
 
     measure (Callable[[], Dict[str, float]]): seconds per unit of work for each choice.
     choices (Optional[Sequence[str]]): what runs here: a kept entry naming another is measured again.
+    again (bool): measure anew and replace the kept answer (the user's request; nothing else replaces one).
     RETURNS (Dict[str, Any]): {"key", "seconds", "choice" (the fastest), "cost_s" (what measuring took),
         "when", "quiet" (no other work ran meanwhile), "cached" (whether it was read, not measured now)}.
     """
     path = cache_file()
     digest = _digest(key)
-    if digest in _IN_MEMORY:
+    if digest in _IN_MEMORY and not again:
         return {**_IN_MEMORY[digest], "cached": True}
     entry: Optional[Dict[str, Any]] = None
     try:
@@ -174,8 +178,7 @@ def measured(key: Dict[str, Any], measure: Callable[[], Dict[str, float]], choic
             if problem:
                 logger.warning("%s: the kept answer is not used (%s): measured again", path, problem)
                 kept = None
-            # One taken beside other work is used, and replaced by the first one taken on a quiet machine.
-            if kept is not None and (kept.get("quiet", True) or busy_cores(samples=3) > 0):
+            if kept is not None and not again:  # kept is kept: a new answer could change a pipeline's layers
                 return {**kept, "cached": True}
             entry = _measure(key, measure)
             if os.path.lexists(path) and not is_plain_file(path):  # a link or a FIFO is not ours to replace

@@ -84,10 +84,13 @@ class BiLM(nn.Module):
         for packs in self._packs():
             packs.set_dtype(DTYPES[actual])
 
-    def measured_precision(self) -> Optional[str]:
+    def measured_precision(self, again: bool = False) -> Optional[str]:
         """The precision that runs this biLM fastest here, timed on first use and kept
-        (bilm/measured.py). RETURNS (Optional[str]): None where measuring is off or only one runs."""
-        entry = self._measurement()
+        (bilm/measured.py) until the user asks for a new measurement.
+
+        again (bool): measure anew and keep that answer in place of the kept one.
+        RETURNS (Optional[str]): None where measuring is off or only one runs."""
+        entry = self._measurement(again=again)
         if entry is None:
             return None
         rates = ", ".join(f"{p} {1 / s:,.0f}" for p, s in entry["seconds"].items())
@@ -106,7 +109,7 @@ class BiLM(nn.Module):
         )
         return str(entry["choice"])
 
-    def _measurement(self) -> Optional[Dict[str, Any]]:
+    def _measurement(self, again: bool = False) -> Optional[Dict[str, Any]]:
         candidates = [p for p in PRECISIONS if not unavailable_reason(p, self.device)]
         if len(candidates) < 2 or not measuring_on():
             return None
@@ -118,7 +121,7 @@ class BiLM(nn.Module):
             with at_threads(AUTO_THREADS):
                 return self._seconds_per_token(candidates)
 
-        return measured(key, measure, choices=candidates)
+        return measured(key, measure, choices=candidates, again=again)
 
     def _say_if_slower(self, precision: str) -> None:
         """An explicit precision that measures slower than float32 here is obeyed, and said once."""

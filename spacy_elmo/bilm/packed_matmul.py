@@ -9,7 +9,9 @@ and a PyTorch build that has the operators; everywhere else this is a plain matm
 With `dtype = torch.bfloat16` (the biLM's "bf16" precision) the weights are packed in bfloat16
 and the products run on the CPU's bfloat16 units (AVX-512 BF16, AMX), about twice the float32
 products' speed here; inputs are rounded to bfloat16, sums accumulate in float32 and the result
-comes back as float32, so everything around the products stays float32.
+comes back as float32, so everything around the products stays float32. Every bfloat16 product is
+computed in blocks of BF16_BLOCK rows, the last padded (`in_fixed_blocks`): the kernel sees one shape
+whatever the batch, so a row's result is the same alone and in any batch on every CPU class.
 
 The float32 products that are not prepacked (under autograd, or weights too small to pack) go
 through oneDNN too, unpacked (`product`): on this project's AMD CPU the default BLAS (MKL)
@@ -292,6 +294,23 @@ def never_one_row(kernel: Callable[[torch.Tensor], torch.Tensor], rows: torch.Te
     return kernel(rows)
 
 
+BF16_BLOCK = 32  # the one row count every bfloat16 product is computed at (`in_fixed_blocks`)
+
+
+def in_fixed_blocks(kernel: Callable[[torch.Tensor], torch.Tensor], rows: torch.Tensor, block: int = BF16_BLOCK) -> torch.Tensor:
+    """`kernel(rows)` computed `block` rows at a time, the last block padded with zero rows: every call the kernel
+    sees has the same shape, so the library picks the same kernel (and blocking, and order of sums) for every row,
+    whatever the batch. oneDNN's bfloat16 products on an AMX Xeon took another kernel from 33 rows on (a row's sums
+    up to 1.6e-2 off the same row's among 32 or fewer), which `never_one_row` cannot mend; a fixed shape makes a row's
+    result its own by construction, on every class. On AMX 32 rows and fewer measured alike, hence the block."""
+    count = rows.shape[0]
+    padded = -count % block
+    if padded:
+        rows = torch.cat([rows, rows.new_zeros((padded, rows.shape[1]))])
+    out = torch.cat([kernel(chunk) for chunk in rows.split(block)]) if rows.shape[0] > block else kernel(rows)
+    return out[:count] if padded else out
+
+
 def _linear(x: torch.Tensor, weight_t: torch.Tensor) -> torch.Tensor:
     """x @ weight_t.T through oneDNN, weight_t (N, K) unpacked (`never_one_row`)."""
     return never_one_row(lambda rows: torch.ops.mkldnn._linear_pointwise(rows, weight_t, None, "none", [], ""), x)
@@ -385,8 +404,11 @@ class PackedWeights:
         else:
             packed = self._packed(dtype, key, "onednn", lambda: _reorder(weight, dtype))
             fused = bias if dtype == torch.float32 else None  # a bfloat16 bias would lose digits
-            out = never_one_row(lambda r: torch.ops.mkldnn._linear_pointwise(r.to(dtype), packed, fused, "none", [], ""), rows)
-            out = out.to(x.dtype)
+
+            def kernel(r: torch.Tensor) -> torch.Tensor:
+                return torch.ops.mkldnn._linear_pointwise(r.to(dtype), packed, fused, "none", [], "")
+
+            out = (never_one_row(kernel, rows) if dtype == torch.float32 else in_fixed_blocks(kernel, rows)).to(x.dtype)
             bias = None if fused is not None else bias
         out = out.view(*x.shape[:-1], weight.shape[1])
         if bias is None:

@@ -5,6 +5,7 @@ from typing import Any, List, Optional, Tuple
 
 import typer
 
+from ..errors import InputError
 from ..output_folders import check_output_file
 from ._util import command
 
@@ -16,14 +17,19 @@ def machine_cli(
     model: str = typer.Option(
         None, "--measure", help="Also measure (or read) the fastest inference precision of this biLM: a folder or a released name"
     ),
+    again: bool = typer.Option(
+        False, "--again", help="With --measure: measure anew and keep that answer in place of the kept one (nothing else replaces it)"
+    ),
 ) -> None:
     """What this machine's speed settings rest on: the CPU class, the cores and how many are busy with
     other work now, the threads a job would start with, and the measurements that precision 'auto'
     keeps (docs/speed.md)."""
-    machine_report(model, say=typer.echo)
+    if again and model is None:
+        raise InputError("--again measures a biLM anew: give it with --measure MODEL (a folder or a released name)")
+    machine_report(model, say=typer.echo, again=again)
 
 
-def machine_report(model: Optional[str] = None, say: Any = print) -> None:
+def machine_report(model: Optional[str] = None, say: Any = print, again: bool = False) -> None:
     """Say, a line at a time, the CPU class, the cores (busy ones too), the threads a job starts with and
     the measurements kept for precision 'auto'; with MODEL, measure (or read) its precision first."""
     import datetime
@@ -41,6 +47,8 @@ def machine_report(model: Optional[str] = None, say: Any = print) -> None:
         from ..pipeline.loading import load_elmo_pipeline
 
         bilm = load_elmo_pipeline(model).get_pipe("elmo").bilm  # type: ignore[attr-defined]
+        if again:
+            bilm.measured_precision(again=True)
         bilm.precision = "auto"
         say(f"{model}: precision 'auto' runs it in {bilm.precision}")
     from ..bilm.packed_matmul import class_rule_library, onednn_available

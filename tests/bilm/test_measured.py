@@ -60,17 +60,19 @@ def test_a_measurement_is_taken_once_and_kept(cache):
     assert other["choice"] == "fp32" and len(read_entries(cache / FILE_NAME)) == 2  # both kept
 
 
-def test_a_measurement_beside_other_work_is_replaced_on_a_quiet_machine(cache, monkeypatch):
+def test_a_kept_answer_stays_whatever_the_load_until_the_user_asks_again(cache, monkeypatch):
     key = machine_key("inference")
     monkeypatch.setattr(measured_module, "busy_cores", lambda samples=3: 1)
     first = measured(key, Counter({"fp32": 1.0, "int8": 2.0}))
-    assert not first["quiet"]
+    assert not first["quiet"] and first["choice"] == "fp32"
     measure = Counter({"fp32": 2.0, "int8": 1.0})
-    assert measured(key, measure)["cached"] and measure.calls == 0  # still busy: used as it is
+    assert measured(key, measure)["cached"] and measure.calls == 0  # busy: kept
     monkeypatch.setattr(measured_module, "busy_cores", lambda samples=3: 0)
-    again = measured(key, measure)
-    assert not again["cached"] and again["quiet"] and again["choice"] == "int8" and measure.calls == 1
-    assert measured(key, measure)["cached"] and measure.calls == 1  # a quiet one stays
+    kept = measured(key, measure)  # quiet now: still kept, so a pipeline's layers do not move
+    assert kept["cached"] and kept["choice"] == "fp32" and measure.calls == 0
+    again = measured(key, measure, again=True)
+    assert not again["cached"] and again["choice"] == "int8" and measure.calls == 1
+    assert measured(key, measure)["choice"] == "int8" and measure.calls == 1  # the new answer is the kept one
 
 
 def test_an_entry_of_another_version_is_not_used(cache, monkeypatch):

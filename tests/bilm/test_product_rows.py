@@ -6,7 +6,9 @@ import pytest
 import torch
 
 from spacy_elmo.bilm.packed_matmul import (
+    BF16_BLOCK,
     PackedWeights,
+    in_fixed_blocks,
     int8_available,
     onednn_available,
     onednn_bf16_available,
@@ -14,7 +16,8 @@ from spacy_elmo.bilm.packed_matmul import (
     product,
 )
 
-ROW_COUNTS = list(range(1, 18)) + [31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300]
+# the rows the biLM multiplies: an LSTM step's sentences (1 to docs-per-batch), a batch's positions and its words
+ROW_COUNTS = list(range(1, 18)) + [31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300, 511, 512, 1000, 1024]
 
 
 def _routes():
@@ -55,3 +58,30 @@ def test_every_product_route_gives_each_row_what_it_gets_alone_at_every_row_coun
                 if not torch.equal(together, alone[:m]):
                     failed.append(f"{name}: {m} rows, largest difference {(together - alone[:m]).abs().max().item():.2e}")
     assert not failed, failed
+
+
+def _shape_dependent_kernel(weight: torch.Tensor):
+    """A kernel that, like a library choosing by shape, sums in another order (here: rounds otherwise) past 32 rows
+    and for a single row: what oneDNN's bfloat16 products did on an AMX Xeon."""
+
+    def kernel(rows: torch.Tensor) -> torch.Tensor:
+        out = rows @ weight
+        if rows.shape[0] != BF16_BLOCK:
+            out = out + 1e-3 * rows.shape[0]
+        return out
+
+    return kernel
+
+
+@pytest.mark.parametrize("count", [1, 2, 31, 32, 33, 64, 100, 1000])
+def test_fixed_blocks_give_each_row_what_it_gets_alone_whatever_the_kernel_picks_by_shape(count):
+    generator = torch.Generator().manual_seed(count)
+    x = torch.randn(count, 16, generator=generator)
+    weight = torch.randn(16, 8, generator=generator)
+    kernel = _shape_dependent_kernel(weight)
+    assert not torch.equal(kernel(x[:1]), kernel(x[:1].expand(BF16_BLOCK, -1))[:1])  # the kernel alone is not batch-invariant
+    together = in_fixed_blocks(kernel, x)
+    alone = torch.cat([in_fixed_blocks(kernel, x[i : i + 1]) for i in range(count)])
+    assert together.shape == (count, 8)
+    assert torch.equal(together, alone)
+    torch.testing.assert_close(together, x @ weight)  # the padding rows add nothing
