@@ -64,9 +64,27 @@ def is_own(folder: PathLike, kind: str) -> bool:
     return kind_of(folder) == kind
 
 
-def mark(folder: PathLike, kind: str) -> None:
-    """Give `folder` the marker of a `kind` folder made by spacy-elmo."""
-    srsly.write_json(Path(folder) / MARKER, {"kind": kind, "made_by": "spacy-elmo"})
+def mark(folder: PathLike, kind: str, scratch: bool = False) -> None:
+    """Give `folder` the marker of a `kind` folder made by spacy-elmo; `scratch`: also the proof that it is a build's
+    scratch folder, its own name as made (a copy or a renamed folder, whatever it holds, is no scratch of ours)."""
+    data = {"kind": kind, "made_by": "spacy-elmo"}
+    if scratch:
+        data["scratch"] = Path(folder).name
+    srsly.write_json(Path(folder) / MARKER, data)
+
+
+def is_scratch(folder: PathLike, kind: str) -> bool:
+    """Whether `folder` is a `kind` scratch folder a build made and marked (`mark(..., scratch=True)`): a folder
+    itself (never a link), its marker naming it as made. Holding a `kind` marker alone proves nothing: a user's copy of
+    an index named like a scratch folder holds one."""
+    folder = Path(folder)
+    if not is_plain_folder(folder) or not is_plain_file(folder / MARKER):
+        return False
+    try:
+        data = srsly.read_json(folder / MARKER)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and data.get("kind") == kind and data.get("scratch") == folder.name
 
 
 def fresh_folder_beside(output: PathLike) -> Path:
@@ -128,9 +146,10 @@ def remove_own(folder: PathLike, kind: str) -> None:
 def scratch_folder(output: PathLike, kind: str, command: str) -> Tuple[Path, "FolderLock"]:
     """A new `kind` folder of a fresh name beside `output` (made by `tempfile`, so it cannot be a
     user's), locked by `command` and then marked as ours, for a build to write before
-    `publish_files`. Scratch folders of earlier builds of `output` that were killed (ours, and not
-    locked by a running build) are removed: a folder is locked before it carries the marker, so a
-    running build's is never taken for a killed one's.
+    `publish_files`. Scratch folders of earlier builds of `output` that were killed (ours by their
+    scratch mark, `is_scratch`, and not locked by a running build) are removed: a folder is locked
+    before it carries the mark, so a running build's is never taken for a killed one's; a folder named
+    like one without the mark (a user's copy, a link) stays, said in one line.
 
     RETURNS (Tuple[Path, FolderLock]): the folder and its held lock (release it when done).
     """
@@ -138,19 +157,28 @@ def scratch_folder(output: PathLike, kind: str, command: str) -> Tuple[Path, "Fo
     parent = output.parent
     parent.mkdir(parents=True, exist_ok=True)
     prefix = f".{output.name}."
-    for stale in parent.glob(f"{prefix}*{SCRATCH_SUFFIX}"):
-        if stale.is_dir() and is_own(stale, kind):
-            if _holder_alive(stale / LOCK):
-                continue  # its process still runs (where locks are not kept across a fork, or there are none)
-            try:
-                lock = FolderLock(stale, "").acquire()
-            except OutputFolderError:
-                continue  # a build still running
-            lock.release()
-            shutil.rmtree(stale)
+    for stale in parent.glob(f"{glob.escape(prefix)}*{SCRATCH_SUFFIX}"):
+        if not is_scratch(stale, kind):
+            if os.path.islink(stale) or (is_plain_folder(stale) and kind_of(stale) is not None):
+                why = "a link" if os.path.islink(stale) else "it carries no scratch mark of its own name"
+                warnings.warn(
+                    f"{stale} is named like a scratch folder of a killed build, but spacy-elmo did not make it there ({why}): "
+                    "left as it is",
+                    UserWarning,
+                    stacklevel=2,
+                )
+            continue
+        if _holder_alive(stale / LOCK):
+            continue  # its process still runs (where locks are not kept across a fork, or there are none)
+        try:
+            lock = FolderLock(stale, "").acquire()
+        except OutputFolderError:
+            continue  # a build still running
+        lock.release()
+        shutil.rmtree(stale)
     folder = fresh_folder_beside(output)
     lock = FolderLock(folder, command).acquire()
-    mark(folder, kind)
+    mark(folder, kind, scratch=True)
     return folder, lock
 
 
@@ -270,10 +298,21 @@ def _temporary_stem(path: Path) -> str:
     return f"{start}-{hashlib.sha256(path.name.encode('utf8')).hexdigest()[:16]}"
 
 
+def _pid_namespace() -> str:
+    """RETURNS (str): this process's PID namespace ("4026531836", the inode of /proc/self/ns/pid), "0" where it cannot
+    be read: two containers may share a host name, not a PID namespace, and a PID means something only in its own."""
+    try:
+        link = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return "0"
+    digits = "".join(c for c in link if c.isdigit())
+    return digits or "0"
+
+
 def _writer_tag(pid: Optional[int] = None) -> str:
-    """RETURNS (str): "HOST-PID" of this process (or `pid`), the host reduced to letters, digits and "_"."""
+    """RETURNS (str): "HOST-PIDNS-PID" of this process (or `pid`), the host reduced to letters, digits and "_"."""
     host = "".join(c if c.isalnum() else "_" for c in socket.gethostname()) or "host"
-    return f"{host}-{os.getpid() if pid is None else pid}"
+    return f"{host}-{_pid_namespace()}-{os.getpid() if pid is None else pid}"
 
 
 TEMPORARY_MARK = "user.spacy-elmo.temporary"  # the extended attribute a temporary carries: its writer's HOST-PID
@@ -297,15 +336,29 @@ def _temporary_mark(path: Path) -> str:
 
 
 def _remove_dead_temporaries(path: Path) -> None:
-    """Remove the temporaries of `path` that a process of this machine no longer running left: only files that
-    carry the mark `temporary_path` wrote into them, naming that process. Another machine's (a shared folder), a
-    running process's, and any file named like one but unmarked (a user's) stay; an unmarked one is said in one line."""
-    host = _writer_tag(0)[: -len("-0")]
+    """Remove the temporaries of `path` that a process provably no longer running left: one of this machine and this
+    PID namespace (a process number means nothing in another: two containers sharing a volume and a host name), and
+    only files that carry the mark `temporary_path` wrote into them, naming that process. Another machine's (a shared
+    folder) and a running process's stay; another PID namespace's on this host, and any file named like one but
+    unmarked (a user's), stay and are said in one line."""
+    host, namespace, _ = _writer_tag(0).split("-")
     prefix = f".{_temporary_stem(path)}."
     for stale in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
         tag = stale.name[len(prefix) :].split(".", 1)[0]
-        writer_host, _, pid = tag.rpartition("-")
-        if writer_host != host or not pid.isdigit() or _pid_alive(int(pid)) or not is_plain_file(stale):
+        parts = tag.split("-")
+        if len(parts) != 3 or parts[0] != host or not parts[2].isdigit() or not is_plain_file(stale):
+            continue
+        if parts[1] != namespace or namespace == "0":
+            if _temporary_mark(stale) == tag:
+                warnings.warn(
+                    f"{stale} is a temporary of a spacy-elmo run in another PID namespace (another container on this host): "
+                    f"whether that run still writes {path.name} cannot be told from here, so it was left as it is; remove it "
+                    "once no run writes there",
+                    UserWarning,
+                    stacklevel=3,
+                )
+            continue
+        if _pid_alive(int(parts[2])):
             continue
         if _temporary_mark(stale) != tag:
             warnings.warn(

@@ -16,8 +16,14 @@ from .errors import InputError
 from .types import PathLike
 
 
+class PartlyChecked(InputError):
+    """What was checked matches, and part of the output could not be checked (its digest is missing): said in one
+    line, not a pass (a command's exit status is then 1)."""
+
+
 def verify(path: PathLike, log: Callable[[str], Any] = print) -> str:
-    """Check `path` against its digests; raise an InputError naming the first thing that differs.
+    """Check `path` against its digests; raise an InputError naming the first thing that differs, or a PartlyChecked
+    naming what matched and what carries no digest to check it against.
 
     RETURNS (str): what was checked, in one line.
     """
@@ -61,8 +67,12 @@ def _verify_index(folder: Path) -> str:
     for name in sorted(expected):
         if not (folder / name).is_file() or file_sha256(folder / name) != digests[name]:
             raise InputError(f"{folder / name} is not the file the index was written with (changed or damaged): build it again")
-    what = "its meta.json and the" if META_DIGEST in meta else "the"
-    return f"{folder}: {what} {len(expected)} data files of the usage index match their digests"
+    if META_DIGEST not in meta:
+        raise PartlyChecked(
+            f"{folder}: the {len(expected)} data files of the usage index match their digests, but its meta.json could not be "
+            f"checked: it carries no {META_DIGEST} (written before one was, or removed). Build the index again to have it checked"
+        )
+    return f"{folder}: its meta.json and the {len(expected)} data files of the usage index match their digests"
 
 
 def _datasets_digest(f: Any, numbers: List[int]) -> str:
@@ -128,7 +138,11 @@ def _verify_sentence_index(path: Path, f: Any) -> str:
     if not isinstance(mapping, dict) or not all(isinstance(v, str) and v.isdigit() and v in f for v in mapping.values()):
         raise InputError(f"{path}: its 'sentence_to_index' names datasets the file does not hold: write it again")
     if INDEX_DIGEST_ATTRIBUTE not in f.attrs:
-        return "; its sentence_to_index carries no digest (written before one was): not checked beyond its form"
+        raise PartlyChecked(
+            f"{path}: its datasets match their digest, but its 'sentence_to_index' ({len(mapping):,} texts) could not be "
+            "checked beyond its form: it carries no digest (written before one was, or removed), so a text may be attached "
+            "to another's layers unseen. Write it again to have it checked"
+        )
     if index_digest(text) != f.attrs[INDEX_DIGEST_ATTRIBUTE]:
         raise InputError(
             f"{path}: its 'sentence_to_index' is not the one written (edited or damaged): a reader would attach one text's layers "

@@ -43,6 +43,7 @@ FILE_NAME = "measured.json"
 FORMAT = 1
 MAX_ENTRIES = 64
 LOCK_WAIT_S = 5.0  # another process measuring longer than this: this one measures for itself
+LATEST_WHEN = 253402300800  # 10000-01-01 in seconds since 1970: a later time is no date
 CHOICES = ("fp32", "bf16", "int8", "blas", "onednn")  # what an entry may name: precisions, and training's product libraries
 _IN_MEMORY: Dict[str, Dict[str, Any]] = {}  # answers this process could not keep on disk, by key digest
 logger = logging.getLogger("spacy_elmo")
@@ -120,6 +121,10 @@ def entry_problem(entry: Any, choices: Optional[Sequence[str]] = None) -> str:
         value = entry.get(field, 0)
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
             return f"its {field} is not a number"
+    if not 0 <= entry.get("when", 0) < LATEST_WHEN:
+        return "its time is not a date (before 1970 or after 9999)"
+    if not all(isinstance(v, dict) for k, v in entry["key"].items() if k == "options"):
+        return "its options are not a block of settings"
     return ""
 
 

@@ -93,6 +93,7 @@ class OnnxBiLM:
         self.weights_sha256 = self.metadata.get("spacy_elmo.weights_sha256", "")
         self.input_names = [i.name for i in self.session.get_inputs()]
         self._check_graph()
+        self._check_graph_nodes()
 
     def _check_graph(self) -> None:
         """Refuse, in one line, a graph whose inputs and output are not what its metadata says (a file edited, or
@@ -115,6 +116,24 @@ class OnnxBiLM:
         char_shape = next(i.shape for i in self.session.get_inputs() if i.name == "char_ids")
         if len(char_shape) != 3 or (isinstance(char_shape[2], int) and char_shape[2] != self.max_chars):
             raise InputError(f"{damaged} (char_ids {char_shape}, the metadata says {self.max_chars} characters a token): {fix}")
+
+    def _check_graph_nodes(self) -> None:
+        """Refuse, in one line, metadata whose precision or layer count the graph itself contradicts: an int8 graph
+        holds DynamicQuantizeMatMul nodes and a float32 one none; the options' L biLSTM layers give L + 1 output layers
+        (an edited label would report one precision and run the other, 0.09 apart)."""
+        damaged = f"{self.path}'s graph does not match its spacy-elmo metadata"
+        fix = "export it again with spacy-elmo convert"
+        n_layers = self.options.get("n_layers") if isinstance(self.options, dict) else None
+        if not isinstance(n_layers, int) or isinstance(n_layers, bool) or n_layers + 1 != self.n_output_layers:
+            raise InputError(
+                f"{damaged} (its options say {n_layers!r} biLSTM layers, its output holds {self.n_output_layers} layers, "
+                f"the token layer and one per biLSTM layer): {fix}"
+            )
+        int8_nodes = _count_op(self._source, "DynamicQuantizeMatMul")
+        graph_precision = "int8" if int8_nodes else "fp32"
+        if graph_precision != self.precision:
+            held = f"{int8_nodes} int8 products" if int8_nodes else "no int8 product"
+            raise InputError(f"{damaged} (its metadata says {self.precision!r}, its graph holds {held}): {fix}")
 
     def _session(self, threads: int) -> Any:
         ort = _onnxruntime()
@@ -185,3 +204,16 @@ class OnnxBiLM:
             for row, i in enumerate(group):
                 results[i] = numpy.ascontiguousarray(layers[:, row, 1 : len(sentences[i]) + 1])
         return results
+
+
+def _count_op(source: "str | bytes", op_type: str) -> int:
+    """RETURNS (int): the nodes of type `op_type` in an ONNX model (a path or its bytes), read with onnx where it is
+    installed (without the weights' external data); else the op type's name counted in the file's bytes, where each
+    node's type is stored as that string."""
+    try:
+        import onnx
+    except ImportError:
+        data = source if isinstance(source, bytes) else Path(source).read_bytes()
+        return data.count(op_type.encode())
+    model = onnx.load_from_string(source) if isinstance(source, bytes) else onnx.load(source, load_external_data=False)
+    return sum(node.op_type == op_type for node in model.graph.node)

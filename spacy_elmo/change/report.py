@@ -7,6 +7,7 @@ import html
 import re
 import json
 import math
+import os
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -64,12 +65,19 @@ _SCRIPT = """
 """
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# control characters, and the marks and overrides that reorder text (U+202E writes what follows reversed)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _esc(text: Any) -> str:
-    """HTML text of `text`: escaped, and a control character shown as its code (raw, a browser drops or garbles it)."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", html.escape(str(text), quote=True))
+    """HTML text of `text`: escaped, and a control or direction-changing character shown as its code (raw, a browser
+    drops it, garbles the text or displays it reversed)."""
+    return _CONTROL.sub(_code, html.escape(str(text), quote=True))
+
+
+def _code(match: "re.Match[str]") -> str:
+    point = ord(match.group())
+    return f"\\x{point:02x}" if point <= 0xFF else f"\\u{point:04x}"
 
 
 def _number(value: Optional[float], digits: int = 3) -> str:
@@ -224,11 +232,11 @@ def write_report(
     """
     folder = claim_folder(folder, CHANGE_REPORT, " for the report")
     _remove_earlier_files(folder)
-    page = folder / "index.html"
-    write_atomically(page, render_page(data))
+    page = free_path(folder / "index.html", log)
+    write_atomically(page, render_page(data), overwrite=False)
     with warnings.catch_warnings():  # matplotlib's (a glyph its font lacks, a tight layout): the page is what counts
         warnings.simplefilter("ignore")
-        pngs = write_figures(folder, data)
+        pngs = write_figures(folder, data, log)
     add_report_files(folder, [page, *pngs])
     if pngs:
         log(f"Wrote the report {page} and {len(pngs)} PNG figures")
@@ -240,6 +248,18 @@ def write_report(
 
 
 REPORT_FILES = ".spacy-elmo-report-files.json"  # what the last run wrote into the report folder
+
+
+def free_path(path: Path, log: Callable[[str], Any]) -> Path:
+    """RETURNS (Path): `path`, or where something is there after the earlier run's files went (a user's file, a link):
+    a free name beside it (NAME.spacy-elmo-N.EXT), said in one line. A report never writes over what it did not write."""
+    if not os.path.lexists(path):
+        return path
+    n = 2
+    while os.path.lexists(beside := path.with_name(f"{path.stem}.spacy-elmo-{n}{path.suffix}")):
+        n += 1
+    log(f"{path} was not written by a report (a file put there): it was left as it is, and this run wrote {beside.name} beside it")
+    return beside
 
 
 def add_report_files(folder: PathLike, paths: Sequence[Path]) -> None:
@@ -442,7 +462,7 @@ a sense on one side only (at most 1 usage on one side, at least 5 on the other, 
 """
 
 
-def write_figures(folder: Path, data: Dict[str, Any]) -> List[Path]:
+def write_figures(folder: Path, data: Dict[str, Any], log: Callable[[str], Any] = print) -> List[Path]:
     """ranking.png (the scores with their intervals) and maps/WORD.png; RETURNS the files written, none without matplotlib."""
     try:
         import matplotlib
@@ -466,9 +486,10 @@ def write_figures(folder: Path, data: Dict[str, Any]) -> List[Path]:
         ax.set_yticklabels([w["word"] for w in words], fontsize=7)
         ax.set_xlabel(f"{measure} (95% bootstrap interval)")
         fig.tight_layout()
-        fig.savefig(folder / "ranking.png", dpi=110)
+        ranking = free_path(folder / "ranking.png", log)
+        fig.savefig(ranking, dpi=110)
         plt.close(fig)
-        written.append(folder / "ranking.png")
+        written.append(ranking)
     maps = None
     for w in data["words"]:
         ev = w.get("evidence")
@@ -493,7 +514,7 @@ def write_figures(folder: Path, data: Dict[str, Any]) -> List[Path]:
         ax.set_yticks([])
         ax.legend(fontsize=7)
         fig.tight_layout()
-        path = maps / name_from_data(w["word"], ".png")
+        path = free_path(maps / name_from_data(w["word"], ".png"), log)
         fig.savefig(path, dpi=100)
         plt.close(fig)
         written.append(path)

@@ -72,8 +72,14 @@ def embed_cli(
         raise typer.BadParameter("--pretokenized reads a text file, one sentence a line", param_hint="--pretokenized")
     if precision not in PRECISIONS:
         raise typer.BadParameter(f"{precision!r}: use one of {', '.join(PRECISIONS)}", param_hint="--precision")
+    if docs_per_batch < 1:
+        raise typer.BadParameter(f"{docs_per_batch}: give 1 or more documents per batch", param_hint="--docs-per-batch")
     check_output_file(output, overwrite)
     part = parse_shard(shard, ray)
+    if part is not None and not part.whole and output.suffix == ".spacy":
+        from ..pipeline.export import shard_sidecar
+
+        check_output_file(shard_sidecar(output), overwrite)  # the part's record beside it: the same rule, before any work
     require_gpu(gpu_id)
     settings = {
         "model": bilm_source(model),

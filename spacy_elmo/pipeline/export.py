@@ -8,6 +8,7 @@ beside OUTPUT, renamed at the end: an interrupted run leaves no half-written OUT
 
 import gzip
 import json
+import os
 from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
@@ -146,6 +147,9 @@ def check_output(output: Path, layers: str) -> None:
     """Raise an InputError unless `write_layers` can write `layers` to `output`."""
     if output.suffix not in OUTPUT_SUFFIXES:
         raise InputError(f"{output}: the output must end in .spacy or .hdf5")
+    above = next((folder for folder in [output.parent, *output.parent.parents] if os.path.lexists(folder)), None)
+    if above is not None and not above.is_dir():
+        raise InputError(f"{above} is a file, so {output} cannot be written there: give an output path in a folder")
     if layers not in LAYER_CHOICES:
         raise InputError(f"layers must be one of {', '.join(LAYER_CHOICES)}, got {layers!r}")
     if layers != "all" and output.suffix == ".spacy":
@@ -186,7 +190,7 @@ def write_layers(
             if shard is not None:
                 from ..output_folders import write_atomically
 
-                write_atomically(shard_sidecar(output), json.dumps({**shard(), "docbin": digest}))
+                write_atomically(shard_sidecar(output), json.dumps({**shard(), "docbin": digest}), overwrite=overwrite)
         else:
             counts = _write_hdf5(numbered, tmp, layers, shard)
         publish_file(tmp, output, overwrite)

@@ -239,7 +239,14 @@ def _section(kind: type, block: Dict[str, Any], name: str, problems: List[str]) 
     for f in fields(kind):
         value = block.get(f.name)
         if f.name == "logger":
-            values[f.name] = dict(block.get("logger", {}))
+            logger_block = block.get("logger", {})
+            if not isinstance(logger_block, dict) or not isinstance(logger_block.get("@loggers", ""), str):
+                problems.append(
+                    f'[{name}] logger must be a block naming a logger (@loggers = "spacy-elmo.PretrainLogger.v1", or one of '
+                    f"spaCy's registry), got {logger_block!r}"
+                )
+                logger_block = {}
+            values[f.name] = dict(logger_block)
             continue
         checked = _typed(value, hints[f.name])
         if checked is _BAD:

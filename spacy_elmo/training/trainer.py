@@ -23,7 +23,7 @@ from ..bilm import BiLM, ElmoOptions
 from ..bilm.folders import bilm_folder
 from ..bilm.language_model import BiLanguageModel, SharedSoftmax
 from ..bilm.lstm import compile_cells
-from ..bilm.packed_matmul import set_training_library
+from ..bilm.packed_matmul import TRAINING_LIBRARIES, set_training_library
 from ..bilm.threads import between_batches, fix_threads, start_job
 from ..errors import InputError
 from ..output_folders import FolderLock, write_atomically
@@ -332,6 +332,11 @@ class Pretrainer:
         started), else measured (devices.products_library); None: the CPU class's rule."""
         if self.checkpoint is not None:  # a checkpoint without the record started by the class rule (None)
             kept = self.checkpoint.get("products")
+            if kept is not None and kept not in TRAINING_LIBRARIES:
+                raise InputError(
+                    f"the checkpoint records training's products as {kept!r}, not one of {', '.join(TRAINING_LIBRARIES)}: the file "
+                    "was edited or is damaged. Resume from another checkpoint, or start the run anew"
+                )
             if self.rank == 0 and self.device.type == "cpu":
                 log(f"Training's products: {kept or 'the CPU class rule'}, as the run started")
             return None if kept is None else str(kept)

@@ -223,7 +223,7 @@ def test_the_reports_figures_say_nothing_of_matplotlibs_own_warnings(tmp_path, m
 
     from spacy_elmo.change import report
 
-    def noisy(folder, data):
+    def noisy(folder, data, log):
         warnings.warn("Glyph 35486 missing from font(s) DejaVu Sans.", UserWarning)
         return []
 

@@ -1,0 +1,267 @@
+"""A hostile audit's lost, security, wrong and ugly cases, each rerun: nothing of a user's removed, replaced or written
+through (a shard's sidecar, a report's files, a folder or a link named like a scratch folder, another container's
+temporary), an ONNX label that cannot disagree with its graph, and one line for each bad input."""
+
+import json
+import os
+import socket
+import warnings
+
+import h5py
+import pytest
+from typer.testing import CliRunner
+
+from spacy_elmo.bilm import save_original
+from spacy_elmo.cli import app
+from spacy_elmo.errors import InputError
+from spacy_elmo.output_folders import LOCK, MARKER, USAGE_INDEX, _writer_tag, mark, scratch_folder, temporary_path
+
+from .change.test_evidence import report  # noqa: F401 (a change run's JSON, its report's input)
+from .helpers import tiny_bilm
+
+
+@pytest.fixture(scope="module")
+def bilm_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bilm")
+    save_original(tiny_bilm(seed=5), folder / "options.json", folder / "weights.hdf5")
+    return folder
+
+
+@pytest.fixture
+def lines(tmp_path):
+    path = tmp_path / "lines.txt"
+    path.write_text("The bank of the river .\nA dark suit .\nIt was cold .\n", encoding="utf8")
+    return path
+
+
+def _run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_a_shards_sidecar_is_never_replaced_without_overwrite(bilm_folder, lines, tmp_path):
+    sidecar = tmp_path / "part.spacy.shard.json"
+    sidecar.write_text("my notes")
+    result = _run("embed", bilm_folder, lines, tmp_path / "part.spacy", "--shard", "0/2", "-q")
+    assert result.exit_code != 0 and "part.spacy.shard.json exists" in result.output and "--overwrite" in result.output
+    assert sidecar.read_text() == "my notes" and not (tmp_path / "part.spacy").exists()
+    result = _run("embed", bilm_folder, lines, tmp_path / "part.spacy", "--shard", "0/2", "-q", "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert json.loads(sidecar.read_text())["docbin"]  # replaced when asked to, as the output is
+
+
+def test_a_users_file_where_a_report_writes_a_map_stays_and_the_map_goes_beside_it(report, tmp_path):  # noqa: F811
+    pytest.importorskip("matplotlib")
+    from spacy_elmo.change.report import write_report
+    from spacy_elmo.output_folders import name_from_data
+
+    data = json.loads((report[0] / "change.json").read_text())
+    word = next(w["word"] for w in data["words"] if w.get("evidence"))
+    folder = tmp_path / "report"
+    folder.mkdir()
+    mark(folder, "change-report")
+    (folder / "maps").mkdir()
+    mine = folder / "maps" / name_from_data(word, ".png")
+    mine.write_bytes(b"my picture")
+    (folder / "index.html").write_text("my page")
+    said = []
+    write_report(folder, data, log=said.append)
+    assert mine.read_bytes() == b"my picture" and (folder / "index.html").read_text() == "my page"
+    assert any(mine.name in line and "left as it is" in line for line in said), said
+    assert (folder / "index.spacy-elmo-2.html").is_file() and (folder / "maps" / f"{mine.stem}.spacy-elmo-2.png").is_file()
+    write_report(folder, data, log=said.append)  # again: this run's own files are replaced, the user's stay
+    assert mine.read_bytes() == b"my picture" and (folder / "index.html").read_text() == "my page"
+    assert not (folder / "index.spacy-elmo-3.html").exists()
+
+
+def test_a_users_copy_named_like_a_scratch_folder_is_not_removed(tmp_path):
+    index = tmp_path / "idx"
+    backup = tmp_path / ".idx.mybackup.spacy-elmo-scratch"  # the audit's name: 8 characters, as tempfile's
+    backup.mkdir()
+    mark(backup, USAGE_INDEX)
+    (backup / "vectors.bin").write_bytes(b"my vectors")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        folder, lock = scratch_folder(index, USAGE_INDEX, "test")
+    lock.release()
+    assert (backup / "vectors.bin").read_bytes() == b"my vectors"
+    assert any("left as it is" in str(w.message) for w in said)
+    # a killed build's own scratch folder is still removed: its lock names a process that is gone
+    (folder / LOCK).write_text("process 999999999 (killed)\n")
+    again, lock = scratch_folder(index, USAGE_INDEX, "test")
+    lock.release()
+    assert not folder.exists() and again.is_dir() and backup.is_dir()
+
+
+def test_a_link_named_like_a_scratch_folder_is_never_written_through(tmp_path):
+    real = tmp_path / "my_index"
+    real.mkdir()
+    mark(real, USAGE_INDEX)
+    before = sorted(p.name for p in real.iterdir())
+    link = tmp_path / ".idx.link1234.spacy-elmo-scratch"
+    link.symlink_to(real, target_is_directory=True)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        folder, lock = scratch_folder(tmp_path / "idx", USAGE_INDEX, "test")
+    lock.release()
+    assert sorted(p.name for p in real.iterdir()) == before and not (real / LOCK).exists()
+    assert link.is_symlink() and json.loads((real / MARKER).read_text())["kind"] == USAGE_INDEX
+
+
+def test_a_temporary_of_another_pid_namespace_on_this_host_stays_and_is_said(tmp_path):
+    host, namespace, _ = _writer_tag(0).split("-")
+    target = tmp_path / "out.json"
+    other = f"{host}-{int(namespace) + 1}-999999999"
+    theirs = tmp_path / f".out.json.{other}.abcd.tmp"
+    theirs.write_text("another container's run, still writing")
+    try:
+        os.setxattr(theirs, "user.spacy-elmo.temporary", other.encode())
+    except OSError:
+        pytest.skip("this file system keeps no extended attributes: no temporary is ever removed here")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        temporary_path(target).unlink()
+    assert theirs.read_text() == "another container's run, still writing"
+    assert any("another PID namespace" in str(w.message) for w in said)
+    assert socket.gethostname()  # the same host name: only the namespace tells them apart
+
+
+def _onnx_with(tmp_path, int8, **metadata):
+    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    from spacy_elmo.bilm_onnx.export import export_onnx
+
+    path = tmp_path / f"m{int(int8)}.onnx"
+    export_onnx(tiny_bilm(seed=2), path, int8=int8)
+    model = onnx.load(str(path))
+    for entry in model.metadata_props:
+        if entry.key in metadata:
+            entry.value = metadata[entry.key]
+    edited = tmp_path / f"edited{int(int8)}.onnx"
+    onnx.save(model, str(edited))
+    return edited
+
+
+@pytest.mark.parametrize("int8, label", [(True, "fp32"), (False, "int8")])
+def test_an_onnx_precision_label_that_its_graph_contradicts_is_refused(tmp_path, int8, label):
+    from spacy_elmo.bilm_onnx.runtime import OnnxBiLM
+
+    if int8:
+        from spacy_elmo.bilm.packed_matmul import int8_available
+
+        if not int8_available():
+            pytest.skip("int8 products are not exact on this CPU: no int8 export")
+    edited = _onnx_with(tmp_path, int8, **{"spacy_elmo.precision": label})
+    with pytest.raises(InputError, match=f"its metadata says '{label}'") as err:
+        OnnxBiLM(edited)
+    assert "\n" not in str(err.value)
+
+
+def test_onnx_options_whose_layer_count_the_graph_contradicts_are_refused(tmp_path):
+    from spacy_elmo.bilm_onnx.runtime import OnnxBiLM
+
+    options = tiny_bilm(seed=2).options.to_config(all_fields=True)
+    edited = _onnx_with(tmp_path, False, **{"spacy_elmo.options": json.dumps({**options, "n_layers": 5})})
+    with pytest.raises(InputError, match="options say 5 biLSTM layers"):
+        OnnxBiLM(edited)
+
+
+def test_embed_into_a_path_under_a_file_says_so_in_one_line(bilm_folder, lines, tmp_path):
+    afile = tmp_path / "FILE"
+    afile.write_text("mine")
+    result = _run("embed", bilm_folder, lines, afile / "x.hdf5", "-q")
+    assert result.exit_code != 0 and "is a file" in result.output and "Traceback" not in result.output
+    assert afile.read_text() == "mine"
+
+
+@pytest.mark.parametrize("count", ["0", "-3"])
+def test_embed_with_no_documents_per_batch_says_so(bilm_folder, lines, tmp_path, count):
+    result = _run("embed", bilm_folder, lines, tmp_path / "x.hdf5", "--docs-per-batch", count, "-q")
+    assert result.exit_code == 2 and "1 or more documents per batch" in result.output and not (tmp_path / "x.hdf5").exists()
+
+
+@pytest.mark.parametrize("record", ["cublas", 7])
+def test_a_checkpoint_with_an_unknown_products_record_is_refused_in_one_line(tmp_path, record):
+    from tests.training.test_pretrain import TEXT, _config
+
+    from spacy_elmo.training.checkpoint import load_checkpoint, save_checkpoint
+    from spacy_elmo.training.pretrain import pretrain
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT * 3, encoding="utf8")
+    settings = {"training.checkpoint_every": 2}
+    pretrain(_config(corpus, **settings, **{"training.max_steps": 2}), tmp_path / "run", log=lambda s: None)
+    state = load_checkpoint(tmp_path / "run")
+    state["products"] = record
+    save_checkpoint(tmp_path / "run", state)
+    lines = []
+    with pytest.raises(InputError, match=f"products as {record!r}") as err:
+        pretrain(_config(corpus, **settings, **{"training.max_steps": 4}), tmp_path / "run", resume=True, log=lines.append)
+    assert "\n" not in str(err.value) and not any("as the run started" in line for line in lines)
+
+
+def test_a_logger_that_is_no_block_is_refused_in_one_line(tmp_path):
+    from tests.training.test_pretrain import _config
+
+    from spacy_elmo.training.settings import PretrainSettings
+
+    config = _config(tmp_path / "corpus.txt")
+    config["training"]["logger"] = None
+    with pytest.raises(InputError, match="logger must be a block naming a logger"):
+        PretrainSettings.from_config(config)
+
+
+@pytest.mark.parametrize("field, value", [("options", "cell 1024"), ("when", 1e300)])
+def test_machine_skips_a_kept_entry_it_cannot_read_in_one_line(tmp_path, monkeypatch, field, value):
+    from spacy_elmo.bilm import measured as measured_module
+
+    monkeypatch.setenv("SPACY_ELMO_CACHE", str(tmp_path))
+    key = measured_module.machine_key("inference", options={"cell_dim": 8})
+    entry = {"key": key, "seconds": {"fp32": 1.0}, "choice": "fp32", "cost_s": 0.1, "when": 1.0, "quiet": True}
+    if field == "options":
+        entry["key"] = {**key, "options": value}
+    else:
+        entry["when"] = value
+    digest = measured_module._digest(entry["key"])
+    (tmp_path / measured_module.FILE_NAME).write_text(json.dumps({"format": 1, "entries": {digest: entry}}))
+    result = _run("machine")
+    assert result.exit_code == 0 and "Traceback" not in result.output and "is not used" in result.output, result.output
+    assert "measurements in" in result.output and ": 0" in result.output
+
+
+def test_verify_says_what_it_could_not_check_and_does_not_pass(bilm_folder, lines, tmp_path):
+    from spacy_elmo.pipeline.export import INDEX_DIGEST_ATTRIBUTE
+
+    out = tmp_path / "layers.hdf5"
+    assert _run("embed", bilm_folder, lines, out, "-q").exit_code == 0
+    assert _run("verify", out).exit_code == 0
+    with h5py.File(out, "r+") as f:
+        mapping = json.loads(f["sentence_to_index"][0])
+        first, second = list(mapping)[:2]
+        mapping[first], mapping[second] = mapping[second], mapping[first]
+        del f["sentence_to_index"]
+        f.create_dataset("sentence_to_index", data=[json.dumps(mapping)], dtype=h5py.string_dtype())
+        del f.attrs[INDEX_DIGEST_ATTRIBUTE]
+    result = _run("verify", out)
+    assert result.exit_code == 1 and "could not be checked" in result.output and "sentence_to_index" in result.output
+
+
+def test_verify_says_a_usage_indexs_meta_json_could_not_be_checked(bilm_folder, tmp_path):
+    from spacy_elmo.usages.storage import META_DIGEST
+
+    docs = tmp_path / "docs.txt"
+    docs.write_text("The bank of the river .\n\nA bank loan .\n", encoding="utf8")
+    assert _run("index-usages", bilm_folder, docs, tmp_path / "idx", "-q", "--words", "bank").exit_code == 0
+    meta_path = tmp_path / "idx" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    del meta[META_DIGEST]
+    meta["n_usages"] = 7
+    meta_path.write_text(json.dumps(meta))
+    result = _run("verify", tmp_path / "idx")
+    assert result.exit_code == 1 and "meta.json could not be" in result.output
+
+
+def test_a_right_to_left_override_in_a_context_is_shown_as_its_code():
+    from spacy_elmo.change.report import marked
+
+    html = marked({"text": "abc \u202edef bank ghi", "start": 9, "end": 13})
+    assert "\u202e" not in html and "\\u202e" in html and "<mark>bank</mark>" in html
