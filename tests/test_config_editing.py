@@ -106,6 +106,12 @@ def test_each_elmo_config_is_its_baseline_plus_the_elmo_part(task, vectors, tmp_
     del elmo["components"]["elmo"], elmo["initialize"]["components"]["elmo"]
     del elmo["paths"]["elmo_options"], elmo["paths"]["elmo_weights"]
     elmo["nlp"]["pipeline"].remove("elmo")
+    # the checks and progress lines of the ELMo part: the listeners' component, the biLM's first pass
+    assert elmo["nlp"]["after_pipeline_creation"] == {"@callbacks": "spacy-elmo.check_listeners.v1"}
+    elmo["nlp"]["after_pipeline_creation"] = None
+    logger = elmo["training"]["logger"]
+    assert logger.pop("@loggers") == "spacy-elmo.ConsoleLogger.v1" and logger.pop("every_s") > 0
+    logger["@loggers"] = "spacy.ConsoleLogger.v3"
     tok2vec = elmo["components"][task]["model"]["tok2vec"]
     assert tok2vec.pop("@architectures") in ("spacy-elmo.ElmoTok2Vec.v1", "spacy-elmo.ElmoTok2Vec.v2")
     listeners = [tok2vec.pop(key) for key in ("elmo", "input_elmo", "output_elmo") if key in tok2vec]

@@ -24,6 +24,7 @@ from ..layers.bilm_model import bilm_config, get_bilm, load_folder_into, load_we
 from ..layers.replace_listener import set_replace_listener_hooks
 from ..layers.listener import ElmoListener, no_gradient
 from .component_settings import ElmoSettings
+from .config_errors import InitializeError
 from .elmo_data import ElmoData, register_extensions
 from .layer_cache import LayerCache
 from .onnx_runtime import OnnxRunner
@@ -134,6 +135,8 @@ class Elmo(TrainablePipe):
         # update, so a pipeline that only predicts never holds on to its Docs' layers.
         self._cache_active = False
         self.listener_map: Dict[str, List[ElmoListener]] = {}
+        # told (docs, tokens) each time the biLM itself runs (not the cache): training's progress lines
+        self.on_biLM_run: Optional[Callable[[int, int], None]] = None
         self._apply_settings(settings)
 
     def _apply_settings(self, settings: ElmoSettings) -> None:
@@ -221,7 +224,10 @@ class Elmo(TrainablePipe):
 
     def _predict(self, docs: List[Doc]) -> List[Floats3d]:
         """The layers of `docs` from the biLM: the torch one, or its ONNX graph (runtime "onnx")."""
-        return self.model.predict(docs) if self.onnx is None else self.onnx.predict(self.model, docs)
+        layers = self.model.predict(docs) if self.onnx is None else self.onnx.predict(self.model, docs)
+        if self.on_biLM_run is not None:
+            self.on_biLM_run(len(docs), sum(len(doc) for doc in docs))
+        return layers
 
     @property
     def has_weights(self) -> bool:
@@ -262,6 +268,8 @@ class Elmo(TrainablePipe):
             self.cfg["has_weights"] = True  # trained here from now on
             self.bilm.dropout = drop
             outputs, backprop_layers = self.model.begin_update(docs)
+            if self.on_biLM_run is not None:
+                self.on_biLM_run(len(docs), sum(len(doc) for doc in docs))
             d_outputs = [self.model.ops.alloc3f(*layers.shape) for layers in outputs]
 
             def accumulate(one_d_outputs: List[Floats3d]) -> List[Doc]:
@@ -320,27 +328,37 @@ class Elmo(TrainablePipe):
             False (what init-config's task configs set) makes that an error, so that `spacy train`
             does not train to the end on a biLM that carries no information.
         """
-        if bilm is not None:
-            if options_file is not None or weights_file is not None:
-                raise ValueError(
-                    f"[{self.name}] initialize got both bilm and options_file/weights_file: keep one in "
-                    f"[initialize.components.{self.name}]."
-                )
-            self.load_bilm(bilm)
-        elif weights_file is not None:
-            self.load_original(options_file, weights_file)
-        elif options_file is not None:
-            raise ValueError(
-                "[elmo] initialize got an options_file but no weights_file. Add 'weights_file' to [initialize.components.elmo]."
-            )
-        elif not self.has_weights:
-            if not allow_random:
-                raise InputError(
-                    _random_weights_message(self.name, "No biLM weights were given")
-                    + " With spacy train: --paths.elmo_options options.json --paths.elmo_weights weights.hdf5."
-                )
-            self._warned_random = True
-            warnings.warn(_random_weights_message(self.name), UserWarning, stacklevel=2)
+        given = f"[initialize.components.{self.name}]"
+        where = {
+            "bilm": f"{given} bilm",
+            "files": f"{given} options_file and weights_file (spacy train --paths.elmo_options, --paths.elmo_weights)",
+        }
+        fix = (
+            "With spacy train: --paths.elmo_options options.json --paths.elmo_weights weights.hdf5 (or set "
+            f"{given} bilm to a biLM folder or a released name)."
+        )
+        source = "bilm" if bilm is not None else "files"
+        try:
+            if bilm is not None:
+                if options_file is not None or weights_file is not None:
+                    raise InputError(f"[{self.name}] initialize got both bilm and options_file/weights_file: keep one in {given}.")
+                self.load_bilm(bilm)
+            elif weights_file is not None:
+                self.load_original(options_file, weights_file)
+            elif options_file is not None:
+                raise InputError(f"[{self.name}] initialize got an options_file but no weights_file. Add 'weights_file' to {given}.")
+            elif not self.has_weights:
+                if not allow_random:
+                    raise InputError(_random_weights_message(self.name, "No biLM weights were given") + " " + fix)
+                self._warned_random = True
+                warnings.warn(_random_weights_message(self.name), UserWarning, stacklevel=2)
+        except InitializeError:
+            raise
+        except InputError as err:
+            said = str(err) if str(err).startswith(f"[{self.name}]") else f"[{self.name}] {err}"
+            raise InitializeError(title=said if fix in said else f"{said.rstrip('.')} (the biLM named by {where[source]}).") from None
+        if nlp is not None:
+            _warn_if_no_listener(self, nlp)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "Elmo":
         self.cache.clear()
@@ -397,6 +415,24 @@ class Elmo(TrainablePipe):
         self.cfg["has_weights"] = True
         self.cache.clear()
         return self
+
+
+def _warn_if_no_listener(pipe: "Elmo", nlp: Language) -> None:
+    """Warn where the pipeline trains components and none of them listens to `pipe`: the biLM would run on every
+    batch for nothing. A pipeline with no other trainable component (an elmo component for doc._.elmo) is as meant."""
+    if pipe.listening_components:
+        return
+    others = [name for name, proc in nlp.pipeline if proc is not pipe and isinstance(proc, TrainablePipe) and proc.is_trainable]
+    if not others:
+        return
+    warnings.warn(
+        f"[{pipe.name}] no component listens to the '{pipe.name}' component, so the biLM runs on every batch for "
+        f"nothing: {', '.join(others)} could use its layers. Write the config with `spacy-elmo init-config CONFIG "
+        f"--pipeline {others[0]} --bilm BILM` (it puts a spacy-elmo.ElmoListener.v2 in the task's tok2vec), or remove "
+        f"'{pipe.name}' from [nlp] pipeline.",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def _random_weights_message(name: str, what: str = "The biLM has random weights") -> str:
