@@ -7,6 +7,7 @@ with the place that covers it.
 """
 
 import gzip
+import json
 import os
 import re
 import shutil
@@ -84,6 +85,27 @@ def _user_files(folder: Path) -> None:
     save_original(tiny_bilm(seed=5), folder / "options.json", folder / "weights.hdf5")
     shutil.copytree(EFML, folder / "de.model")
     write_wug(folder / "dwug_en")  # a dataset of usages judged by people, in the WUG format
+    # CoNLL-2003 as it comes (docs/tasks.md converts it), and JSONL with entity offsets and categories
+    conll = ["-DOCSTART- -X- -X- O", ""]
+    for i in range(12):
+        conll += [
+            f"Alice NNP B-NP B-PER",
+            "Smith NNP I-NP I-PER",
+            "went VBD B-VP O",
+            "to TO B-PP O",
+            "Paris NNP B-NP B-LOC",
+            f"{i} CD B-NP O",
+            ". . O O",
+            "",
+        ]
+    (folder / "eng.train").write_text("\n".join(conll), encoding="utf8")
+    (folder / "eng.testa").write_text("\n".join(conll[: 2 + 8 * 4]), encoding="utf8")
+    for split, size in (("train", 20), ("dev", 5)):
+        records = [
+            {"text": f"Alice Smith went to Paris on day {i} .", "entities": [[0, 11, "PERSON"], [20, 25, "GPE"]], "cats": {"TRAVEL": 1.0}}
+            for i in range(size)
+        ]
+        (folder / f"{split}.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf8")
     nlp = spacy.blank("en")
     for name, size in (("train.spacy", 40), ("dev.spacy", 10)):
         docs = DocBin()

@@ -754,3 +754,23 @@ def test_substitute_distributions_and_measures_by_hand():
     assert found["APD Hellinger"] == pytest.approx(1.0)
     same = measures(torch.cat([p[:1], p[:1]]), torch.tensor([True, False]))
     assert same["JSD of means"] == pytest.approx(0.0, abs=1e-6) and same["APD cosine"] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_project_outside_the_repositorys_layout_says_which_vars_to_give(tmp_path):
+    """A clone elsewhere, offline: the defaults (../../../shared/...) find nothing. Each missing input is one line
+    naming the --vars to give, and no traceback: first the raw text, then the data folder whose download failed."""
+    project_dir = _copy_project("ner_conll03", tmp_path)
+    base = [sys.executable, "-m", "spacy", "project", "run", "smoke", str(project_dir)]
+
+    def run(*variables: str) -> str:
+        done = subprocess.run([*base, *variables], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert done.returncode != 0
+        out = done.stdout + done.stderr
+        assert "Traceback" not in out, out[-3000:]
+        return " ".join(out.split())
+
+    assert "give yours with --vars.raw_text PATH" in run()
+    raw = tmp_path / "my_text.txt"
+    raw.write_text("One paragraph of mine .\n", encoding="utf8")
+    out = run("--vars.raw_text", str(raw), "--vars.conll_url", "http://127.0.0.1:9/nowhere")  # a download that fails
+    assert "--vars.data_dir FOLDER" in out and "conll2003/eng.train" in out
