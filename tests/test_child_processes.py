@@ -103,6 +103,7 @@ def test_a_worker_does_not_inherit_this_processes_signal_handler(tmp_path):
         signal.signal(signal.SIGTERM, former)
 
 
+@pytest.mark.slow
 def test_the_tokenizer_workers_build_their_own_splitter(tmp_path):
     """A worker never sees the parent's splitter object (it could not, unforked): it builds one from
     the language and maximum length, and its tokens equal the parent's."""
@@ -136,6 +137,7 @@ def test_a_program_read_from_standard_input_prepares_a_corpus_in_processes(tmp_p
     assert int(tokens) > 0 and int(processes) == 2 and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_a_program_without_the_main_guard_runs_its_top_level_once(tmp_path):
     """The package's workers never run the caller's program again: a top level that prepares a corpus in processes
     (no `if __name__ == "__main__":`) runs once, where each worker used to run it again (and start pools of its own)."""

@@ -13,6 +13,7 @@ from spacy_elmo.cli import app
 from .helpers import tiny_bilm
 
 
+@pytest.mark.slow
 def test_embed_from_original_files_to_hdf5_and_docbin(tmp_path):
     """Dataset "i" is line i, the blank line included (an empty dataset), as allennlp elmo numbers
     lines; a "\r" inside a line neither splits it nor shifts the numbering."""
@@ -66,6 +67,7 @@ def test_embed_gpu_id_without_a_gpu_says_how_to_run_on_cpu(tmp_path):
         assert not (tmp_path / "o.hdf5").exists()
 
 
+@pytest.mark.slow
 def test_embed_top_average_and_pretokenized_like_allennlp(tmp_path):
     """allennlp elmo's layout: dataset "i" per line, (n_tokens, 2P) for --top / --average, and
     sentence_to_index; pretokenized lines keep exactly their whitespace tokens."""
@@ -109,6 +111,7 @@ def test_command_list_reflows_docstrings_to_the_terminal():
     assert any("or an HDF5 file" in line for line in result.output.splitlines())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["ner", "textcat", "tagger", "parser"])
 def test_init_config_writes_a_config_that_builds(task, tmp_path):
     """With --bilm the ELMo config carries the biLM's sizes and files; --baseline is the same
@@ -131,6 +134,7 @@ def test_init_config_writes_a_config_that_builds(task, tmp_path):
     assert result.exit_code != 0 and "tagger" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["ner", "textcat"])
 def test_init_config_elmo_at_moves_the_listener_and_changes_nothing_else(task, tmp_path):
     """--elmo-at output / both: the shipped config with ElmoTok2Vec.v2, the listener block (and

@@ -89,7 +89,7 @@ def _user_files(folder: Path) -> None:
     conll = ["-DOCSTART- -X- -X- O", ""]
     for i in range(12):
         conll += [
-            f"Alice NNP B-NP B-PER",
+            "Alice NNP B-NP B-PER",
             "Smith NNP I-NP I-PER",
             "went VBD B-VP O",
             "to TO B-PP O",

@@ -353,6 +353,7 @@ FILES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["empty", "truncated", "garbled"])
 @pytest.mark.parametrize("name", list(FILES))
 def test_a_damaged_file_is_named_in_one_line(finished, name, how, tmp_path):

@@ -54,6 +54,7 @@ def _files(folder: Path) -> dict:
 # 1. a build never takes a neighbouring OUTPUT.tmp for its scratch folder
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["index-usages", "prepare-corpus"])
 def test_a_users_folder_named_like_a_scratch_folder_stays(model, corpus, tmp_path, monkeypatch, command):
     monkeypatch.chdir(tmp_path)
@@ -94,6 +95,7 @@ def test_a_folder_of_files_with_the_tools_names_is_refused(model, corpus, tmp_pa
 # 3. an index inside its corpus folder is not read back as text
 
 
+@pytest.mark.slow
 def test_an_index_inside_its_corpus_folder_is_skipped_when_reading(model, tmp_path):
     folder = tmp_path / "c"
     folder.mkdir()
@@ -144,6 +146,7 @@ def test_a_query_returns_n_usages_when_there_are_n(model, corpus, tmp_path):
 # 5. an empty build is an error and keeps the former index
 
 
+@pytest.mark.slow
 def test_an_empty_build_keeps_the_former_index(model, corpus, tmp_path):
     out = tmp_path / "idx"
     assert _cli("index-usages", model, corpus, out, "--words", "bank").exit_code == 0
@@ -163,6 +166,7 @@ def test_usage_index_imports_from_the_package():
     assert Imported is UsageIndex
 
 
+@pytest.mark.slow
 def test_a_token_from_another_pipeline_is_refused(model, corpus, tmp_path):
     index = build_usage_index(load_elmo_pipeline(model), corpus, tmp_path / "idx", words=["bank"], progress=False, log=lambda _: None)
     other = tmp_path / "other"
@@ -215,6 +219,7 @@ def test_a_file_name_that_is_not_utf8_fails_before_any_work(model, tmp_path):
     assert "not valid UTF-8" in line and "rename" in line
 
 
+@pytest.mark.slow
 def test_a_relative_index_path_is_refused_with_the_absolute_one_to_give(model, corpus, tmp_path, monkeypatch):
     """A saved pipeline keeps the index's path as given and is loaded from other folders: a relative
     path is refused at add_pipe, naming the absolute one; that one works from anywhere."""

@@ -210,6 +210,7 @@ FORMATS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", list(FORMATS))
 def test_damaged_files_answer_right_or_fail_in_one_line(fmt, artifacts, tmp_path_factory):
     key, read, names = FORMATS[fmt]

@@ -49,6 +49,7 @@ def test_a_shards_sidecar_is_never_replaced_without_overwrite(bilm_folder, lines
     assert json.loads(sidecar.read_text())["docbin"]  # replaced when asked to, as the output is
 
 
+@pytest.mark.slow
 def test_a_users_file_where_a_report_writes_a_map_stays_and_the_map_goes_beside_it(report, tmp_path):  # noqa: F811
     pytest.importorskip("matplotlib")
     from spacy_elmo.change.report import write_report
@@ -179,6 +180,7 @@ def test_embed_with_no_documents_per_batch_says_so(bilm_folder, lines, tmp_path,
     assert result.exit_code == 2 and "1 or more documents per batch" in result.output and not (tmp_path / "x.hdf5").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("record", ["cublas", 7])
 def test_a_checkpoint_with_an_unknown_products_record_is_refused_in_one_line(tmp_path, record):
     from tests.training.test_pretrain import TEXT, _config

@@ -26,6 +26,7 @@ def test_lines_say_how_far_and_how_fast(monkeypatch, capsys):
     assert progress_bar(range(2), disable=True).disable  # off is off: tqdm's disabled bar
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quiet", [False, True])
 def test_embed_and_index_usages_write_progress_lines_unless_quiet(tmp_path, monkeypatch, quiet):
     monkeypatch.setattr(progress_module, "LINE_SECONDS", 0.0)

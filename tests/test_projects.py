@@ -511,6 +511,7 @@ def test_few_labels_report_interpolates_in_log_fraction(tmp_path):
     assert (metrics.parent / "few_labels.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_sentence_probe_classifier_separates_and_its_penalty_shrinks_the_weights():
     probe = _script_module("sentence_probe")
     rng = numpy.random.default_rng(0)
@@ -756,6 +757,7 @@ def test_substitute_distributions_and_measures_by_hand():
     assert same["JSD of means"] == pytest.approx(0.0, abs=1e-6) and same["APD cosine"] == pytest.approx(0.0, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_a_project_outside_the_repositorys_layout_says_which_vars_to_give(tmp_path):
     """A clone elsewhere, offline: the defaults (../../../shared/...) find nothing. Each missing input is one line
     naming the --vars to give, and no traceback: first the raw text, then the data folder whose download failed."""

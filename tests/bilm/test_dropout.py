@@ -23,6 +23,7 @@ def test_rate_in_every_lane_and_an_unbiased_scale(p):
     assert abs(y.double().mean().item() - 1.0) < 0.01
 
 
+@pytest.mark.slow
 def test_gradient_is_the_mask_and_masks_follow_the_seed():
     x = torch.randn(3, 7, 5, requires_grad=True)
     torch.manual_seed(1)

@@ -313,6 +313,7 @@ def _entry(seconds, choice=None, **more):
         ({"fp32": 1.0, "int8": 2.0}, "fp32", "yesterday", "when is not a number"),
     ],
 )
+@pytest.mark.slow
 def test_every_kept_entry_is_checked_before_use(cache, caplog, monkeypatch, seconds, choice, when, said):
     from spacy_elmo.bilm import measured as m
 
@@ -356,6 +357,7 @@ def test_a_fifo_or_a_link_is_never_read_or_replaced(cache, tmp_path, monkeypatch
     assert not outside.exists()  # nothing created through the link
 
 
+@pytest.mark.slow
 def test_a_lock_held_elsewhere_is_waited_for_briefly_then_said(cache, caplog, monkeypatch):
     from spacy_elmo.bilm import measured as m
 

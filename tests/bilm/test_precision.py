@@ -77,6 +77,7 @@ def _alone_and_in_batches(bilm, sentences, precision):
     return alone, together, reversed_
 
 
+@pytest.mark.slow
 @needs_int8
 @pytest.mark.parametrize("source", ["original", "elmo-small-wiki-reuters", "elmo-small-wiki-reuters-cont"])
 def test_a_sentences_int8_layers_are_the_same_alone_and_in_any_batch(source, shared_data, shared_bilm):
@@ -395,6 +396,7 @@ def test_the_component_takes_precision_from_its_config(tmp_path):
         spacy.load(tmp_path / "p", config={"components": {"elmo": {"precision": "fp16"}}})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("precision", [pytest.param("bf16", marks=needs_bf16), pytest.param("int8", marks=needs_int8)])
 def test_a_per_call_precision_packs_once_and_keeps_the_token_cache(precision, monkeypatch):
     """`embed(..., precision=P)` called again packs no weight and runs no char CNN for words it

@@ -104,6 +104,7 @@ def test_several_processes_of_one_job_share_the_cores_and_stay(machine):
     assert torch.get_num_threads() == 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_busy_process_is_seen_as_other_work():
     assert others_running() is not None

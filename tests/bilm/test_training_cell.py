@@ -43,6 +43,7 @@ def test_values_and_gradients_equal_the_plain_cell(clip, used):
         torch.testing.assert_close(b, a, atol=2e-6, rtol=1e-5, msg=name)
 
 
+@pytest.mark.slow
 def test_fused_cell_matches_finite_differences():
     z, c = _inputs(torch.float64)
     assert torch.autograd.gradcheck(lambda z, c: lstm_cell_training(z, c, C, 3.0), (z, c))

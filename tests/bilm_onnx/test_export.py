@@ -55,6 +55,7 @@ def _assert_batch_equals_each_alone(bilm, exported, sentences, atol=1e-5):
         numpy.testing.assert_allclose(exported.run(**exported.batch([sentence]))[:, 0], expected, rtol=0, atol=atol)
 
 
+@pytest.mark.slow
 def test_the_parity_fixture_every_layer_in_batches_of_mixed_lengths(elmo_fixture, tmp_path):
     bilm = load_original(elmo_fixture / "options.json", elmo_fixture / "lm_weights.hdf5")
     exported = _exported(bilm, tmp_path)
@@ -124,6 +125,7 @@ def test_a_biLM_from_spacy_elmo_pretrain_matches_and_is_no_further_from_float64_
 @pytest.mark.parametrize(
     "source", ["tiny", "elmo-small-wiki-reuters", "elmo-small-wiki-reuters-cont", pytest.param("original", marks=pytest.mark.slow)]
 )
+@pytest.mark.slow
 def test_int8_layers_are_the_same_alone_and_in_any_batch(source, shared_bilm, shared_data, tmp_path):
     """Each token's row quantized over its own range, as PyTorch's int8 does: a sentence's int8 layers bit for bit
     the same alone, in one batch and in batches of five (before: 0.069 apart on the cont biLM's layer 1)."""
@@ -244,6 +246,7 @@ def test_the_docs_table_of_metadata_is_the_runtimes():
     assert rows == {key: text.replace("'spacy-elmo bilm onnx v1'", "`spacy-elmo bilm onnx v1`") for key, text in METADATA_DOC.items()}
 
 
+@pytest.mark.slow
 def test_a_pipeline_folder_exports_its_components_biLM(tmp_path):
     import spacy
 
@@ -263,6 +266,7 @@ def test_a_pipeline_folder_exports_its_components_biLM(tmp_path):
     numpy.testing.assert_allclose(exported.embed([[t.text for t in doc]])[0], doc._.elmo.layers, rtol=0, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_pipeline_with_two_elmo_components_exports_the_one_named(tmp_path):
     """Two elmo components: convert says how to name one (--component), and exports the named one's biLM."""
     import spacy

@@ -151,6 +151,7 @@ def report(tmp_path_factory):
     return tmp, result.output
 
 
+@pytest.mark.slow
 def test_the_change_json_carries_the_evidence_and_the_check_against_people(report):
     tmp, output = report
     data = json.loads((tmp / "change.json").read_text())
@@ -366,6 +367,7 @@ def test_a_gold_word_given_twice_is_refused_naming_both_lines(tmp_path):
         read_gold(stats)
 
 
+@pytest.mark.slow
 def test_a_report_folder_used_again_keeps_no_word_of_the_earlier_run(report, tmp_path):
     """The second run into a report folder removes what the first wrote (gay's map and clusters file), and keeps what
     it did not write (a user's file in maps/)."""
@@ -385,6 +387,7 @@ def test_a_report_folder_used_again_keeps_no_word_of_the_earlier_run(report, tmp
     assert "gay" not in (tmp_path / "r" / "index.html").read_text(encoding="utf8").split("<h1>")[1]
 
 
+@pytest.mark.slow
 def test_indexes_without_context_vectors_say_which_input_the_senses_come_from(tmp_path):
     """Indexes built without --all-layers keep no context-only vectors: change says in one line that the senses come
     from the vectors the scores read, and the tiny biLM (no softmax) that they are named by context words."""

@@ -281,6 +281,7 @@ def test_corpus_indexes_match_keys_by_lemma_or_form(setup, tmp_path):
     numpy.testing.assert_allclose(numpy.asarray(index.layers[0], dtype="float32"), doc._.elmo.layers[:, 1], rtol=2e-3, atol=2e-3)
 
 
+@pytest.mark.slow
 def test_neighbours_picks_the_layer_of_an_every_layer_index(setup):
     tmp, *_ = setup
     runner = CliRunner()

@@ -40,6 +40,7 @@ def test_a_ray_address_with_nothing_there_is_one_line_in_seconds():
         check_reachable(f"127.0.0.1:{server.getsockname()[1]}")  # something answers: Ray takes over
 
 
+@pytest.mark.slow
 def test_the_cli_says_so_before_ray_starts(bilm_dir, corpus, tmp_path):  # noqa: F811
     pytest.importorskip("ray", reason="the --ray door needs the [ray] extra: pip install 'spacy-elmo[ray]'")
     lines = str(corpus / "lines.txt")
@@ -83,6 +84,7 @@ def test_a_parts_approximate_search_is_refused_before_the_work(bilm_dir, corpus,
     assert result.exit_code == 2 and "index-ann MERGED" in result.output and not (tmp_path / "part").exists()
 
 
+@pytest.mark.slow
 def test_a_linked_output_folder_is_never_written_through(bilm_dir, corpus, tmp_path):  # noqa: F811
     _run("index-usages", bilm_dir, corpus / "docs.txt", tmp_path / "real", "-q", "--words", "bank")
     before = {p.name: p.read_bytes() for p in (tmp_path / "real").iterdir() if p.is_file()}

@@ -88,6 +88,7 @@ def test_three_index_shards_merge_into_the_single_runs_index(bilm_dir, corpus, t
     assert a == b and "shard" not in b
 
 
+@pytest.mark.slow
 def test_an_empty_shard_is_a_part_and_merges(bilm_dir, corpus, tmp_path):
     """With --words, a shard may hold no usage: its part is written, and the merge equals the single run."""
     _run("index-usages", bilm_dir, corpus / "docs.txt", tmp_path / "single", "--docs-per-batch", 40, "-q", "--words", "bank")
@@ -153,6 +154,7 @@ def test_merge_refuses_parts_that_do_not_add_up(bilm_dir, corpus, tmp_path):
     assert not any((tmp_path / f"m{i}").exists() for i in range(1, 7))
 
 
+@pytest.mark.slow
 def test_merge_refuses_embeddings_of_other_settings(bilm_dir, corpus, tmp_path):
     lines = corpus / "lines.txt"
     _run("embed", bilm_dir, lines, tmp_path / "a.hdf5", "--shard", "0/2", "-q")
@@ -171,6 +173,7 @@ def test_a_bad_shard_is_one_line(text):
     assert Shard.parse("2/5").owns(7) and not Shard.parse("2/5").owns(8) and Shard.parse(None).whole
 
 
+@pytest.mark.slow
 def test_merge_never_replaces_a_result_without_overwrite(bilm_dir, corpus, tmp_path):
     """An index folder at OUTPUT is a result, as a file is: kept unless --overwrite; a link (even dangling) is refused."""
     parts = _index_shards(bilm_dir, corpus, tmp_path, 2, "--words", "bank,river", "--all-layers")
@@ -209,6 +212,7 @@ def test_merge_never_replaces_a_result_without_overwrite(bilm_dir, corpus, tmp_p
     assert link.is_symlink() and not (tmp_path / "nowhere").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["cut sidecar", "edited sidecar", "missing dataset", "text index", "virtual missing dataset"])
 def test_a_damaged_part_is_one_line(bilm_dir, corpus, tmp_path, damage):
     """What a hostile audit found as tracebacks: a cut or edited .shard.json, an HDF5 part missing a dataset, a usage

@@ -22,6 +22,7 @@ def _embed_shards(bilm_dir, lines, tmp_path, n, suffix=".hdf5", *extra):  # noqa
     return parts
 
 
+@pytest.mark.slow
 def test_a_value_changed_inside_an_hdf5_part_is_refused_naming_the_part(bilm_dir, corpus, tmp_path):  # noqa: F811
     parts = _embed_shards(bilm_dir, corpus / "lines.txt", tmp_path, 2)
     _run("merge", tmp_path / "good.hdf5", *parts, "-q")
@@ -32,6 +33,7 @@ def test_a_value_changed_inside_an_hdf5_part_is_refused_naming_the_part(bilm_dir
     assert not (tmp_path / "bad.hdf5").exists() and not list(tmp_path.glob(".bad*"))
 
 
+@pytest.mark.slow
 def test_a_byte_changed_in_a_usage_index_parts_vectors_is_refused(bilm_dir, corpus, tmp_path):  # noqa: F811
     parts = _index_shards(bilm_dir, corpus, tmp_path, 2)
     vectors = parts[0] / "vectors.bin"
@@ -43,6 +45,7 @@ def test_a_byte_changed_in_a_usage_index_parts_vectors_is_refused(bilm_dir, corp
     assert not (tmp_path / "merged").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["index-usages", "embed"])
 def test_a_corpus_edited_between_two_shards_runs_is_refused(bilm_dir, corpus, tmp_path, command):  # noqa: F811
     """Same path, same number of documents, other words (sed -i 's/ the / a /g' between two shards)."""
@@ -62,6 +65,7 @@ def test_a_corpus_edited_between_two_shards_runs_is_refused(bilm_dir, corpus, tm
     assert not (tmp_path / f"merged{suffix}").exists()
 
 
+@pytest.mark.slow
 def test_docbin_parts_with_their_records_swapped_are_refused(bilm_dir, corpus, tmp_path):  # noqa: F811
     parts = _embed_shards(bilm_dir, corpus / "lines.txt", tmp_path, 2, ".spacy")
     sidecars = [p.with_name(p.name + ".shard.json") for p in parts]
@@ -72,6 +76,7 @@ def test_docbin_parts_with_their_records_swapped_are_refused(bilm_dir, corpus, t
     assert "is not the DocBin its record" in message and not (tmp_path / "merged.spacy").exists()
 
 
+@pytest.mark.slow
 def test_a_chunk_given_another_shards_number_is_refused(bilm_dir, corpus, tmp_path):  # noqa: F811
     parts = _index_shards(bilm_dir, corpus, tmp_path, 3)
     meta_path = parts[1] / "meta.json"
@@ -83,6 +88,7 @@ def test_a_chunk_given_another_shards_number_is_refused(bilm_dir, corpus, tmp_pa
     assert "chunk 2 in shard 1/3" in message and not (tmp_path / "merged").exists()
 
 
+@pytest.mark.slow
 def test_a_huge_shard_count_is_refused_and_missing_shards_are_named_briefly(bilm_dir, corpus, tmp_path):  # noqa: F811
     with pytest.raises(InputError, match="at most 100,000 shards"):
         Shard.parse("0/1000000000")
@@ -96,6 +102,7 @@ def test_a_huge_shard_count_is_refused_and_missing_shards_are_named_briefly(bilm
     assert "1/99999, 2/99999, 3/99999 and 99,995 more missing" in message and len(message) < 300
 
 
+@pytest.mark.slow
 def test_a_virtual_merge_equals_the_copied_merge_and_refers_to_the_parts(bilm_dir, corpus, tmp_path):  # noqa: F811
     parts = _embed_shards(bilm_dir, corpus / "lines.txt", tmp_path, 3, ".hdf5", "--top")
     _run("merge", tmp_path / "copied.hdf5", *parts, "-q")
@@ -116,6 +123,7 @@ def test_a_virtual_merge_equals_the_copied_merge_and_refers_to_the_parts(bilm_di
     assert "merged by copying" in _fail("merge", tmp_path / "v", *_index_shards(bilm_dir, corpus, tmp_path, 2), "--virtual")
 
 
+@pytest.mark.slow
 def test_a_part_records_what_ran_and_parts_that_ran_apart_are_refused(bilm_dir, corpus, tmp_path, monkeypatch):  # noqa: F811
     """The precision "auto" resolved to (not "auto"), the threads, torch and oneDNN: int8 in one part and float32 in
     the other would not add up to one run."""

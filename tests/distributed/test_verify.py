@@ -31,6 +31,7 @@ def test_a_whole_usage_index_carries_digests_and_verify_finds_a_flipped_byte(bil
     assert result.exit_code == 1 and "vectors.bin is not the file the index was written with" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key, value", [("layer_weights", [0.0, 1.0, 0.0]), ("fingerprint", "0" * 64), ("n_usages", 3), ("words", ["x"])])
 def test_verify_finds_an_edited_meta_json(bilm_dir, corpus, tmp_path, key, value):  # noqa: F811
     import json
@@ -45,6 +46,7 @@ def test_verify_finds_an_edited_meta_json(bilm_dir, corpus, tmp_path, key, value
     assert result.exit_code == 1 and "meta.json is not what the index was written with" in result.output
 
 
+@pytest.mark.slow
 def test_embed_and_merge_outputs_verify_and_a_changed_value_is_found(bilm_dir, corpus, tmp_path):  # noqa: F811
     lines = corpus / "lines.txt"
     _run("embed", bilm_dir, lines, tmp_path / "whole.hdf5", "--docs-per-batch", 1, "-q")
@@ -61,6 +63,7 @@ def test_embed_and_merge_outputs_verify_and_a_changed_value_is_found(bilm_dir, c
     assert result.exit_code == 1 and "are not those its digest names" in result.output
 
 
+@pytest.mark.slow
 def test_a_virtual_merge_finds_its_parts_beside_it_and_refuses_a_moved_or_replaced_one(bilm_dir, corpus, tmp_path):  # noqa: F811
     lines = corpus / "lines.txt"
     work = tmp_path / "work"
@@ -99,6 +102,7 @@ def test_a_virtual_merge_finds_its_parts_beside_it_and_refuses_a_moved_or_replac
         os.chdir(here)
 
 
+@pytest.mark.slow
 def test_a_merged_usage_index_and_a_docbin_part_verify(bilm_dir, corpus, tmp_path):  # noqa: F811
     parts = _index_shards(bilm_dir, corpus, tmp_path, 2, "--words", "bank")
     _run("merge", tmp_path / "merged", *parts, "-q")

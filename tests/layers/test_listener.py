@@ -135,6 +135,7 @@ def test_prediction_reads_the_docs_layers_and_explains_a_missing_component():
         nlp.get_pipe("tagger")(without)
 
 
+@pytest.mark.slow
 def test_replace_listeners_gives_a_standalone_tagger_that_predicts_the_same(tmp_path):
     for frozen in (True, False):
         nlp = _nlp(frozen)
@@ -225,6 +226,7 @@ def test_tok2vec_v2_joins_elmo_at_the_input_the_output_or_both(input_elmo, outpu
             spacy.util.load_model_from_config(config, auto_fill=True)
 
 
+@pytest.mark.slow
 def test_tok2vec_v2_replace_listeners_keeps_both_mixes(tmp_path):
     nlp = _nlp_v2(True, True, same_mix=True)
     _train(nlp)

@@ -35,6 +35,7 @@ def test_doc_boundaries_win_over_punctuation_and_windows_cut_long_sentences():
     assert not plain.has_annotation("SENT_START")  # the Doc is left as it was
 
 
+@pytest.mark.slow
 def test_segments_cover_every_token_once_and_batches_keep_every_segment():
     docs = [_doc(["x"] * n + ["."] * (n % 2)) for n in (0, 1, 7, 30, 2)]
     segments = doc_segments(docs, 5, punct_sentences=True)

@@ -77,6 +77,7 @@ def test_odd_inputs(nlp):
     numpy.testing.assert_allclose(huge._.elmo.layers[:, :8], huge._.elmo.layers[:, 8:16], atol=1e-6)
 
 
+@pytest.mark.slow
 def test_float16_storage(elmo_files):
     nlp = spacy.blank("en")
     add_elmo(nlp, *elmo_files, config={"dtype": "float16"})
@@ -220,6 +221,7 @@ def test_pipe_with_two_processes(nlp):
         numpy.testing.assert_allclose(doc._.elmo.layers, nlp(text)._.elmo.layers, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_batch_size_and_token_cache_are_component_settings(tmp_path):
     nlp = spacy.blank("en")
     elmo = nlp.add_pipe("elmo", config={"model": tiny_model_config(window_size=3), "batch_size": 2, "token_cache_size": 7})
@@ -265,6 +267,7 @@ def test_option_differences_are_named():
     small.check_matches(ElmoOptions(n_characters=261), "never", "raised")
 
 
+@pytest.mark.slow
 def test_a_random_biLM_is_never_silent(elmo_files, tmp_path):
     nlp = spacy.blank("en")
     nlp.add_pipe("elmo", config={"model": tiny_model_config()})
@@ -312,6 +315,7 @@ def test_docbin_reads_elmo_data_in_a_fresh_process(nlp, tmp_path):
     assert run.stdout.strip() == "(3, 16)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale", [0.1, 0.01])
 def test_lr_scale_scales_the_fine_tuned_biLMs_steps(elmo_files, scale):
     from thinc.api import Adam
@@ -359,6 +363,7 @@ def test_a_damaged_cfg_is_named_as_the_cfg(nlp, tmp_path):
         spacy.load(tmp_path / "p")
 
 
+@pytest.mark.slow
 def test_settings_overridden_at_load_take_effect_everywhere(elmo_files, tmp_path):
     """Saved frozen with a 10 MB cache, loaded with frozen = false and cache_mb = 0: the config,
     the settings, the cache and the replace-listener hook all say so (a saved cfg used to keep the

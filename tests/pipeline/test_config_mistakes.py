@@ -32,7 +32,10 @@ def user(tmp_path_factory):
             docs.add(doc)
         docs.to_disk(folder / name)
     run = subprocess.run(
-        [sys.executable, "-m", "spacy_elmo", "init-config", "ner.cfg", "--pipeline", "ner", "--bilm", "bilm"], cwd=folder, capture_output=True, text=True
+        [sys.executable, "-m", "spacy_elmo", "init-config", "ner.cfg", "--pipeline", "ner", "--bilm", "bilm"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
     )
     assert run.returncode == 0, run.stderr
     return folder
@@ -69,6 +72,7 @@ def test_a_listener_without_an_elmo_component_is_one_line_naming_it(user):
     assert "[ner] listens to the 'elmo' component" in out and "put 'elmo' in [nlp] pipeline before 'ner'" in out and "--baseline" in out
 
 
+@pytest.mark.slow
 def test_an_elmo_component_nobody_listens_to_is_warned_about_at_initialize(user):
     nlp = spacy.blank("en")
     add_elmo(nlp, str(user / "bilm"))

@@ -34,6 +34,7 @@ def _layers(nlp, texts=TEXTS):
     return [doc._.elmo.layers for doc in nlp.pipe(texts, batch_size=2)]
 
 
+@pytest.mark.slow
 def test_onnx_gives_the_pytorch_layers_on_the_doc(bilm_dir):
     torch_layers = _layers(_nlp(bilm_dir))
     nlp = _nlp(bilm_dir, runtime="onnx")
@@ -94,6 +95,7 @@ def test_weights_changed_by_any_route_make_a_new_graph(bilm_dir, route):
         numpy.testing.assert_allclose(b, c, rtol=0, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_settings_are_checked_and_saved(bilm_dir, tmp_path):
     with pytest.raises(ValueError, match="runtime must be one of"):
         _nlp(bilm_dir, runtime="tensorflow")

@@ -4,6 +4,7 @@ loads and computes what that release computed."""
 from pathlib import Path
 
 import numpy
+import pytest
 import spacy
 
 from spacy_elmo.layers import get_bilm
@@ -26,6 +27,7 @@ def test_a_v1_pipeline_loads_and_gives_identical_layers_and_tags():
         assert [t.tag_ for t in doc] == expected[f"tags_{i}"].tolist()
 
 
+@pytest.mark.slow
 def test_a_v1_pipeline_saved_again_loads_the_same(tmp_path):
     nlp = spacy.load(FIXTURE / "pipeline")
     nlp.to_disk(tmp_path / "again")

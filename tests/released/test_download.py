@@ -32,6 +32,7 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_a_complete_download_is_checked_recorded_and_used_offline(mirror, cache, monkeypatch):
     folder = download("small", mirror=mirror.url, progress=False)
     assert folder.path == cache / "small" and folder.format == "allennlp"
@@ -47,6 +48,7 @@ def test_a_complete_download_is_checked_recorded_and_used_offline(mirror, cache,
     numpy.testing.assert_allclose(nlp("a b")._.elmo.layers, expected, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_download_cut_off_halfway_resumes_where_it_stopped(mirror, cache):
     size = (mirror.root / "small" / "weights.hdf5").stat().st_size
     mirror.cut["small/weights.hdf5"] = size // 2
@@ -73,6 +75,7 @@ def test_a_corrupt_file_is_refused_and_removed(mirror, cache):
     assert download("small", mirror=mirror.url, progress=False).path == cache / "small"
 
 
+@pytest.mark.slow
 def test_a_changed_file_in_the_cache_is_found_on_the_next_use(mirror, cache):
     download("small", mirror=mirror.url, progress=False)
     with (cache / "small" / "weights.hdf5").open("r+b") as f:
@@ -84,6 +87,7 @@ def test_a_changed_file_in_the_cache_is_found_on_the_next_use(mirror, cache):
     assert resolve_bilm("small").path == cache / "small"
 
 
+@pytest.mark.slow
 def test_a_server_that_is_down_fails_in_one_line_naming_the_url_and_the_command(cache):
     url = _dead_url()
     with pytest.raises(InputError) as info:
@@ -97,6 +101,7 @@ def test_not_cached_and_not_to_be_downloaded_says_how_to_fetch_it(cache):
         resolve_bilm("small", download_missing=False)
 
 
+@pytest.mark.slow
 def test_files_a_user_put_in_the_cache_are_left_alone(mirror, cache):
     (cache / "small").mkdir(parents=True)
     (cache / "small" / "notes.txt").write_text("mine")
@@ -130,6 +135,7 @@ def test_unknown_names_and_folders_say_what_works(cache, tmp_path):
         resolve_bilm(tmp_path / "empty")
 
 
+@pytest.mark.slow
 def test_cli_models_and_download(mirror, cache):
     from typer.testing import CliRunner
 
@@ -155,6 +161,7 @@ def test_cli_models_and_download(mirror, cache):
     assert failed.exit_code == 1 and "Cannot download small" in failed.output
 
 
+@pytest.mark.slow
 def test_init_config_with_a_name_initializes_from_the_cache(mirror, cache, tmp_path, monkeypatch):
     from thinc.api import Config
     from typer.testing import CliRunner
@@ -198,6 +205,7 @@ def test_an_nlpl_folder_with_model_hdf5_loads(tmp_path):
     numpy.testing.assert_allclose(folder.load().embed([["a"]])[0], tiny_bilm(seed=4).embed([["a"]])[0], atol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_second_download_of_the_same_name_is_refused_while_one_runs(mirror, cache):
     from spacy_elmo.output_folders import FolderLock
 
@@ -208,6 +216,7 @@ def test_a_second_download_of_the_same_name_is_refused_while_one_runs(mirror, ca
     assert download("small", mirror=mirror.url, progress=False).path == cache / "small"
 
 
+@pytest.mark.slow
 def test_an_unpacking_cut_short_is_taken_up_again(mirror, cache):
     """A run killed while it moved the unpacked files in: the next run takes up its recorded files."""
     folder = cache / "efml-de"

@@ -88,6 +88,7 @@ def test_a_resume_of_the_same_file_appends_after_checking_a_few_earlier_ranges(m
     assert ranges[-1] == f"bytes={size // 2}-" and 2 <= len(ranges) - 1 <= 4  # probes, then the rest only
 
 
+@pytest.mark.slow
 def test_a_resume_from_another_mirror_starts_over(mirror, cache, tmp_path):
     _cut_halfway(mirror)
     other_root = tmp_path / "other"
@@ -125,6 +126,7 @@ def test_without_a_validator_a_partial_file_is_not_resumed(mirror, cache):
     _assert_true_file(cache, changed)
 
 
+@pytest.mark.slow
 def test_a_redirect_to_another_port_is_followed(mirror, cache, tmp_path):
     other = MirrorServer(mirror.root)
     try:
@@ -155,6 +157,7 @@ def test_a_published_digest_that_differs_is_refused(mirror, cache, monkeypatch):
 # --- never lose the model that works ------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", ["404", "html", "cut", "garbage"])
 def test_a_failed_force_leaves_the_previous_model_loading_offline(mirror, cache, fault):
     download("small", mirror=mirror.url, progress=False)
@@ -174,6 +177,7 @@ def test_a_failed_force_leaves_the_previous_model_loading_offline(mirror, cache,
     assert cache_state("small") == "yes"  # the model in place (a cut download waits beside it)
 
 
+@pytest.mark.slow
 def test_models_says_partial_and_yes_only_when_they_are_true(mirror, cache):
     mirror.status[WEIGHTS] = 404
     with pytest.raises(InputError, match="HTTP 404"):
@@ -247,6 +251,7 @@ def test_kill_9_at_each_step_leaves_the_old_model_or_the_new_and_a_rerun_recover
 # --- nothing outside the folder -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_lock_file_that_is_a_link_is_not_followed(mirror, cache, tmp_path):
     victim = tmp_path / "bashrc"
     victim.write_text("the user's file\n")
@@ -269,6 +274,7 @@ def test_a_run_folder_lock_that_is_a_link_is_not_followed(tmp_path):
     assert victim.read_text() == "keep"
 
 
+@pytest.mark.slow
 def test_a_dangling_link_at_the_partial_file_is_not_written_through(mirror, cache, tmp_path):
     outside = tmp_path / "outside.bin"
     folder = cache / ".small.download"
@@ -280,6 +286,7 @@ def test_a_dangling_link_at_the_partial_file_is_not_written_through(mirror, cach
     assert not outside.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["../../victim.txt", "/ABSOLUTE"])
 def test_a_record_naming_a_path_outside_the_folder_is_damaged_and_never_deleted(mirror, cache, tmp_path, name):
     download("small", mirror=mirror.url, progress=False)
@@ -306,6 +313,7 @@ def test_a_record_that_says_complete_without_its_files_does_not_let_swapped_weig
         resolve_bilm("small")
 
 
+@pytest.mark.slow
 def test_an_added_file_a_loader_could_read_is_a_change(mirror, cache):
     download("efml-de", mirror=mirror.url, progress=False)
     (cache / "efml-de" / "other_network.json").write_text("{}")
@@ -313,6 +321,7 @@ def test_an_added_file_a_loader_could_read_is_a_change(mirror, cache):
         resolve_bilm("efml-de")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("planted", ["variables/", "checkpoint", "link"])
 def test_a_folder_link_or_checkpoint_file_planted_in_a_cached_model_is_a_change(mirror, cache, tmp_path, planted):
     """A TensorFlow folder is read as a checkpoint_prefix finds it: `variables/variables.*` or a
@@ -393,6 +402,7 @@ def _zip_model(path: Path, folders, extra=None) -> None:
             zf.writestr(name, data)
 
 
+@pytest.mark.slow
 def test_an_archive_with_two_model_folders_is_refused_naming_both(mirror, cache):
     _zip_model(mirror.root / "efml-de" / "model.zip", ["de.model", "other.model"])
     with pytest.raises(InputError, match=r"several model folders \(de.model, other.model\)"):
@@ -400,6 +410,7 @@ def test_an_archive_with_two_model_folders_is_refused_naming_both(mirror, cache)
     assert cache_state("efml-de") == "" and not (cache / ".efml-de.download").exists()
 
 
+@pytest.mark.slow
 def test_an_archive_that_inflates_past_the_limit_is_refused_and_removed(mirror, cache, monkeypatch):
     from spacy_elmo.released import unpack
 
@@ -414,6 +425,7 @@ def test_an_archive_that_inflates_past_the_limit_is_refused_and_removed(mirror, 
     assert len(mirror.requests) > requests_before  # fetched again, not the refused archive
 
 
+@pytest.mark.slow
 def test_an_archive_with_a_link_is_refused(mirror, cache):
     _zip_model(mirror.root / "efml-de" / "model.zip", ["de.model"])
     with zipfile.ZipFile(mirror.root / "efml-de" / "model.zip", "a") as zf:
@@ -499,6 +511,7 @@ def test_fuzzed_partial_files_end_with_the_true_file(mirror, cache, head, known)
     assert _sha(cache / "small" / "weights.hdf5") == _sha(mirror.root / WEIGHTS)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_fuzzed_archives_unpack_the_true_model_or_fail_in_one_line(mirror, cache, data):
@@ -521,6 +534,7 @@ def test_fuzzed_archives_unpack_the_true_model_or_fail_in_one_line(mirror, cache
         assert not (cache / ".efml-de.download").exists()
 
 
+@pytest.mark.slow
 def test_an_archive_holding_a_file_twice_is_refused(mirror, cache):
     import warnings
 
@@ -534,11 +548,13 @@ def test_an_archive_holding_a_file_twice_is_refused(mirror, cache):
     assert not (cache / ".efml-de.download").exists()
 
 
+@pytest.mark.slow
 def test_a_withdrawn_model_answered_with_404_names_what_to_use_instead(mirror, cache):
     with pytest.raises(InputError, match="HTTP 404.*use pt-wikipedia or pt-brwac"):
         download("pt", mirror=mirror.url, progress=False)
 
 
+@pytest.mark.slow
 def test_a_mirrors_password_is_never_shown(mirror, cache):
     mirror.status["small/options.json"] = 404
     with_password = mirror.url.replace("http://", "http://someone:s3cret@")
@@ -547,6 +563,7 @@ def test_a_mirrors_password_is_never_shown(mirror, cache):
     assert "someone:***@" in str(caught.value) and "s3cret" not in str(caught.value)
 
 
+@pytest.mark.slow
 def test_a_read_only_cache_that_holds_the_model_is_used_and_one_that_does_not_is_one_line(mirror, cache, monkeypatch):
     import errno
 
@@ -583,6 +600,7 @@ def test_a_linked_elmoformanylangs_network_config_is_called_a_link(tmp_path):
         bilm_folder(folder).load()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["folder", "file URL"])
 def test_a_folder_mirror_offline_is_checked_as_a_server(mirror, cache, how):
     root = mirror.root

@@ -76,6 +76,7 @@ def _serve(model, root: Path, scratch: Path) -> None:
             archive.writestr("meta.json", '{"id": 0}')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", NEW, ids=[m.name for m in NEW])
 def test_each_entry_downloads_through_the_mirror_and_loads_exactly(model, tmp_path, monkeypatch):
     monkeypatch.setenv("SPACY_ELMO_CACHE", str(tmp_path / "cache"))
@@ -108,6 +109,7 @@ def test_each_entry_downloads_through_the_mirror_and_loads_exactly(model, tmp_pa
     assert again.path == found.path
 
 
+@pytest.mark.slow
 def test_a_tar_member_outside_the_folder_or_a_link_is_refused(tmp_path, monkeypatch):
     from spacy_elmo.errors import InputError
 
@@ -135,6 +137,7 @@ def test_a_tar_member_outside_the_folder_or_a_link_is_refused(tmp_path, monkeypa
         assert not (tmp_path / "escaped.txt").exists()
 
 
+@pytest.mark.slow
 def test_a_lemmatized_release_sets_its_pipeline_to_read_lemmas(tmp_path, monkeypatch):
     import spacy
     from thinc.api import Config

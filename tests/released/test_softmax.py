@@ -41,6 +41,7 @@ def original_mirror(tmp_path):
     server.close()
 
 
+@pytest.mark.slow
 def test_the_softmax_downloads_checked_and_gives_the_biLMs_own_substitutes(original_mirror, cache):
     from spacy_elmo.change.substitutes import Substitutes
 
@@ -71,6 +72,7 @@ def test_the_softmax_downloads_checked_and_gives_the_biLMs_own_substitutes(origi
     assert cut is not None and cut.words == WORDS[:5] and cut.softmax.linear.weight.shape[0] == 5
 
 
+@pytest.mark.slow
 def test_a_softmax_that_does_not_fit_is_refused_and_nothing_kept(original_mirror, cache, tmp_path):
     server, bilm = original_mirror
     _write_softmax(server.root / "original-softmax", dim=bilm.options.projection_dim, rows=len(WORDS) - 1)  # a word short
@@ -91,6 +93,7 @@ def test_change_says_how_to_get_the_softmax_where_it_is_missing():
     assert "spacy-elmo pretrain" in no_softmax("/some/folder")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage, said", [("nan", "not finite"), ("width", "states"), ("twice", "twice")])
 def test_a_softmax_its_use_would_refuse_is_never_checked_and_a_good_mirror_then_replaces_it(original_mirror, cache, damage, said):
     """The audit's case: a softmax with a NaN, of the wrong width or with a word twice was downloaded and said

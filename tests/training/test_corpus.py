@@ -57,6 +57,7 @@ def _split(texts, max_length):
     return [(int(t), words[a:b]) for t, a, b in zip(text_of, starts, starts[1:])]
 
 
+@pytest.mark.slow
 def test_split_equals_each_texts_own_sentences():
     texts = ODD * 3 + list(reversed(ODD))
     assert _split(texts, 5) == _reference(texts, 5)

@@ -145,6 +145,7 @@ def test_encoded_batch_gives_the_same_loss_as_the_sentences(text_dir, tmp_path):
         assert float(a[key]) == pytest.approx(float(b[key]), rel=1e-6)
 
 
+@pytest.mark.slow
 def test_workers_hand_out_batches_in_plan_order(text_dir, tmp_path):
     prepared = prepare_corpus(text_dir, tmp_path / "p", n_process=1, progress=False, log=_quiet)
     vocab = vocab_of(Corpus(text_dir), 25, 1)

@@ -115,6 +115,7 @@ def test_vocabulary_order_and_file_round_trip(tmp_path):
     assert again.words == vocab.words and again.counts == vocab.counts
 
 
+@pytest.mark.slow
 def test_corpus_formats_sentences_and_held_out_documents(tmp_path):
     (tmp_path / "a.txt").write_text(TEXT, encoding="utf8")
     (tmp_path / "b.jsonl").write_text(json.dumps({"text": "One more. And another!"}) + "\n", encoding="utf8")
@@ -280,6 +281,7 @@ def test_pretraining_reports_through_a_spacy_logger(corpus_file, tmp_path):
     assert rows[1]["losses"]["bilm"] == pytest.approx(train[0]["loss"])
 
 
+@pytest.mark.slow
 def test_default_logger_prints_lines_off_a_terminal(corpus_file, tmp_path, capsys):
     pretrain(_config(corpus_file, **{"training.max_steps": 4}), tmp_path / "run")
     out = capsys.readouterr().out

@@ -56,6 +56,7 @@ def test_mixed_precision_is_auto_by_default():
     assert fill_pretrain_config(Config().from_str("[bilm]\ncell_dim = 16\n"))["training"]["mixed_precision"] == "auto"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("has_units", [True, False])
 def test_bf16_and_auto_follow_the_hardware(corpus_file, tmp_path, monkeypatch, has_units):  # noqa: F811
     monkeypatch.setattr(precision_module, "onednn_bf16_available", lambda: has_units)
@@ -89,6 +90,7 @@ def test_a_second_run_reuses_the_prepared_corpus(corpus_file, tmp_path):  # noqa
     assert sum(line.startswith("Prepared") for line in lines) == 1 and not (tmp_path / "p" / "corpus").exists()
 
 
+@pytest.mark.slow
 def test_cli_takes_a_partial_config_and_overrides_of_what_it_leaves_out(corpus_file, tmp_path):  # noqa: F811
     from typer.testing import CliRunner
 
@@ -122,6 +124,7 @@ def test_cli_takes_a_partial_config_and_overrides_of_what_it_leaves_out(corpus_f
     assert result.exit_code != 0 and "cpu, small, original" in " ".join(result.output.replace("│", " ").split())
 
 
+@pytest.mark.slow
 def test_a_missing_matplotlib_is_noted_once_at_info_and_the_run_says_nothing(corpus_file, tmp_path, monkeypatch, caplog):  # noqa: F811
     """perplexity.png needs the plot extra; without it the run's lines stay about the run (README's install
     has no matplotlib), and the logger notes it once for whoever asks."""
@@ -156,6 +159,7 @@ def test_the_softmax_loss_stays_float32_under_bf16_autocast(kind):
         assert float(exact) == pytest.approx(float(-softmax.adaptive(hidden, targets).output.sum()), rel=1e-6)
 
 
+@pytest.mark.slow
 def test_softmax_warmup_trains_the_softmax_alone_then_everything(corpus_file, tmp_path):  # noqa: F811
     """Fine-tuning a biLM without its softmax: the first steps leave the biLM as it was and
     train the new softmax; the dev perplexity at that point is logged and returned."""

@@ -29,6 +29,7 @@ def built(tmp_path_factory):
     return tmp
 
 
+@pytest.mark.slow
 def test_probing_every_list_finds_the_exact_answers(built, monkeypatch):
     index = UsageIndex().from_disk(built / "index")
     assert index.ann is not None and index.ann.record["lists"] == 32 and len(index) >= 64 * 32

@@ -2,6 +2,8 @@
 
 import warnings
 
+import pytest
+
 from typer.testing import CliRunner
 
 from spacy_elmo import save_original
@@ -11,6 +13,7 @@ from spacy_elmo.usages import UsageIndex
 from ..helpers import tiny_bilm
 
 
+@pytest.mark.slow
 def test_an_unindexed_word_is_said_with_the_flag_and_no_cosine_passes_1(tmp_path):
     save_original(tiny_bilm(seed=3), tmp_path / "options.json", tmp_path / "weights.hdf5")
     (tmp_path / "corpus.txt").write_text("The bank raised its rate.\n\nShe sat on the bank of the river.\n", encoding="utf8")

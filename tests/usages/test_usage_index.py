@@ -231,6 +231,7 @@ def test_lemmas_without_a_lemmatizer_add_spacys_lookup_lemmas_or_say_what_to_ins
     assert not (tmp_path / "l2").exists()
 
 
+@pytest.mark.slow
 def test_a_lemma_index_from_a_bilm_folder_can_be_queried(nlp, bilm_dir, tmp_path):
     """An index built with --lemmas from a plain biLM folder (spaCy's lookup lemmatizer added while building)
     answers `neighbours` and `most_similar` on `index.nlp`'s Docs: the query pipeline gets the same lemmatizer."""
@@ -269,6 +270,7 @@ def test_component_gives_token_usages_and_saves_only_the_path(index, nlp, tmp_pa
         other("A play.")
 
 
+@pytest.mark.slow
 def test_cli_builds_and_queries(bilm_dir, corpus, tmp_path):
     runner = CliRunner()
     run = runner.invoke(app, ["index-usages", str(bilm_dir), str(corpus), str(tmp_path / "cli_index"), "--words", "play,bank"])
@@ -321,6 +323,7 @@ def test_a_string_query_says_what_to_give_and_a_word_without_usages_warns(index)
     assert "empty" in repr(type(index)())
 
 
+@pytest.mark.slow
 def test_a_part_of_speech_keeps_the_nouns_apart_from_interesting(nlp, bilm_dir, tmp_path):
     """--lemmas files "interesting" under "interest"; a part of speech (WUG's interest_nn, or --pos NOUN) keeps only
     the nouns, from the pipeline's tags; a pipeline without a tagger is refused in one line before any work."""
@@ -368,6 +371,7 @@ def test_a_query_in_capitals_is_read_as_the_index_read_its_sentences(nlp, bilm_d
     assert numpy.array_equal(index.vector_of(doc[6]), index.vector_of(index.nlp(shouted)[1]))
 
 
+@pytest.mark.slow
 def test_lemmas_of_a_sentence_in_capitals_are_those_of_its_words_as_the_bilm_reads_them(bilm_dir, tmp_path):
     """The audit's case: with --lemmas, a headline's "BANKS" was looked up as written, found nothing and was filed
     under "banks", so --words bank dropped headline usages. Read lowercased (as the biLM reads it), it is "bank";
