@@ -12,6 +12,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from .verdict import NO_NULL_BASIS
 from ..output_folders import MARKER, claim_folder, is_plain_file, is_plain_folder, name_from_data, own_subfolder, write_atomically
 from ..types import PathLike
 
@@ -340,8 +341,9 @@ def render_page(data: Dict[str, Any]) -> str:
                 f"{_number(verdict.get('p_controls'))} / {_number(verdict.get('q'))}</td>",
             ]
         changed = verdict.get("changed", changed)
+        undecided = "<span class=muted>needs controls</span>" if verdict.get("basis") == NO_NULL_BASIS else ""
         cells += [
-            f"<td>{'<span class=changed>yes</span>' if changed else 'no' if changed == 0 else ''}</td>",
+            f"<td>{'<span class=changed>yes</span>' if changed else 'no' if changed == 0 else undecided}</td>",
             f'<td class="n">{ev.get("senses", "")}</td>',
             f'<td class="n">{_number(ev.get("sense_jsd")) if ev else ""}</td>',
         ]
@@ -404,7 +406,11 @@ def _word_section(w: Dict[str, Any], measure: str) -> str:
     found = w.get("verdict") or {}
     changed = found.get("changed", ev.get("changed_fdr"))
     verdict = "" if changed is None else ("<b class=changed>changed</b>" if changed else "<b>not changed</b>")
-    if found:
+    if changed is None and found.get("basis") == NO_NULL_BASIS:
+        verdict = "<b>no verdict</b> (it needs control words)"
+    if found and found.get("basis") == NO_NULL_BASIS:
+        tests.insert(0, f"secondary (no null): energy z {_number(found.get('z'), 1)}, q {_number(found.get('q'))} against chance alone")
+    elif found:
         tests.insert(
             0,
             f"verdict ({found.get('basis', '')}): energy z {_number(found.get('z'), 1)}"

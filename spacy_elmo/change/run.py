@@ -244,8 +244,8 @@ def _verdicts(
             else "no control words were asked for (--controls 0)"
         )
         notes.append(
-            f"{why}: the verdict says where a word's usages differ from chance only, which two corpora of different style or "
-            "genre make true for most words; give corpora with --model and --words, or indexes of every word, for control words"
+            f"{why}: no word is called changed or not, since a verdict needs control words (the corpora's own drift as its "
+            "null); give corpora with --model and --words, or indexes of every word, for control words"
         )
     decide(targets, controls, settings.fdr)
     for word, verdict in targets.items():
@@ -274,10 +274,10 @@ def usage_documents(a: Any, b: Any, rows_a: Any, rows_b: Any) -> Optional[Any]:
 
 
 def _add_verdicts(data: Dict[str, Any], verdicts: Dict[str, Any], control_rows: List[WordChange], settings: ChangeSettings) -> None:
-    from .verdict import CHANCE_BASIS, describe
+    from .verdict import NO_NULL_BASIS, describe
 
     targets, controls = verdicts["targets"], verdicts["controls"]
-    basis = next((v.basis for v in targets.values()), CHANCE_BASIS)
+    basis = next((v.basis for v in targets.values()), NO_NULL_BASIS)
     data["settings"]["verdict"] = describe(basis, len(controls), settings.permutations, settings.fdr, settings.seed)
     data["settings"]["verdict_basis"] = basis
     for w in data["words"]:

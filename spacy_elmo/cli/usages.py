@@ -371,8 +371,8 @@ def change_cli(
         DEFAULT_CONTROLS,
         "--controls",
         help="Control words for the verdict: drawn from the corpora (with --model and --words) or from indexes of every word, "
-        "matched to the targets' frequencies and scored alike; a word is changed where it stands above them (0: the permutation "
-        "test alone, 'differs from chance only')",
+        "matched to the targets' frequencies and scored alike; a word is changed where it stands above them (0: no verdict, "
+        "which needs them)",
         min=0,
     ),
     verdict_from: str = typer.Option(

@@ -319,17 +319,22 @@ def test_senses_carry_names_p_values_and_the_page_three_views_with_texts(report,
         assert len(ev["sense_names"]) == ev["senses"] and all(isinstance(n, list) for n in ev["sense_names"])
         for m in ("apd", "prt"):
             assert 1 / 1001 <= ev["p_values"][m] <= 1 and ev["p_values"][m] <= ev["q_values"][m] <= 1
-        # a WUG dataset holds its targets alone: no control words, so the verdict is the energy test's and says so
+        # a WUG dataset holds its targets alone: no control words, so no null and no verdict, and it says so
         verdict = w["verdict"]
-        assert verdict["basis"] == "differs from chance only" and verdict["p_controls"] is None
-        assert ev["changed_fdr"] == verdict["changed"] == int(verdict["q"] <= 0.05)
+        assert verdict["basis"] == "no verdict: needs control words" and verdict["p_controls"] is None
+        assert ev["changed_fdr"] is None and verdict["changed"] is None and 0 < verdict["q"] <= 1
         # every point's tooltip holds its usage's text with the target marked
         assert all("[[" in p["text"] and "]]" in p["text"] for p in ev["points"])
     assert any(any(n) for w in data["words"] for n in w["evidence"]["sense_names"])
     written = write_table(ChangeResult([], data, {}, []), tmp_path / "out.tsv")
     head = written[0].read_text().splitlines()[0].split("\t")
     assert {"apd_p", "apd_q", "prt_p", "prt_q", "changed", "sense_names"} <= set(head)
+    rows = [dict(zip(head, line.split("\t"))) for line in written[0].read_text().splitlines()[1:]]
+    assert rows and all(r["changed"] == "" and r["verdict_basis"] == "no verdict: needs control words" for r in rows)
     page = (tmp / "report" / "index.html").read_text()
+    # no word coloured or counted changed without a null: each says the verdict needs controls
+    assert "class=changed>yes" not in page and "<b class=changed>changed</b>" not in page
+    assert page.count("needs controls</span>") == len(data["words"]) and "no verdict</b> (it needs control words)" in page
     assert page.count('class="map"') == 3 * len(data["words"])  # both periods, period A, period B
     assert "[[plane]]" in page and "period A</span>" in page and "p / q" in page
 
