@@ -83,3 +83,20 @@ def wikipedia_sentences(shared_data, n: int) -> list:
             if len(sentences) == n:
                 break
     return sentences
+
+
+def write_ner_docbins(folder, sizes: dict, first: dict = None) -> None:
+    """A user's NER data: for each file name in `sizes`, that many Docs "Alice Smith went to Paris on day N ." with a
+    PERSON and a GPE, N counted from `first[name]` (0 by default)."""
+    import spacy
+    from spacy.tokens import DocBin, Span
+
+    nlp = spacy.blank("en")
+    for name, size in sizes.items():
+        docs = DocBin()
+        start = (first or {}).get(name, 0)
+        for i in range(start, start + size):
+            doc = nlp(f"Alice Smith went to Paris on day {i} .")
+            doc.ents = [Span(doc, 0, 2, label="PERSON"), Span(doc, 4, 5, label="GPE")]
+            docs.add(doc)
+        docs.to_disk(folder / name)

@@ -19,12 +19,10 @@ from pathlib import Path
 from typing import List, Tuple
 
 import pytest
-import spacy
-from spacy.tokens import DocBin, Span
 
 from spacy_elmo.bilm import save_original
 
-from .helpers import tiny_bilm
+from .helpers import tiny_bilm, write_ner_docbins
 from .released.mirror_server import MirrorServer
 from .change.test_wug_route import write_wug
 
@@ -106,14 +104,7 @@ def _user_files(folder: Path) -> None:
             for i in range(size)
         ]
         (folder / f"{split}.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf8")
-    nlp = spacy.blank("en")
-    for name, size in (("train.spacy", 40), ("dev.spacy", 10)):
-        docs = DocBin()
-        for i in range(size):
-            doc = nlp(f"Alice Smith went to Paris on day {i} .")
-            doc.ents = [Span(doc, 0, 2, label="PERSON"), Span(doc, 4, 5, label="GPE")]
-            docs.add(doc)
-        docs.to_disk(folder / name)
+    write_ner_docbins(folder, {"train.spacy": 40, "dev.spacy": 10})
 
 
 @pytest.fixture(scope="module")

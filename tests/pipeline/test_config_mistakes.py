@@ -8,14 +8,13 @@ import warnings
 
 import pytest
 import spacy
-from spacy.tokens import DocBin, Span
 from spacy.training import Example
 
 from spacy_elmo import add_elmo
 from spacy_elmo.bilm import save_original
 from spacy_elmo.errors import InputError
 
-from ..helpers import tiny_bilm
+from ..helpers import tiny_bilm, write_ner_docbins
 
 
 @pytest.fixture(scope="module")
@@ -23,14 +22,7 @@ def user(tmp_path_factory):
     """A biLM folder, train.spacy and dev.spacy, and the NER config init-config writes for that biLM."""
     folder = tmp_path_factory.mktemp("user")
     save_original(tiny_bilm(seed=5), folder / "bilm" / "options.json", folder / "bilm" / "weights.hdf5")
-    nlp = spacy.blank("en")
-    for name, size in (("train.spacy", 12), ("dev.spacy", 4)):
-        docs = DocBin()
-        for i in range(size):
-            doc = nlp(f"Alice Smith went to Paris on day {i + (100 if name == 'dev.spacy' else 0)} .")
-            doc.ents = [Span(doc, 0, 2, label="PERSON"), Span(doc, 4, 5, label="GPE")]
-            docs.add(doc)
-        docs.to_disk(folder / name)
+    write_ner_docbins(folder, {"train.spacy": 12, "dev.spacy": 4}, first={"dev.spacy": 100})
     run = subprocess.run(
         [sys.executable, "-m", "spacy_elmo", "init-config", "ner.cfg", "--pipeline", "ner", "--bilm", "bilm"],
         cwd=folder,
