@@ -78,12 +78,14 @@ def _alone_and_in_batches(bilm, sentences, precision):
 
 
 @pytest.mark.slow
-@needs_int8
+@pytest.mark.parametrize("precision", [pytest.param("int8", marks=needs_int8), pytest.param("bf16", marks=needs_bf16)])
 @pytest.mark.parametrize("source", ["original", "elmo-small-wiki-reuters", "elmo-small-wiki-reuters-cont"])
-def test_a_sentences_int8_layers_are_the_same_alone_and_in_any_batch(source, shared_data, shared_bilm):
-    """int8 quantizes each token's row over its own range, never over the batch's, and the float32 parts around it
-    give each row what it gets alone: bit for bit the same layers alone, in one batch and in batches of five (before,
-    one 8-bit scale per call: 0.033 apart on a shared biLM). Random original-size weights and both shared biLMs."""
+def test_a_sentences_layers_are_the_same_alone_and_in_any_batch(source, precision, shared_data, shared_bilm):
+    """int8 quantizes each token's row over its own range, never over the batch's; bf16 multiplies in fixed blocks of
+    32 rows, whatever kernel the library would pick for the batch's shape; and the float32 parts around them give each
+    row what it gets alone: bit for bit the same layers alone, in one batch of 43 (more rows than a block at every
+    LSTM step) and in batches of five (before: one 8-bit scale per call, 0.033 apart on a shared biLM; bf16 on an
+    AMX Xeon, 0.031). Random original-size weights and both shared biLMs; the token cache off."""
     from spacy_elmo.bilm import load_original
 
     if source == "original":
@@ -95,11 +97,11 @@ def test_a_sentences_int8_layers_are_the_same_alone_and_in_any_batch(source, sha
         if not (folder / "weights.hdf5").is_file():
             pytest.skip(f"needs the shared biLM at {folder}")
         bilm = load_original(folder / "options.json", folder / "weights.hdf5", cache_size=0)
-    sentences = wikipedia_sentences(shared_data, 12) + SENTENCES
-    alone, together, reversed_ = _alone_and_in_batches(bilm, sentences, "int8")
+    sentences = wikipedia_sentences(shared_data, 40) + SENTENCES
+    alone, together, reversed_ = _alone_and_in_batches(bilm, sentences, precision)
     fp32 = bilm.embed(sentences)
     for a, b, c, f in zip(alone, together, reversed_, fp32):
-        assert numpy.abs(a - f).max() > 0  # int8 did run
+        assert numpy.abs(a - f).max() > 0  # the precision did run
         numpy.testing.assert_array_equal(a, b)
         numpy.testing.assert_array_equal(a, c)
 
