@@ -310,7 +310,9 @@ def render_page(data: Dict[str, Any]) -> str:
     head = ["#", "word", "usages A", "usages B", measure, "95% interval", ""]
     with_verdict = any(w.get("verdict") for w in words)
     head += [m for m in settings["measures"][1:]] + [f"{m} p / q" for m in tested]
-    head += (["verdict z", "vs controls p / q"] if with_verdict else []) + ["changed", "senses", "senses JSD"]
+    no_null = with_verdict and all((w.get("verdict") or {}).get("basis") == NO_NULL_BASIS for w in words if w.get("verdict"))
+    head += ["energy z", "q vs chance (secondary)"] if no_null else ["verdict z", "vs controls p / q"] if with_verdict else []
+    head += ["changed", "senses", "senses JSD"]
     if graded:
         head.append("people's graded change")
     rows = []
@@ -335,10 +337,10 @@ def render_page(data: Dict[str, Any]) -> str:
             )
         verdict = w.get("verdict") or {}
         if with_verdict:
+            shown = _number(verdict.get("q")) if no_null else f"{_number(verdict.get('p_controls'))} / {_number(verdict.get('q'))}"
             cells += [
                 f'<td class="n">{_number(verdict.get("z"), 1)}</td>',
-                f'<td class="n" data-v="{"" if verdict.get("q") is None else verdict["q"]}">'
-                f"{_number(verdict.get('p_controls'))} / {_number(verdict.get('q'))}</td>",
+                f'<td class="n" data-v="{"" if verdict.get("q") is None else verdict["q"]}">{shown}</td>',
             ]
         changed = verdict.get("changed", changed)
         undecided = "<span class=muted>needs controls</span>" if verdict.get("basis") == NO_NULL_BASIS else ""

@@ -335,6 +335,7 @@ def test_senses_carry_names_p_values_and_the_page_three_views_with_texts(report,
     # no word coloured or counted changed without a null: each says the verdict needs controls
     assert "class=changed>yes" not in page and "<b class=changed>changed</b>" not in page
     assert page.count("needs controls</span>") == len(data["words"]) and "no verdict</b> (it needs control words)" in page
+    assert "q vs chance (secondary)" in page and "vs controls p / q" not in page
     assert page.count('class="map"') == 3 * len(data["words"])  # both periods, period A, period B
     assert "[[plane]]" in page and "period A</span>" in page and "p / q" in page
 
