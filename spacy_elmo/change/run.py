@@ -191,12 +191,16 @@ def _corpus_controls(nlp: Any, sides: List[Path], targets: List[str], settings: 
 
 
 def _index_controls(a: Any, b: Any, targets: List[str], settings: ChangeSettings) -> List[str]:
-    """Control words drawn from the words two indexes share (indexes of every word; of the targets alone: none)."""
+    """Control words drawn from the words two indexes share (indexes of every word; of the targets alone: none), by the
+    rule of the corpora's (`verdict.is_control_word`): no punctuation, digits, stop words or words of 1-2 letters."""
     from collections import Counter
 
-    from .verdict import draw_controls
+    from spacy.util import get_lang_class
 
-    shared = set(a.keys) & set(b.keys)
+    from .verdict import draw_controls, is_control_word
+
+    stop = {w.lower() for w in get_lang_class(settings.lang).Defaults.stop_words}
+    shared = {k for k in set(a.keys) & set(b.keys) if is_control_word(split_pos(k)[0], stop)}
     counts = [Counter({k: len(index.rows_of(k)) for k in shared}) for index in (a, b)]
     return draw_controls(counts[0], counts[1], targets, settings.controls, settings.seed, min_count=settings.min_usages)
 

@@ -54,6 +54,12 @@ class WordVerdict:
     basis: str = NO_NULL_BASIS
 
 
+def is_control_word(word: str, stop_words: Iterable[str] = ()) -> bool:
+    """RETURNS (bool): whether `word` may be a control word: letters only, at least three, not a stop word (what
+    `count_words` counts in corpora; an index of every word also holds punctuation, digits and function words)."""
+    return bool(_WORD.fullmatch(word)) and word.lower() not in stop_words
+
+
 def count_words(texts: Iterable[str]) -> Counter:
     """RETURNS (Counter): the lowercase words (letters only, 3 or more) of the texts: what controls are drawn by."""
     counts: Counter = Counter()

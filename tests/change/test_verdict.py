@@ -331,3 +331,24 @@ def test_forced_senses_do_not_follow_the_words_written_form():
     found = sense_clusters(out, 0, rule=SenseRule(0.0, max_senses=2))
     assert adjusted_rand(found.labels, sense) > 0.8 and adjusted_rand(found.labels, plural.astype(int)) < 0.1
     assert numpy.array_equal(without_forms(x, ["country"] * 240), _unit(x))  # one form: nothing taken out
+
+
+def test_controls_from_indexes_of_every_word_follow_the_corpora_rule():
+    """The audit's case: indexes of every word gave `, . - and the of` as control words. Controls are words of three
+    letters or more, none a stop word, from indexes as from corpora."""
+    from spacy_elmo.change.run import ChangeSettings, _index_controls
+
+    class Index:
+        def __init__(self, counts):
+            self.counts = counts
+            self.keys = list(counts)
+
+        def rows_of(self, key):
+            return list(range(self.counts[key]))
+
+    not_words = [",", ".", "-", "and", "the", "of", "to", "us", "x1", "1990"]
+    words = [f"word{c}" for c in "abcdefghijklmnopqrstuvwxyz"]
+    counts = {w: 50 + i for i, w in enumerate(not_words + words)}  # the non-words nearest the target's counts
+    a, b = Index({**counts, "bank": 55}), Index({**counts, "bank": 58})
+    drawn = _index_controls(a, b, ["bank"], ChangeSettings(controls=20, min_usages=5))
+    assert len(drawn) == 20 and set(drawn) <= set(words)
