@@ -112,6 +112,12 @@ def run_change(
         control_set = set(controls)
         rows = [r for r in every if r.word not in control_set]
         control_rows = [r for r in every if r.word in control_set]
+        dropped = [r.word for r in control_rows if not r.scores]
+        if dropped:
+            notes.append(
+                f"{len(dropped)} of {len(control_rows)} control words had fewer than {settings.min_usages} usages on a side and "
+                f"were left out of the verdict's null: {', '.join(dropped[:12])}{', ...' if len(dropped) > 12 else ''}"
+            )
         found = _evidence(a, b, rows, settings, progress, notes) if settings.evidence or people is not None else {}
         evidence = found.get("words", {})
         verdicts = _verdicts(a, b, rows, control_rows, evidence, settings, notes) if wants_verdict else {}
@@ -183,11 +189,39 @@ def _corpus_controls(nlp: Any, sides: List[Path], targets: List[str], settings: 
     counts = [count_words(text for path in corpus_files(side) for text, _ in read_texts(path, nlp.vocab)) for side in sides]
     stop: Set[str] = getattr(nlp.Defaults, "stop_words", set())
     plain = [split_pos(t)[0].lower() for t in targets]
+    keyed = "written forms"
+    if settings.lemmas:  # the targets are matched as lemmas: so are the controls, counted by lemma
+        lemma_of = _lookup_lemmas(nlp.lang)
+        if lemma_of is not None:
+            counts = [_by_lemma(c, lemma_of) for c in counts]
+            keyed = "lemmas (spaCy's lookup lemmas)"
     controls = draw_controls(counts[0], counts[1], plain, settings.controls, settings.seed, exclude=stop)
     log(
-        f"Control words ({len(controls)}, matched to the targets' frequencies in both corpora, seed {settings.seed}): {', '.join(controls)}"
+        f"Control words ({len(controls)}, {keyed}, matched to the targets' frequencies in both corpora, seed {settings.seed}): "
+        f"{', '.join(controls)}"
     )
     return controls
+
+
+def _lookup_lemmas(lang: str) -> Any:
+    """RETURNS: spaCy's lookup lemma table for `lang` (what `index-usages --lemmas` adds to a pipeline without a
+    lemmatizer; `.get(word, default)`), None where spacy-lookups-data has none."""
+    try:
+        from spacy.lookups import load_lookups
+
+        return load_lookups(lang, ["lemma_lookup"]).get_table("lemma_lookup")
+    except (ValueError, KeyError, ImportError):
+        return None
+
+
+def _by_lemma(counts: Any, lemma_of: Any) -> Any:
+    """RETURNS (Counter): word counts merged by lemma (lowercase), a word without an entry its own lemma."""
+    from collections import Counter
+
+    merged: Counter = Counter()
+    for word, n in counts.items():
+        merged[str(lemma_of.get(word, word)).lower()] += n
+    return merged
 
 
 def _index_controls(a: Any, b: Any, targets: List[str], settings: ChangeSettings) -> List[str]:

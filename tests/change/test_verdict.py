@@ -352,3 +352,15 @@ def test_controls_from_indexes_of_every_word_follow_the_corpora_rule():
     a, b = Index({**counts, "bank": 55}), Index({**counts, "bank": 58})
     drawn = _index_controls(a, b, ["bank"], ChangeSettings(controls=20, min_usages=5))
     assert len(drawn) == 20 and set(drawn) <= set(words)
+
+
+def test_under_lemmas_control_words_are_counted_and_drawn_as_lemmas():
+    """The audit's case: under --lemmas controls were drawn as written forms ("went", "banks") and matched as lemmas,
+    so a quarter had no usages and dropped out. Counted by lemma, a control is a key the lemma index holds."""
+    pytest.importorskip("spacy_lookups_data")
+    from spacy_elmo.change.run import _by_lemma, _lookup_lemmas
+
+    lemma_of = _lookup_lemmas("en")
+    assert lemma_of is not None and lemma_of.get("went") == "go" and lemma_of.get("banks") == "bank"
+    merged = _by_lemma(Counter({"went": 3, "goes": 2, "go": 1, "banks": 4, "zzyzx": 5}), lemma_of)
+    assert merged == Counter({"go": 6, "bank": 4, "zzyzx": 5})
