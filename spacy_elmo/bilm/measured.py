@@ -123,7 +123,7 @@ def entry_problem(entry: Any, choices: Optional[Sequence[str]] = None) -> str:
             return f"its {field} is not a number"
     if not 0 <= entry.get("when", 0) < LATEST_WHEN:
         return "its time is not a date (before 1970 or after 9999)"
-    if not all(isinstance(v, dict) for k, v in entry["key"].items() if k == "options"):
+    if not isinstance(entry["key"].get("options", {}), dict):
         return "its options are not a block of settings"
     return ""
 

@@ -408,9 +408,8 @@ def _word_section(w: Dict[str, Any], measure: str) -> str:
     found = w.get("verdict") or {}
     changed = found.get("changed", ev.get("changed_fdr"))
     verdict = "" if changed is None else ("<b class=changed>changed</b>" if changed else "<b>not changed</b>")
-    if changed is None and found.get("basis") == NO_NULL_BASIS:
+    if found.get("basis") == NO_NULL_BASIS:  # no null, no verdict: `changed` is None
         verdict = "<b>no verdict</b> (it needs control words)"
-    if found and found.get("basis") == NO_NULL_BASIS:
         tests.insert(0, f"secondary (no null): energy z {_number(found.get('z'), 1)}, q {_number(found.get('q'))} against chance alone")
     elif found:
         tests.insert(

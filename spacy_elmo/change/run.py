@@ -191,7 +191,9 @@ def _corpus_controls(nlp: Any, sides: List[Path], targets: List[str], settings: 
     plain = [split_pos(t)[0].lower() for t in targets]
     keyed = "written forms"
     if settings.lemmas:  # the targets are matched as lemmas: so are the controls, counted by lemma
-        lemma_of = _lookup_lemmas(nlp.lang)
+        from .sense_input import lookup_lemmas
+
+        lemma_of = lookup_lemmas(nlp.lang)
         if lemma_of is not None:
             counts = [_by_lemma(c, lemma_of) for c in counts]
             keyed = "lemmas (spaCy's lookup lemmas)"
@@ -201,17 +203,6 @@ def _corpus_controls(nlp: Any, sides: List[Path], targets: List[str], settings: 
         f"{', '.join(controls)}"
     )
     return controls
-
-
-def _lookup_lemmas(lang: str) -> Any:
-    """RETURNS: spaCy's lookup lemma table for `lang` (what `index-usages --lemmas` adds to a pipeline without a
-    lemmatizer; `.get(word, default)`), None where spacy-lookups-data has none."""
-    try:
-        from spacy.lookups import load_lookups
-
-        return load_lookups(lang, ["lemma_lookup"]).get_table("lemma_lookup")
-    except (ValueError, KeyError, ImportError):
-        return None
 
 
 def _by_lemma(counts: Any, lemma_of: Any) -> Any:

@@ -133,6 +133,17 @@ class SenseInput:
         return vectors, bags
 
 
+def lookup_lemmas(lang: str) -> Any:
+    """RETURNS: spaCy's lookup lemma table for `lang` (spacy-lookups-data; what `index-usages --lemmas` adds to a
+    pipeline without a lemmatizer; `.get(word, default)`), None where it is not installed or has no table."""
+    try:
+        from spacy.lookups import load_lookups
+
+        return load_lookups(lang, ["lemma_lookup"], strict=False).get_table("lemma_lookup", None)
+    except (ImportError, ValueError, OSError):
+        return None
+
+
 class Singulars:
     """Lowercase regular plurals (-s, -es, -ies) to their singular, by spaCy's lookup lemmas for a language
     (spacy-lookups-data; none where it is not installed or has no table): a sense's names hold one word of each
@@ -140,12 +151,7 @@ class Singulars:
     three. A word in capitals stays as it is."""
 
     def __init__(self, lang: str) -> None:
-        try:
-            from spacy.lookups import load_lookups
-
-            self.table: Any = load_lookups(lang, ["lemma_lookup"], strict=False).get_table("lemma_lookup", None)
-        except (ImportError, ValueError, OSError):
-            self.table = None
+        self.table: Any = lookup_lemmas(lang)
         self.found: Dict[str, str] = {}
 
     def __call__(self, word: str) -> str:

@@ -225,9 +225,13 @@ class Elmo(TrainablePipe):
     def _predict(self, docs: List[Doc]) -> List[Floats3d]:
         """The layers of `docs` from the biLM: the torch one, or its ONNX graph (runtime "onnx")."""
         layers = self.model.predict(docs) if self.onnx is None else self.onnx.predict(self.model, docs)
+        self._tell_run(docs)
+        return layers
+
+    def _tell_run(self, docs: List[Doc]) -> None:
+        """Tell `on_biLM_run` (training's progress lines) that the biLM itself ran on `docs`."""
         if self.on_biLM_run is not None:
             self.on_biLM_run(len(docs), sum(len(doc) for doc in docs))
-        return layers
 
     @property
     def has_weights(self) -> bool:
@@ -268,8 +272,7 @@ class Elmo(TrainablePipe):
             self.cfg["has_weights"] = True  # trained here from now on
             self.bilm.dropout = drop
             outputs, backprop_layers = self.model.begin_update(docs)
-            if self.on_biLM_run is not None:
-                self.on_biLM_run(len(docs), sum(len(doc) for doc in docs))
+            self._tell_run(docs)
             d_outputs = [self.model.ops.alloc3f(*layers.shape) for layers in outputs]
 
             def accumulate(one_d_outputs: List[Floats3d]) -> List[Doc]:
@@ -329,15 +332,15 @@ class Elmo(TrainablePipe):
             does not train to the end on a biLM that carries no information.
         """
         given = f"[initialize.components.{self.name}]"
-        where = {
-            "bilm": f"{given} bilm",
-            "files": f"{given} options_file and weights_file (spacy train --paths.elmo_options, --paths.elmo_weights)",
-        }
+        where = (
+            f"{given} bilm"
+            if bilm is not None
+            else f"{given} options_file and weights_file (spacy train --paths.elmo_options, --paths.elmo_weights)"
+        )
         fix = (
             "With spacy train: --paths.elmo_options options.json --paths.elmo_weights weights.hdf5 (or set "
             f"{given} bilm to a biLM folder or a released name)."
         )
-        source = "bilm" if bilm is not None else "files"
         try:
             if bilm is not None:
                 if options_file is not None or weights_file is not None:
@@ -356,7 +359,7 @@ class Elmo(TrainablePipe):
             raise
         except InputError as err:
             said = str(err) if str(err).startswith(f"[{self.name}]") else f"[{self.name}] {err}"
-            raise InitializeError(title=said if fix in said else f"{said.rstrip('.')} (the biLM named by {where[source]}).") from None
+            raise InitializeError(title=said if fix in said else f"{said.rstrip('.')} (the biLM named by {where}).") from None
         if nlp is not None:
             _warn_if_no_listener(self, nlp)
 

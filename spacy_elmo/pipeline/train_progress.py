@@ -63,10 +63,10 @@ def console_logger_v1(
     spacy_setup = console_logger_v3(progress_bar=progress_bar, console_output=console_output, output_file=output_file)
 
     def setup(nlp: Language, stdout: IO = sys.stdout, stderr: IO = sys.stderr) -> Tuple[LogStep, Callable[[], None]]:
-        from .component import Elmo
+        from .loading import elmo_names, elmo_pipe
 
         log_step, finalize = spacy_setup(nlp, stdout, stderr)
-        elmos = [proc for _, proc in nlp.pipeline if isinstance(proc, Elmo)]
+        elmos = [elmo_pipe(nlp, name) for name in elmo_names(nlp)]
         if not console_output or not elmos or every_s <= 0:
             return log_step, finalize
         progress = FirstPassProgress(lambda line: print(line, file=stdout, flush=True), every_s)

@@ -358,9 +358,10 @@ def test_under_lemmas_control_words_are_counted_and_drawn_as_lemmas():
     """The audit's case: under --lemmas controls were drawn as written forms ("went", "banks") and matched as lemmas,
     so a quarter had no usages and dropped out. Counted by lemma, a control is a key the lemma index holds."""
     pytest.importorskip("spacy_lookups_data")
-    from spacy_elmo.change.run import _by_lemma, _lookup_lemmas
+    from spacy_elmo.change.run import _by_lemma
+    from spacy_elmo.change.sense_input import lookup_lemmas
 
-    lemma_of = _lookup_lemmas("en")
+    lemma_of = lookup_lemmas("en")
     assert lemma_of is not None and lemma_of.get("went") == "go" and lemma_of.get("banks") == "bank"
     merged = _by_lemma(Counter({"went": 3, "goes": 2, "go": 1, "banks": 4, "zzyzx": 5}), lemma_of)
     assert merged == Counter({"go": 6, "bank": 4, "zzyzx": 5})
