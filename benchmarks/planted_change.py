@@ -127,15 +127,14 @@ def auc(positive: Sequence[float], negative: Sequence[float]) -> float:
     return wins / (len(positive) * len(negative))
 
 
-def one_side_sense(ev: Dict, k: int = 1, n: int = 5) -> int:
-    """The index of a sense of one period alone: as `change` marks them (`sense_sides`), else DWUG's rule (at most
-    k usages on one side, at least n on the other); -1 where none."""
-    if "sense_sides" in ev:
-        return next((j for j, side in enumerate(ev["sense_sides"]) if side != "both"), -1)
-    for j, (na, nb) in enumerate(zip(ev["cluster_freq_dist1"], ev["cluster_freq_dist2"])):
-        if (na <= k and nb >= n) or (nb <= k and na >= n):
-            return j
-    return -1
+def one_side_sense(ev: Dict, k: int = 1, n: int = 5, marks: Tuple[str, ...] = ("came in B", "went from A")) -> int:
+    """The index of a sense of one period alone, by the rule `change` marks them with (`senses.sense_periods`: at most
+    k usages in one period, at least n in the other; with `marks` including "more in B" / "less in B", also a sense
+    whose share departs by the share test); -1 where none."""
+    from spacy_elmo.change.senses import sense_periods
+
+    periods = sense_periods(ev["cluster_freq_dist1"], ev["cluster_freq_dist2"], k, n)
+    return next((j for j, period in enumerate(periods) if period in marks), -1)
 
 
 def same_noun(name: str, donor: str) -> bool:
@@ -270,11 +269,12 @@ def evaluate(plan: Dict, data: Dict) -> Dict:
     for w, info in planted.items():
         if w not in scored:
             continue
-        row = per_share.setdefault(str(info["share"]), {"n": 0, "changed": 0, "one_side": 0, "named": 0})
+        row = per_share.setdefault(str(info["share"]), {"n": 0, "changed": 0, "one_side": 0, "shifted": 0, "named": 0})
         row["n"] += 1
         row["changed"] += words[w]["verdict"]["changed"]
         ev = words[w]["evidence"]
         j = one_side_sense(ev)
+        row["shifted"] += one_side_sense(ev, marks=("came in B", "went from A", "more in B", "less in B")) >= 0
         if j >= 0:
             row["one_side"] += 1
             names = ev["sense_names"][j] if j < len(ev["sense_names"]) else []
@@ -340,7 +340,7 @@ def main() -> None:
             result["plan"] = plan
             results.append(result)
             shares = ", ".join(
-                f"{s}: {r['changed']}/{r['n']} changed, {r['one_side']} one-side, {r['named']} named"
+                f"{s}: {r['changed']}/{r['n']} changed, {r['one_side']} one-side ({r['shifted']} with more/less), {r['named']} named"
                 for s, r in sorted(result["per_share"].items())
             )
             print(

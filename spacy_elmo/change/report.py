@@ -157,9 +157,11 @@ def _share_bars(ev: Dict[str, Any], names: Sequence[str]) -> str:
     return "".join(bars)
 
 
-def _side_label(side: str) -> str:
-    """A sense's period as the sense table says it: came in B, went from A, or both."""
-    return {"B": "<span class=changed>came in B</span>", "A": "<span class=changed>went from A</span>"}.get(side, "both")
+def _period_label(period: str) -> str:
+    """A sense's period as the sense table says it (`senses.sense_periods`): a sense that came or went marked."""
+    from .senses import CAME, WENT
+
+    return f"<span class=changed>{_esc(period)}</span>" if period in (CAME, WENT) else _esc(period)
 
 
 def _controls_strip(data: Dict[str, Any]) -> str:
@@ -352,7 +354,8 @@ def render_page(data: Dict[str, Any]) -> str:
         if graded:
             cells.append(f'<td class="n">{_number(graded.get(w["word"]))}</td>')
         rows.append(f"<tr>{''.join(cells)}</tr>")
-    sections = [_word_section(w, measure) for w in words if w.get("evidence")]
+    rule = data["settings"].get("binary", "")
+    sections = [_word_section(w, measure, rule) for w in words if w.get("evidence")]
     agreement = ""
     if gold:
         agreement = f"<p><b>Against people</b> ({_esc(gold.get('source', ''))}): {_esc(gold.get('summary', ''))}</p>"
@@ -395,7 +398,7 @@ def _anchor(word: str) -> str:
     return "w-" + name_from_data(word)
 
 
-def _word_section(w: Dict[str, Any], measure: str) -> str:
+def _word_section(w: Dict[str, Any], measure: str, rule: str) -> str:
     ev = w["evidence"]
     interval = w.get("interval", {}).get(measure)
     score = _number(w.get(measure)) + (f" (95% interval {_number(interval[0])}-{_number(interval[1])})" if interval else "")
@@ -426,14 +429,14 @@ def _word_section(w: Dict[str, Any], measure: str) -> str:
         for j in range(ev["senses"])
     )
     senses = []
-    sides = ev.get("sense_sides", [])
+    periods = ev.get("sense_periods", [])
     for j, (na, nb) in enumerate(zip(ev["cluster_freq_dist1"], ev["cluster_freq_dist2"])):
         share_a = na / max(sum(ev["cluster_freq_dist1"]), 1)
         share_b = nb / max(sum(ev["cluster_freq_dist2"]), 1)
         examples = "".join(f'<div class="usage">{_esc(u["side"])}: {marked(u)}</div>' for u in ev["examples"][j])
         senses.append(
             f'<tr><td><span class="swatch" style="background:{sense_colour(j)}"></span>{j + 1}</td><td class="name">{_esc(names[j])}</td>'
-            f"<td>{_side_label(sides[j]) if j < len(sides) else ''}</td>"
+            f"<td>{_period_label(periods[j]) if j < len(periods) else ''}</td>"
             f'<td class="n">{na}</td><td class="n">{nb}</td><td class="n">{share_a:.2f}</td><td class="n">{share_b:.2f}</td>'
             f"<td>{examples}</td></tr>"
         )
@@ -460,7 +463,7 @@ the senses' input; point at a usage for its text</span></div>
 <p>{ev["senses"]} sense{"s" if ev["senses"] != 1 else ""} (best split's silhouette {_number(ev["silhouette"], 2)});
 senses JSD {_number(ev["sense_jsd"])}
 (95% interval {_number(ev["intervals"]["senses"][0])}-{_number(ev["intervals"]["senses"][1])});
-a sense on one side only (at most 1 usage on one side, at least 5 on the other, DWUG's rule): {"yes" if ev["binary"] else "no"}</p>
+a sense that came or went ({_esc(rule)}, DWUG's rule): {"yes" if ev["binary"] else "no"}</p>
 {_share_bars(ev, names)}
 <table><thead><tr><th>sense</th><th>named by</th><th>period</th><th>A</th><th>B</th><th>share A</th><th>share B</th>
 <th>usages nearest its centre</th></tr></thead>

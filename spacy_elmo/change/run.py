@@ -103,6 +103,8 @@ def run_change(
                 raise InputError(
                     f"none of the {len(targets)} words has a usage in either index (keys: {a.match}): {', '.join(targets[:5])}"
                 )
+        if settings.lemmas and not settings.pos and targets is not None and a.match != "wug":
+            _note_verb_forms(a, b, targets, notes)
         if wants_verdict and targets is not None and not controls and settings.controls:
             controls = _index_controls(a, b, targets, settings)  # indexes of every word hold their own controls
         compared = None if targets is None else targets + [c for c in controls if c not in targets]
@@ -215,6 +217,36 @@ def _by_lemma(counts: Any, lemma_of: Any) -> Any:
     return merged
 
 
+VERB_FORMS_SHARE = 0.1  # under --lemmas without --pos: a target this share of whose usages are -ed / -ing forms is named
+
+
+def _note_verb_forms(a: Any, b: Any, targets: List[str], notes: List[str], most: int = 2000) -> None:
+    """Under --lemmas without --pos, a lemma files a verb's forms with a noun's ("attacked", "attacking" under
+    "attack"): name, in a note, the targets of which at least VERB_FORMS_SHARE of the usages (at most `most` a side,
+    the first by row) are written as an -ed or -ing form the target itself is not, so that one part of speech can
+    be asked for."""
+    import numpy
+
+    found = []
+    for target in targets:
+        word = split_pos(target)[0].lower()
+        forms = [
+            index.usage(int(r)).text.lower()
+            for index in (a, b)
+            for r in numpy.sort(numpy.asarray(index.rows_of(target), dtype=numpy.int64))[:most]
+        ]
+        verbal = sum(f != word and f.endswith(("ed", "ing")) and not word.endswith(("ed", "ing")) for f in forms)
+        if forms and verbal / len(forms) >= VERB_FORMS_SHARE:
+            found.append(f"{target} {verbal / len(forms):.0%}")
+    if found:
+        notes.append(
+            "under --lemmas without --pos a lemma holds every part of speech written alike, so a verb's -ed and -ing forms are "
+            f"scored with the noun's usages: {', '.join(found[:8])}{', ...' if len(found) > 8 else ''} of the usages are such "
+            "forms; for one part of speech give --pos NOUN (or VERB) and, as --model, a spaCy pipeline with a tagger and an elmo "
+            "component (a trained pipeline with add_elmo, saved with nlp.to_disk)"
+        )
+
+
 def _index_controls(a: Any, b: Any, targets: List[str], settings: ChangeSettings) -> List[str]:
     """Control words drawn from the words two indexes share (indexes of every word; of the targets alone: none), by the
     rule of the corpora's (`verdict.is_control_word`): no punctuation, digits, stop words or words of 1-2 letters."""
@@ -261,11 +293,25 @@ def _verdicts(
         va = UsageRows(a.vectors, rows_a, centres[0]).sample(len(rows_a))
         vb = UsageRows(b.vectors, rows_b, centres[1]).sample(len(rows_b))
         groups = usage_documents(a, b, rows_a, rows_b)
+        if groups is None:
+            by_usage.append(word)
         test = permutation_test(va, vb, VERDICT_MEASURE, settings.permutations, settings.seed, groups=groups)
+        read[word] = (len(rows_a), len(rows_b))
         return WordVerdict(energy(va, vb), test.z, test.p)
 
+    read: Dict[str, Tuple[int, int]] = {}
+    by_usage: List[str] = []
     targets = {r.word: statistic(r.word) for r in rows if r.scores}
     controls = {r.word: statistic(r.word) for r in control_rows if r.scores}
+    if by_usage and a.match != "wug":
+        notes.append(
+            f"{len(by_usage)} of {len(targets) + len(controls)} words had fewer than {MIN_DOCUMENTS} documents on a side, so the "
+            "verdict's test shuffled their usages, not their documents (usages of one document are alike, so such a test calls "
+            "change too readily): in a .txt corpus a blank line separates documents, and a file without one is one document; "
+            f"give the corpora with blank lines between documents (words: {', '.join(by_usage[:8])}{', ...' if len(by_usage) > 8 else ''})"
+        )
+    if len(controls) >= MIN_CONTROLS:
+        _match_frequencies(targets, {w: read[w] for w in controls}, read, notes)
     if len(controls) < MIN_CONTROLS:
         why = (
             f"only {len(controls)} control words could be scored (at least {MIN_CONTROLS})"
@@ -281,6 +327,27 @@ def _verdicts(
         if word in evidence:
             evidence[word]["changed_fdr"] = verdict.changed
     return {"targets": targets, "controls": controls}
+
+
+def _match_frequencies(
+    targets: Dict[str, Any], controls: Dict[str, Tuple[int, int]], read: Dict[str, Tuple[int, int]], notes: List[str]
+) -> None:
+    """Mark each target's verdict `matched` (verdict.nearest_control) and name, in a note, the targets without a
+    control of about their frequency."""
+    from .verdict import MATCH_FACTOR, nearest_control
+
+    apart = []
+    for word, verdict in targets.items():
+        near, verdict.matched = nearest_control(read[word], controls)
+        if not verdict.matched and near is not None:
+            apart.append(f"{word} {read[word][0]:,}/{read[word][1]:,} (nearest: {near} {controls[near][0]:,}/{controls[near][1]:,})")
+    if apart:
+        notes.append(
+            f"{len(apart)} target{'s have' if len(apart) > 1 else ' has'} no control word within {MATCH_FACTOR:g}x of its usages "
+            f"in A and in B, so its verdict compares it with words of other frequencies (the energy z grows with a word's "
+            f"usages): {'; '.join(apart[:6])}{'; ...' if len(apart) > 6 else ''}. Read such a verdict with care, or give "
+            "corpora that hold words of its frequency"
+        )
 
 
 MIN_DOCUMENTS = 10  # documents a side the verdict's test shuffles; fewer: it shuffles usages
@@ -320,6 +387,7 @@ def _add_verdicts(data: Dict[str, Any], verdicts: Dict[str, Any], control_rows: 
                 "q": v.q,
                 "changed": v.changed,
                 "basis": v.basis,
+                "frequency_matched": v.matched,
             }
     data["controls"] = [
         {
@@ -388,7 +456,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
             "silhouette": _finite(ev.silhouette),
             "cluster_freq_dist1": ev.freq_a,
             "cluster_freq_dist2": ev.freq_b,
-            "sense_sides": ev.sides,
+            "sense_periods": ev.periods,
             "sense_jsd": ev.sense_jsd,
             "binary": ev.binary,
             "intervals": {m: [_finite(x) for x in v] for m, v in ev.intervals.items()},
@@ -488,7 +556,8 @@ def _data(
                 f"observed) / (1 + {settings.permutations}); q: Benjamini-Hochberg across the words"
             )
         info["intervals"] = f"95%, {settings.draws} resamplings of each side's usages, seed {settings.seed}"
-        info["binary"] = f"a sense with at most {settings.binary_k} usages on one side and at least {settings.binary_n} on the other"
+        usages = "usage" if settings.binary_k == 1 else "usages"
+        info["binary"] = f"at most {settings.binary_k} {usages} in one period, at least {settings.binary_n} in the other"
     targets = a.meta.get("wug", {}).get("targets", {}) if a.match == "wug" else {}
     words = []
     for r in rows:
@@ -580,8 +649,8 @@ def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) ->
     if with_intervals:
         head += [f"{m}_{end}" for m in tested for end in ("low", "high")]
         head += [f"{m}_{end}" for m in tested_p for end in ("p", "q")]
-        head += ["energy_z", "controls_p", "changed_q", "changed", "verdict_basis"] if with_verdict else ["changed"]
-        head += ["senses", "senses_jsd", "binary", "sense_names"]
+        head += ["energy_z", "controls_p", "changed_q", "changed", "verdict_basis", "frequency_matched"] if with_verdict else ["changed"]
+        head += ["senses", "senses_jsd", "binary", "sense_periods", "sense_names"]
     lines = ["\t".join([*head, "note"])]
     for w in data["words"]:
         values = [tsv_text(w["word"]), str(w["n_a"]), str(w["n_b"])] + [_cell(w.get(m)) for m in measures]
@@ -597,9 +666,11 @@ def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) ->
             changed = verdict.get("changed", ev.get("changed_fdr"))
             values += ["" if changed is None else str(changed)]
             if with_verdict:
-                values += [verdict.get("basis", "")]
+                matched = verdict.get("frequency_matched")
+                values += [verdict.get("basis", ""), "" if matched is None else str(int(matched))]
             values += [str(ev.get("senses", ""))]
-            values += [_cell(ev.get("sense_jsd")), str(ev.get("binary", "")), tsv_text(sense_names_cell(ev.get("sense_names", [])))]
+            values += [_cell(ev.get("sense_jsd")), str(ev.get("binary", "")), sense_periods_cell(ev)]
+            values += [tsv_text(sense_names_cell(ev.get("sense_names", [])))]
         lines.append("\t".join([*values, tsv_text(w["note"])]))
     sidecar = path.with_suffix(".settings.json")
     write_atomically(path, "\n".join(lines) + "\n", overwrite)
@@ -616,6 +687,14 @@ def tsv_text(text: str) -> str:
 def sense_names_cell(names: Sequence[Sequence[str]]) -> str:
     """RETURNS (str): the senses' names in one cell: "advice, hint, suggestion | end, point, top"."""
     return " | ".join(", ".join(name) or "-" for name in names)
+
+
+def sense_periods_cell(evidence: Dict[str, Any]) -> str:
+    """RETURNS (str): the senses not of both periods in one cell, each with its number and counts in A and in B:
+    "2 came in B 0/41 | 3 less in B 30/9"; "" where every sense is of both."""
+    periods = evidence.get("sense_periods", [])
+    counts = zip(evidence.get("cluster_freq_dist1", []), evidence.get("cluster_freq_dist2", []))
+    return " | ".join(f"{j + 1} {p} {na}/{nb}" for j, (p, (na, nb)) in enumerate(zip(periods, counts)) if p != "both")
 
 
 def _cell(value: Optional[float]) -> str:

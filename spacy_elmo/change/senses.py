@@ -399,10 +399,32 @@ def share_interval(labels_a: numpy.ndarray, labels_b: numpy.ndarray, k: int, dra
     return float(low), float(high)
 
 
+CAME, WENT, MORE, LESS, BOTH = "came in B", "went from A", "more in B", "less in B", "both"
+
+
+def sense_periods(freq_a: Sequence[int], freq_b: Sequence[int], k: int = 1, n: int = 5) -> List[str]:
+    """Each sense's period, by one rule (the page, the TSV and the JSON all show it): "came in B" where it has at
+    most `k` usages in A and at least `n` in B, "went from A" the other way round (DWUG's rule, which `binary_change`
+    counts: DWUG EN's stats use k = 1, n = 5); else "more in B" or "less in B" where its share of B's usages departs
+    from its share of A's by the share test of `cluster_sides` (exact binomial at SIDE_ALPHA / k, ratio SIDE_RATIO,
+    SIDE_LEAST usages): a sense whose share fell but whose usages remain did not go; else "both"."""
+    labels = numpy.concatenate([numpy.repeat(numpy.arange(len(f)), list(f)) for f in (freq_a, freq_b)]).astype(int)
+    shares = cluster_sides(labels, sum(freq_a), len(freq_a))
+    out = []
+    for x, y, share in zip(freq_a, freq_b, shares):
+        if x <= k and y >= n:
+            out.append(CAME)
+        elif y <= k and x >= n:
+            out.append(WENT)
+        else:
+            out.append({"B": MORE, "A": LESS}.get(share, BOTH))
+    return out
+
+
 def binary_change(freq_a: Sequence[int], freq_b: Sequence[int], k: int = 1, n: int = 5) -> int:
-    """1 where a sense has at most `k` usages on one side and at least `n` on the other (gained or lost), else 0:
-    the rule by which WUG datasets derive binary change from sense clusters (DWUG EN's stats: k = 1, n = 5)."""
-    return int(any((x <= k and y >= n) or (y <= k and x >= n) for x, y in zip(freq_a, freq_b)))
+    """1 where a sense came or went (`sense_periods`: at most `k` usages on one side and at least `n` on the other),
+    else 0: the rule by which WUG datasets derive binary change from sense clusters (DWUG EN's stats: k = 1, n = 5)."""
+    return int(any(p in (CAME, WENT) for p in sense_periods(freq_a, freq_b, k, n)))
 
 
 @dataclass
@@ -433,7 +455,7 @@ class WordEvidence:
     points: List[Tuple[str, int, float, float, int]] = field(default_factory=list)
     labels: Dict[str, Dict[int, int]] = field(default_factory=dict)  # side -> row -> sense
     p_values: Dict[str, float] = field(default_factory=dict)  # measure -> the permutation test's p-value
-    sides: List[str] = field(default_factory=list)  # per sense: "both", or the one period it is found in ("A", "B")
+    periods: List[str] = field(default_factory=list)  # per sense: `sense_periods` ("came in B", "less in B", "both", ...)
 
 
 def witness(unit: numpy.ndarray, n_a: int) -> numpy.ndarray:
@@ -511,15 +533,15 @@ def word_evidence(
     if len(both) != len(va) + len(vb):
         raise ValueError(f"{len(both)} sense vectors for {len(va)} + {len(vb)} usages: give one a usage of evidence_rows")
     if rule is not None and rule.sides:
-        found, sense_sides = side_sense_clusters(both, len(va), seed, rule)
+        found, _ = side_sense_clusters(both, len(va), seed, rule)
     else:
         found = sense_clusters(both, seed, rule=rule)
-        sense_sides = ["both"] * len(found.centres)
     unit = _unit(both)
     k = len(found.centres)
     labels_a, labels_b = found.labels[: len(va)], found.labels[len(va) :]
     freq_a = numpy.bincount(labels_a, minlength=k).tolist()
     freq_b = numpy.bincount(labels_b, minlength=k).tolist()
+    periods = sense_periods(freq_a, freq_b, binary_k, binary_n)
     sides = numpy.array(["A"] * len(va) + ["B"] * len(vb))
     rows = numpy.concatenate([rows_a, rows_b])
     examples = []
@@ -551,12 +573,12 @@ def word_evidence(
         freq_a=freq_a,
         freq_b=freq_b,
         sense_jsd=jensen_shannon(numpy.array(freq_a) / len(va), numpy.array(freq_b) / len(vb)),
-        binary=binary_change(freq_a, freq_b, binary_k, binary_n),
+        binary=int(any(p in (CAME, WENT) for p in periods)),
         examples=examples,
         changed=changed,
         intervals=intervals,
         points=points,
         labels=labels,
         p_values=p_values,
-        sides=sense_sides,
+        periods=periods,
     )

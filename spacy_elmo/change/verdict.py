@@ -25,7 +25,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -36,6 +36,7 @@ VERDICT_FROM = "context:top"  # what the statistic reads: the context-only vecto
 DEFAULT_CONTROLS = 40
 MIN_CONTROLS = 8  # fewer scored controls: no spread to read, the verdict is the permutation test's alone
 NEAREST = 12  # a target's control is drawn from the candidates nearest its frequencies
+MATCH_FACTOR = 2.0  # a target is frequency-matched where a scored control has within this factor of its usages on both sides
 CONTROLS_BASIS, NO_NULL_BASIS = "against control words", "no verdict: needs control words"
 _WORD = re.compile(r"[^\W\d_]{3,}")  # a candidate control: letters only, at least three
 
@@ -52,6 +53,7 @@ class WordVerdict:
     q: Optional[float] = None
     changed: Optional[int] = None
     basis: str = NO_NULL_BASIS
+    matched: Optional[bool] = None  # a scored control within MATCH_FACTOR of its usages on both sides (`nearest_control`)
 
 
 def is_control_word(word: str, stop_words: Iterable[str] = ()) -> bool:
@@ -108,6 +110,25 @@ def draw_controls(
         free[pick] = False
         drawn.append(candidates[pick])
     return drawn
+
+
+def nearest_control(target: Tuple[int, int], controls: Dict[str, Tuple[int, int]]) -> Tuple[Optional[str], bool]:
+    """The control whose usages in A and B are nearest the target's (in log counts), and whether it lies within
+    MATCH_FACTOR of the target's on both sides: the energy z grows with a word's usages, so a target far more frequent
+    than every control (a function word among content words) stands above them for its frequency alone.
+
+    target (Tuple[int, int]): the usages the verdict's statistic read, in A and in B; controls: each control's.
+    RETURNS: the nearest control (None where there is none) and whether it matches.
+    """
+    if not controls:
+        return None, False
+    aim = numpy.log(numpy.maximum(numpy.asarray(target, dtype=numpy.float64), 1.0))
+
+    def gap(counts: Tuple[int, int]) -> float:
+        return float(numpy.abs(numpy.log(numpy.maximum(numpy.asarray(counts, dtype=numpy.float64), 1.0)) - aim).max())
+
+    word = min(sorted(controls), key=lambda w: gap(controls[w]))
+    return word, gap(controls[word]) <= math.log(MATCH_FACTOR) + 1e-12
 
 
 def normal_tail(z: float) -> float:

@@ -3,6 +3,7 @@ intervals and the adjusted Rand index against hand-made cases; gold files; the r
 
 import json
 import math
+import re
 import shutil
 import subprocess
 
@@ -459,3 +460,28 @@ def test_a_context_repeated_is_shown_once():
     assert len(shown) == 3 and len(set(shown) & {20, 21, 22, 23}) == 1 and all(row >= 20 for row in shown)
     sense = next(j for j, ex in enumerate(ev.examples) if ex[0][0] == "B" and ex[0][1] >= 20)
     assert len({row for _, row in ev.examples[sense]} & {20, 21, 22, 23}) == 1 and len(ev.examples[sense]) == 3
+
+
+@pytest.mark.slow
+def test_the_page_tsv_and_json_say_the_same_of_each_sense(report, tmp_path):
+    from spacy_elmo.change.run import ChangeResult, sense_periods_cell, write_table
+    from spacy_elmo.change.senses import sense_periods
+
+    tmp, _ = report
+    data = json.loads((tmp / "change.json").read_text())
+    page = (tmp / "report" / "index.html").read_text()
+    write_table(ChangeResult([], data, {}, []), tmp_path / "change.tsv")
+    head, *lines = (tmp_path / "change.tsv").read_text().splitlines()
+    cells = {line.split("\t")[0]: dict(zip(head.split("\t"), line.split("\t"))) for line in lines}
+    for w in data["words"]:
+        ev = w["evidence"]
+        periods = sense_periods(ev["cluster_freq_dist1"], ev["cluster_freq_dist2"])
+        assert ev["sense_periods"] == periods and ev["binary"] == int(any(p in ("came in B", "went from A") for p in periods))
+        assert cells[w["word"]]["sense_periods"] == sense_periods_cell(ev) and cells[w["word"]]["binary"] == str(ev["binary"])
+        section = page[page.index(f'id="w-{w["word"]}"') :]
+        said = re.search(r"a sense that came or went \(([^)]*), DWUG's rule\): (yes|no)", section)
+        assert said and said.group(2) == ("yes" if ev["binary"] else "no")
+        assert said.group(1) == "at most 1 usage in one period, at least 5 in the other"
+        shown = re.findall(r"<td>(?:<span class=changed>)?(came in B|went from A|more in B|less in B|both)<", section)
+        assert shown[: len(periods)] == periods
+    assert "sense_sides" not in json.dumps(data)

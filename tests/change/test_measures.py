@@ -268,3 +268,21 @@ def test_the_change_command_takes_two_corpora_with_a_model(indexes, tmp_path):
         app, [*args[:2], str(tmp_path / "empty.txt"), str(tmp_path / "e.json"), *args[4:], "--model", str(tmp / "bilm")]
     )
     assert result.exit_code == 1 and "nothing was indexed" in result.output and not (tmp_path / "e.json").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("blank_lines", [True, False])
+def test_corpora_without_blank_lines_say_the_test_shuffled_usages(indexes, tmp_path, blank_lines):
+    """The audit's case: a corpus without blank lines is one document, so the verdict's test shuffles usages instead
+    of documents, and the verdict moved with no word said. Now a note says so; with a blank line between the same
+    twelve documents, none."""
+    tmp, _ = indexes
+    for name, verb in (("a", "flew"), ("b", "landed")):
+        docs = [f"The plane {verb} over town number {i} at dawn." for i in range(12)]
+        (tmp_path / f"{name}.txt").write_text(("\n\n" if blank_lines else "\n").join(docs) + "\n", encoding="utf8")
+    args = ["change", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), str(tmp_path / "c.json"), "--words", "plane"]
+    result = CliRunner().invoke(app, [*args, "--model", str(tmp / "bilm"), "--evidence", "--permutations", "20", "--min-usages", "2"])
+    assert result.exit_code == 0, result.output
+    notes = json.loads((tmp_path / "c.json").read_text())["notes"]
+    said = [n for n in notes if "shuffled their usages, not their documents" in n]
+    assert (not said) if blank_lines else (len(said) == 1 and "words: plane" in said[0])

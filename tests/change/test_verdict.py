@@ -365,3 +365,52 @@ def test_under_lemmas_control_words_are_counted_and_drawn_as_lemmas():
     assert lemma_of is not None and lemma_of.get("went") == "go" and lemma_of.get("banks") == "bank"
     merged = _by_lemma(Counter({"went": 3, "goes": 2, "go": 1, "banks": 4, "zzyzx": 5}), lemma_of)
     assert merged == Counter({"go": 6, "bank": 4, "zzyzx": 5})
+
+
+def test_a_frequent_target_among_rare_controls_is_flagged_with_a_note():
+    """The audit's case: "the" (2,789 / 959 usages, 1,000 / 959 read) against controls of at most 92 / 18 was called
+    changed with no word of warning. Its nearest control (the largest gap of log counts, by hand) lies far beyond 2x:
+    flagged, in its verdict and in a note; a target with a control within 2x on both sides is not."""
+    from spacy_elmo.change.run import _match_frequencies
+    from spacy_elmo.change.verdict import nearest_control
+
+    controls = {"metal": (92, 18), "union": (60, 50), "party": (70, 45)}
+    # gaps by hand: metal max(ln(1000/92), ln(959/18)) = 3.98; union max(2.81, ln(959/50) = 2.95); party max(2.66, 3.06)
+    assert nearest_control((1000, 959), controls) == ("union", False)
+    assert math.log(959 / 50) == pytest.approx(2.954, abs=1e-3) and math.log(959 / 45) == pytest.approx(3.059, abs=1e-3)
+    assert nearest_control((1000, 959), controls)[0] == min(
+        controls, key=lambda w: max(abs(math.log(controls[w][0] / 1000)), abs(math.log(controls[w][1] / 959)))
+    )
+    assert nearest_control((100, 80), controls) == ("union", True)  # ln(100/60) = 0.51, ln(80/50) = 0.47: within ln 2
+    assert nearest_control((100, 80), {}) == (None, False)
+    targets = {"the": WordVerdict(0.1, 9.0, 0.001), "bank": WordVerdict(0.1, 9.0, 0.001)}
+    notes = []
+    _match_frequencies(targets, controls, {"the": (1000, 959), "bank": (100, 80)}, notes)
+    assert targets["the"].matched is False and targets["bank"].matched is True
+    assert len(notes) == 1 and "the 1,000/959 (nearest: union 60/50)" in notes[0] and "bank" not in notes[0]
+
+
+def test_under_lemmas_without_pos_a_nouns_verb_forms_are_named():
+    """The audit's case: under --lemmas alone a noun target held 250 of its 942 usages as the verb's -ed / -ing forms,
+    with no word said. A target with at least a tenth such forms is named, with its share; one without is not."""
+    from types import SimpleNamespace
+
+    from spacy_elmo.change.run import _note_verb_forms
+
+    class Index:  # what the note reads of a usage index: a key's rows, and a row's written form
+        def __init__(self, forms):
+            self.texts = [text for key in forms for text in forms[key]]
+            self.rows = {key: [i for i, k in enumerate(k for k in forms for _ in forms[k]) if k == key] for key in forms}
+
+        def rows_of(self, key):
+            return self.rows.get(key, [])
+
+        def usage(self, row):
+            return SimpleNamespace(text=self.texts[row])
+
+    a = Index({"attack": ["attack"] * 70 + ["attacked"] * 20 + ["Attacking"] * 5, "bank": ["bank"] * 40 + ["banks"] * 9})
+    b = Index({"attack": ["attacks"] * 5, "bank": ["bank"] * 50 + ["banked"] * 1})
+    notes = []
+    _note_verb_forms(a, b, ["attack", "bank"], notes)
+    # attack: 25 of 100 usages are -ed / -ing forms (25%); bank: 1 of 100 (1%)
+    assert len(notes) == 1 and "attack 25%" in notes[0] and "bank" not in notes[0] and "--pos NOUN" in notes[0]
