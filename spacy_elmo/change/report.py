@@ -193,8 +193,12 @@ def _controls_strip(data: Dict[str, Any]) -> str:
         for word, z, changed in targets
     )
     shown = sorted([t for t in targets if t[2]], key=lambda t: -t[1])[:12]
+
+    def anchor(at: float) -> str:  # a label near an edge runs inward: never clipped by the figure's edge
+        return "end" if at > width - 80 else "start" if at < 80 else "middle"
+
     labels = "".join(
-        f'<text x="{x(z):.1f}" y="{66 + 12 * (k % 3)}" font-size="10" text-anchor="middle" fill="#b00">{_esc(word)}</text>'
+        f'<text x="{x(z):.1f}" y="{66 + 12 * (k % 3)}" font-size="10" text-anchor="{anchor(x(z))}" fill="#b00">{_esc(word)}</text>'
         for k, (word, z, _) in enumerate(shown)
     )
     marks = "".join(

@@ -125,7 +125,7 @@ class SenseRule:
         return (
             f"first {SIDE_CLUSTERS} clusters, those of one period (exact binomial test of their A/B split against the "
             f"periods' sizes at {SIDE_ALPHA:g} / k, that period's share at least {SIDE_RATIO:g}x the other's, at least "
-            f"{SIDE_LEAST} usages) kept as a sense that came or went, one a period; the usages of both periods: {rule}"
+            f"{SIDE_LEAST} usages) kept apart, one sense a period; the usages of both periods: {rule}"
         )
 
 

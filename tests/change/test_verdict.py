@@ -414,3 +414,26 @@ def test_under_lemmas_without_pos_a_nouns_verb_forms_are_named():
     _note_verb_forms(a, b, ["attack", "bank"], notes)
     # attack: 25 of 100 usages are -ed / -ing forms (25%); bank: 1 of 100 (1%)
     assert len(notes) == 1 and "attack 25%" in notes[0] and "bank" not in notes[0] and "--pos NOUN" in notes[0]
+
+
+def test_the_strips_labels_run_inward_at_its_edges():
+    """The audit's case: the name of the most changed word, at the strip's right edge, was cut off by it. A label
+    near an edge is anchored to run inward; one in the middle is centred."""
+    import re
+
+    from spacy_elmo.change.report import _controls_strip
+
+    data = {
+        "controls": [{"z": z} for z in numpy.linspace(-1, 2, 20)],
+        "words": [
+            {"word": "extraordinarily", "verdict": {"z": 90.0, "changed": 1}},
+            {"word": "middling", "verdict": {"z": 3.0, "changed": 1}},
+        ],
+    }
+    svg = _controls_strip(data)
+    width = float(re.search(r'<svg width="(\d+)"', svg).group(1))
+    anchors = dict(
+        (w, (float(x), a)) for x, a, w in re.findall(r'<text x="([\d.]+)" y="\d+" font-size="10" text-anchor="(\w+)"[^>]*>(\w+)<', svg)
+    )
+    assert anchors["extraordinarily"][1] == "end" and anchors["extraordinarily"][0] > width - 80
+    assert anchors["middling"][1] == "middle"
