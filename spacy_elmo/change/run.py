@@ -46,6 +46,7 @@ class ChangeSettings:
     fdr: float = 0.05  # "changed": the verdict's Benjamini-Hochberg q-value at most this (verdict.py)
     controls: int = DEFAULT_CONTROLS  # control words drawn from the corpora (or indexes of every word) for the verdict
     verdict_from: str = VERDICT_FROM  # the vectors the verdict's statistic reads: a layer spec, or "scores"
+    binary_change: Optional[str] = None  # binary answers (SemEval's subtask 1) where no verdict: binary.BINARY_RULES; None: none
 
 
 @dataclass
@@ -126,6 +127,8 @@ def run_change(
         data = _data(a, b, side_a, side_b, rows, evidence, settings, notes, found.get("settings", {}))
         if wants_verdict:
             _add_verdicts(data, verdicts, control_rows, settings)
+        if settings.binary_change is not None:
+            _add_binary_change(data, settings)
     if people is not None:
         data["gold"] = _agreement(rows, evidence, people, settings, a.match == "wug")
     for note in notes:
@@ -404,6 +407,17 @@ def _add_verdicts(data: Dict[str, Any], verdicts: Dict[str, Any], control_rows: 
     ]
 
 
+def _add_binary_change(data: Dict[str, Any], settings: ChangeSettings) -> None:
+    """Each scored word's binary change by the stated rule (binary.py), and the rule in the settings."""
+    from .binary import binary_change
+
+    rule, answers = binary_change(data["words"], settings.binary_change or "median", settings.measures[0])
+    data["settings"]["binary_change"] = rule
+    for w in data["words"]:
+        if w["word"] in answers:
+            w["binary_change"] = answers[w["word"]]
+
+
 def usage_record(index: Any, row: int) -> Dict[str, Any]:
     """RETURNS: a usage of the index as the JSON and the report show it: its identifier (a WUG dataset's, else
     file:document:sentence:token), its sentence and the target's character offsets."""
@@ -599,17 +613,34 @@ def _agreement(rows: List[WordChange], evidence: Dict[str, Any], gold: Any, sett
         f"the {head['words']} words, seed {GOLD_SEED})"
     ]
     if result_senses.binary_words:
-        lines.append(f"binary change from the senses: accuracy {result_senses.accuracy:.3f} over {result_senses.binary_words} words")
+        lines.append(
+            f"binary change from the senses (a sense came or went): accuracy {result_senses.accuracy:.3f} over "
+            f"{result_senses.binary_words} words"
+        )
+    from .binary import above_median
+
+    _, by_median = above_median({r.word: r.scores.get(first) for r in scored})
+    result_median = agreement({}, gold, by_median) if by_median else None
+    if result_median is not None and result_median.binary_words:
+        judged = [w for w in by_median if w in gold.binary]
+        none_changed = sum(1 - gold.binary[w] for w in judged) / len(judged)
+        lines.append(
+            f"binary change from {first} above the targets' median: accuracy {result_median.accuracy:.3f} over "
+            f"{result_median.binary_words} words (calling none changed: {none_changed:.3f})"
+        )
     tested = {w: e["changed_fdr"] for w, e in evidence.items() if e.get("changed_fdr") is not None}
     result_tested = agreement({}, gold, tested) if tested else None
     if result_tested is not None and result_tested.binary_words:
         lines.append(
-            f"binary change from the permutation test ({first} q <= {settings.fdr}): accuracy {result_tested.accuracy:.3f} over "
-            f"{result_tested.binary_words} words"
+            f"binary change from the verdict (against control words, q <= {settings.fdr}): accuracy {result_tested.accuracy:.3f} "
+            f"over {result_tested.binary_words} words"
         )
-    if result_senses.ari_words:
+    one_sense = None
+    if result_senses.ari_words and senses:
+        one_sense = agreement({}, gold, None, {w: {i: 0 for i in labels} for w, labels in senses.items()}).ari
         lines.append(
-            f"senses against people's clusters: mean adjusted Rand index {result_senses.ari:.3f} over {result_senses.ari_words} words"
+            f"senses against people's clusters: mean adjusted Rand index {result_senses.ari:.3f} over {result_senses.ari_words} words "
+            f"(one sense for every word: {one_sense:.3f})"
         )
     if result_senses.missing:
         lines.append(f"{len(result_senses.missing)} gold words have no row: {', '.join(result_senses.missing[:5])}")
@@ -619,7 +650,9 @@ def _agreement(rows: List[WordChange], evidence: Dict[str, Any], gold: Any, sett
         "binary_accuracy": _finite(result_senses.accuracy),
         "binary_words": result_senses.binary_words,
         "changed_accuracy": _finite(result_tested.accuracy) if result_tested is not None else None,
+        "median_accuracy": _finite(result_median.accuracy) if result_median is not None else None,
         "ari": _finite(result_senses.ari),
+        "ari_one_sense": _finite(one_sense) if one_sense is not None else None,
         "ari_by_word": result_senses.ari_by_word,
         "graded": gold.graded,
         "names": gold.names,
@@ -646,11 +679,13 @@ def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) ->
     tested = [m for m in measures if m in ("apd", "prt")]
     tested_p = [m for m in measures if m in TESTED]
     with_verdict = any("verdict" in w for w in data["words"])
+    with_binary = any("binary_change" in w for w in data["words"])
     if with_intervals:
         head += [f"{m}_{end}" for m in tested for end in ("low", "high")]
         head += [f"{m}_{end}" for m in tested_p for end in ("p", "q")]
         head += ["energy_z", "controls_p", "changed_q", "changed", "verdict_basis", "frequency_matched"] if with_verdict else ["changed"]
         head += ["senses", "senses_jsd", "binary", "sense_periods", "sense_names"]
+    head += ["binary_change"] if with_binary else []
     lines = ["\t".join([*head, "note"])]
     for w in data["words"]:
         values = [tsv_text(w["word"]), str(w["n_a"]), str(w["n_b"])] + [_cell(w.get(m)) for m in measures]
@@ -671,6 +706,8 @@ def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) ->
             values += [str(ev.get("senses", ""))]
             values += [_cell(ev.get("sense_jsd")), str(ev.get("binary", "")), sense_periods_cell(ev)]
             values += [tsv_text(sense_names_cell(ev.get("sense_names", [])))]
+        if with_binary:
+            values += [str(w.get("binary_change", ""))]
         lines.append("\t".join([*values, tsv_text(w["note"])]))
     sidecar = path.with_suffix(".settings.json")
     write_atomically(path, "\n".join(lines) + "\n", overwrite)
@@ -702,12 +739,13 @@ def _cell(value: Optional[float]) -> str:
 
 
 def write_answers(result: ChangeResult, folder: Path, language: str = "english") -> List[Path]:
-    """SemEval-2020 Task 1's answer files: task1/LANGUAGE.txt (binary change from the senses) and task2/LANGUAGE.txt
-    (the first measure), a word and its value a line, the words as the gold or the WUG dataset spell them."""
+    """SemEval-2020 Task 1's answer files: task1/LANGUAGE.txt (binary change by the stated rule: `binary.py`,
+    `ChangeSettings.binary_change`) and task2/LANGUAGE.txt (the first measure), a word and its value a line, the words
+    as the gold or the WUG dataset spell them."""
     names = (result.data.get("gold") or {}).get("names", {})
     measure = result.data["settings"]["measures"][0]
     written = []
-    for task, value in (("task1", lambda w: w.get("evidence", {}).get("binary")), ("task2", lambda w: w.get(measure))):
+    for task, value in (("task1", lambda w: w.get("binary_change")), ("task2", lambda w: w.get(measure))):
         lines = [
             f"{tsv_text(str(names.get(w['word'], w.get('target', w['word']))))}\t{value(w)}"
             for w in sorted(result.data["words"], key=lambda w: w["word"])

@@ -381,6 +381,13 @@ def change_cli(
         help="The vectors the verdict's energy distance reads: context:top (the context-only vectors, blind to the word's "
         "spelling; indexes built with --all-layers), another layer spec, or 'scores' (the vectors the scores read)",
     ),
+    binary_change: str = typer.Option(
+        None,
+        "--binary-change",
+        help="Binary answers (SemEval's subtask 1: binary_change in OUTPUT, task1 of --answers) where no verdict against control "
+        "words is reached: median (the first measure above the targets' median; --answers' default) or senses (a sense came or "
+        "went); with control words, the verdict",
+    ),
     seed: int = typer.Option(0, "--seed", help="The seed of the senses' clusters, the intervals' resamplings and the permutations", min=0),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
@@ -404,6 +411,10 @@ def change_cli(
         raise typer.BadParameter(f"{output.name}: write a .tsv or a .json file", param_hint="OUTPUT")
     if (answers or clusters) and report is None:
         raise typer.BadParameter("answer and cluster files are written into the report's folder: give --report DIR", param_hint="--answers")
+    from ..change.binary import BINARY_RULES
+
+    if binary_change is not None and binary_change not in BINARY_RULES:
+        raise typer.BadParameter(f"{binary_change!r}: give {' or '.join(BINARY_RULES)}", param_hint="--binary-change")
     pair = [g.strip() for g in groupings.split(",")]
     if len(pair) != 2 or not all(pair):
         raise typer.BadParameter(f"{groupings!r}: give the groupings of A and of B, e.g. 1,2", param_hint="--groupings")
@@ -443,6 +454,7 @@ def change_cli(
         fdr=fdr,
         controls=controls,
         verdict_from=verdict_from,
+        binary_change=binary_change,
     )
     change(
         index_a,
@@ -495,10 +507,15 @@ def change(
 
     import warnings
 
+    import dataclasses
+
     log = say(quiet)
+    settings = settings or ChangeSettings()
+    if answers and settings.binary_change is None:  # task1 needs binary answers: the stated default rule
+        settings = dataclasses.replace(settings, binary_change="median")
     with warnings.catch_warnings():  # the notes are said as lines of their own below
         warnings.simplefilter("ignore", UserWarning)
-        result = run_change(index_a, index_b, words, settings or ChangeSettings(), gold=gold, progress=progress, log=log)
+        result = run_change(index_a, index_b, words, settings, gold=gold, progress=progress, log=log)
     for note in result.notes:
         log(f"Note: {note}")
     written = write_table(result, output, overwrite)

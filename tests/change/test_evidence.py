@@ -169,7 +169,12 @@ def test_the_change_json_carries_the_evidence_and_the_check_against_people(repor
     task2 = (tmp / "report" / "answer" / "task2" / "english.txt").read_text().split()
     assert task2[0] == "gay_jj" and float(task2[1]) == pytest.approx(by_word["gay"]["apd"])
     task1 = (tmp / "report" / "answer" / "task1" / "english.txt").read_text().splitlines()
-    assert [line.split("\t")[1] for line in task1] == [str(by_word[w]["evidence"]["binary"]) for w in ("gay", "plane")]
+    # no control words, so no verdict: task1 by the stated default rule, APD above the targets' median (by hand)
+    middle = (by_word["gay"]["apd"] + by_word["plane"]["apd"]) / 2
+    assert [line.split("\t")[1] for line in task1] == [str(int(by_word[w]["apd"] > middle)) for w in ("gay", "plane")]
+    assert data["settings"]["binary_change"].startswith("apd above the targets' median")
+    assert [by_word[w]["binary_change"] for w in ("gay", "plane")] == [int(by_word[w]["apd"] > middle) for w in ("gay", "plane")]
+    assert "above the targets' median: accuracy" in gold["summary"] and "one sense for every word" in gold["summary"]
     clusters = (tmp / "report" / "clusters" / "plane_nn.csv").read_text().splitlines()
     assert clusters[0] == "identifier\tcluster" and len(clusters) == 13
 
