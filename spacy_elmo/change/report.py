@@ -313,12 +313,14 @@ def render_page(data: Dict[str, Any]) -> str:
     gold = data.get("gold") or {}
     graded = gold.get("graded", {})
     tested = [m for m in settings["measures"] if m in ("apd", "prt")]
-    head = ["#", "word", "usages A", "usages B", measure, "95% interval", ""]
     with_verdict = any(w.get("verdict") for w in words)
-    head += [m for m in settings["measures"][1:]] + [f"{m} p / q" for m in tested]
     no_null = with_verdict and all((w.get("verdict") or {}).get("basis") == NO_NULL_BASIS for w in words if w.get("verdict"))
+    # the verdict and its own figures first, beside the word; the scores and their tests after it, marked secondary
+    head = ["#", "word", "changed"]
     head += ["energy z", "q vs chance (secondary)"] if no_null else ["verdict z", "vs controls p / q"] if with_verdict else []
-    head += ["changed", "senses", "senses JSD"]
+    head += ["usages A", "usages B", measure, "95% interval", ""]
+    head += [m for m in settings["measures"][1:]] + [f"{m} p / q (secondary)" for m in tested]
+    head += ["senses", "senses JSD"]
     if graded:
         head.append("people's graded change")
     rows = []
@@ -326,9 +328,21 @@ def render_page(data: Dict[str, Any]) -> str:
         interval = w.get("interval", {}).get(measure)
         ev = w.get("evidence") or {}
         changed = ev.get("changed_fdr")
+        verdict = w.get("verdict") or {}
+        changed = verdict.get("changed", changed)
+        undecided = "<span class=muted>needs controls</span>" if verdict.get("basis") == NO_NULL_BASIS else ""
         cells = [
             f'<td class="n">{rank}</td>',
             f'<td><a href="#{_anchor(w["word"])}">{_esc(w["word"])}</a></td>',
+            f"<td>{'<span class=changed>yes</span>' if changed else 'no' if changed == 0 else undecided}</td>",
+        ]
+        if with_verdict:
+            shown = _number(verdict.get("q")) if no_null else f"{_number(verdict.get('p_controls'))} / {_number(verdict.get('q'))}"
+            cells += [
+                f'<td class="n">{_number(verdict.get("z"), 1)}</td>',
+                f'<td class="n" data-v="{"" if verdict.get("q") is None else verdict["q"]}">{shown}</td>',
+            ]
+        cells += [
             f'<td class="n">{w["n_a"]}</td>',
             f'<td class="n">{w["n_b"]}</td>',
             f'<td class="n" data-v="{w.get(measure) if w.get(measure) is not None else ""}">{_number(w.get(measure))}</td>',
@@ -341,17 +355,7 @@ def render_page(data: Dict[str, Any]) -> str:
             cells.append(
                 f'<td class="n" data-v="{"" if q is None else q}">{_number(p)} / {_number(q)}</td>' if p is not None else "<td></td>"
             )
-        verdict = w.get("verdict") or {}
-        if with_verdict:
-            shown = _number(verdict.get("q")) if no_null else f"{_number(verdict.get('p_controls'))} / {_number(verdict.get('q'))}"
-            cells += [
-                f'<td class="n">{_number(verdict.get("z"), 1)}</td>',
-                f'<td class="n" data-v="{"" if verdict.get("q") is None else verdict["q"]}">{shown}</td>',
-            ]
-        changed = verdict.get("changed", changed)
-        undecided = "<span class=muted>needs controls</span>" if verdict.get("basis") == NO_NULL_BASIS else ""
         cells += [
-            f"<td>{'<span class=changed>yes</span>' if changed else 'no' if changed == 0 else undecided}</td>",
             f'<td class="n">{ev.get("senses", "")}</td>',
             f'<td class="n">{_number(ev.get("sense_jsd")) if ev else ""}</td>',
         ]
@@ -379,7 +383,7 @@ Tests beside it: {_esc(settings.get("null", "none (--permutations 0)"))}.</p>
 {_controls_strip(data)}
 {agreement}
 {f"<ul>{notes}</ul>" if notes else ""}
-<p><span id="count"></span> words, most changed first (click a column to sort).
+<p><span id="count"></span> words, {_esc(settings.get("order", f"by {measure}"))} (click a column to sort).
 <input id="filter" placeholder="filter words" aria-label="filter words"></p>
 <div class="wide"><table id="ranking"><thead><tr>{"".join(f"<th>{_esc(h)}</th>" for h in head)}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table></div>

@@ -35,3 +35,27 @@ def test_the_verdict_answers_where_there_is_one_and_the_senses_where_asked():
         binary_change(_rows([0.3, 0.1]), "senses", "apd")
     with pytest.raises(InputError, match="median, senses"):
         binary_change(_rows([0.3]), "coin", "apd")
+
+
+def test_the_rows_order_puts_the_words_called_changed_first_then_the_measure():
+    """The audit's case: ordered by APD alone, an untouched control led the page of a planted pair. The order: the
+    words the verdict calls changed first, then by the first measure; without a verdict, by the measure alone."""
+    from spacy_elmo.change.measures import WordChange
+    from spacy_elmo.change.run import in_order
+    from spacy_elmo.change.verdict import WordVerdict
+
+    rows = [
+        WordChange("untouched", 50, 50, {"apd": 0.6}),
+        WordChange("planted", 50, 60, {"apd": 0.3}),
+        WordChange("also", 50, 60, {"apd": 0.2}),
+        WordChange("rare", 2, 1, {}, "too few usages"),
+        WordChange("plain", 50, 50, {"apd": 0.4}),
+    ]
+    verdicts = {w: WordVerdict(0.1, 1.0, 0.5, changed=int(w in ("planted", "also"))) for w in ("untouched", "planted", "also", "plain")}
+    ordered, said = in_order(rows, verdicts, "apd")
+    assert [r.word for r in ordered] == ["planted", "also", "untouched", "plain", "rare"]
+    assert said == "the words called changed (the verdict against control words) first, then by apd"
+    undecided = {w: WordVerdict(0.1, 1.0, 0.5) for w in verdicts}  # no null: changed None
+    ordered, said = in_order(rows, undecided, "apd")
+    assert [r.word for r in ordered] == ["untouched", "plain", "planted", "also", "rare"] and said.startswith("by apd (no verdict")
+    assert in_order(rows, {}, "apd")[1] == "by apd"

@@ -342,6 +342,12 @@ def test_senses_carry_names_p_values_and_the_page_three_views_with_texts(report,
     assert "class=changed>yes" not in page and "<b class=changed>changed</b>" not in page
     assert page.count("needs controls</span>") == len(data["words"]) and "no verdict</b> (it needs control words)" in page
     assert "q vs chance (secondary)" in page and "vs controls p / q" not in page
+    # the table: the verdict's cell beside the word, the scores' own tests marked secondary, the order said
+    head = re.findall(r"<th>([^<]*)</th>", page)
+    assert head[:5] == ["#", "word", "changed", "energy z", "q vs chance (secondary)"] and "apd p / q (secondary)" in head
+    assert data["settings"]["order"] == "by apd (no verdict: it needs control words)" and " words, by apd (no verdict" in page
+    apds = [w["apd"] for w in data["words"] if w.get("apd") is not None]
+    assert apds == sorted(apds, reverse=True)
     assert page.count('class="map"') == 3 * len(data["words"])  # both periods, period A, period B
     assert "[[plane]]" in page and "period A</span>" in page and "p / q" in page
 
