@@ -7,8 +7,8 @@ user who asks for binary answers gets them by a rule that says what it assumes:
 - "median": the word's score in the rows' order above the targets' median: about half the targets changed. It
   reads no truth and learns no threshold; on DWUG EN (21 of 46 words changed) its accuracy is in docs/results.md
   against calling none changed.
-- "senses": a sense came or went (`senses.sense_periods`, DWUG's k/n rule), the rule WUG datasets derive their
-  binary change with from sense clusters.
+- "senses": a sense came, went or moved (`senses.binary_change`): DWUG's k/n rule for a sense that came or went,
+  with a sense whose share of one period moved by the share test.
 """
 
 from typing import Any, Dict, List, Optional, Tuple
@@ -37,7 +37,7 @@ def binary_change(words: List[Dict[str, Any]], rule: str, measure: str) -> Tuple
         found = {w["word"]: int(w["evidence"]["binary"]) for w in words if w.get("evidence")}
         if not found:
             raise InputError("binary change by the senses needs them: give --evidence (or --report), or --binary-change median")
-        return "a sense came or went (at most k usages in one period, at least n in the other: DWUG's rule)", found
+        return "a sense came, went or moved (senses.sense_periods)", found
     middle, answers = above_median({w["word"]: w.get(measure) for w in words})
     return (
         f"{measure} above the targets' median ({middle:.4f}): about half the targets changed, a stated assumption, since "

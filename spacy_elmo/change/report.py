@@ -471,7 +471,7 @@ the senses' input; point at a usage for its text</span></div>
 <p>{ev["senses"]} sense{"s" if ev["senses"] != 1 else ""} (best split's silhouette {_number(ev["silhouette"], 2)});
 senses JSD {_number(ev["sense_jsd"])}
 (95% interval {_number(ev["intervals"]["senses"][0])}-{_number(ev["intervals"]["senses"][1])});
-a sense that came or went ({_esc(rule)}, DWUG's rule): {"yes" if ev["binary"] else "no"}</p>
+a sense that came, went or moved ({_esc(rule)}): {"yes" if ev["binary"] else "no"}</p>
 {_share_bars(ev, names)}
 <table><thead><tr><th>sense</th><th>named by</th><th>period</th><th>A</th><th>B</th><th>share A</th><th>share B</th>
 <th>usages nearest its centre</th></tr></thead>

@@ -14,7 +14,7 @@ from ..errors import InputError
 from ..output_folders import USAGE_INDEX, is_own, name_from_data, own_subfolder, write_atomically
 from ..types import PathLike
 from ..usages.words import parse_words, split_pos
-from .senses import TESTED
+from .senses import SIDE_ALPHA, SIDE_RATIO, TESTED
 from .verdict import DEFAULT_CONTROLS, VERDICT_FROM
 from .measures import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, energy, index_change, mean_usage
 
@@ -586,7 +586,10 @@ def _data(
             )
         info["intervals"] = f"95%, {settings.draws} resamplings of each side's usages, seed {settings.seed}"
         usages = "usage" if settings.binary_k == 1 else "usages"
-        info["binary"] = f"at most {settings.binary_k} {usages} in one period, at least {settings.binary_n} in the other"
+        info["binary"] = (
+            f"came or went: at most {settings.binary_k} {usages} in one period, at least {settings.binary_n} in the other (DWUG's "
+            f"rule); moved: its share of one period at least {SIDE_RATIO:g}x the other's, binomial test at {SIDE_ALPHA:g} / k"
+        )
     targets = a.meta.get("wug", {}).get("targets", {}) if a.match == "wug" else {}
     words = []
     for r in rows:
@@ -629,7 +632,7 @@ def _agreement(rows: List[WordChange], evidence: Dict[str, Any], gold: Any, sett
     ]
     if result_senses.binary_words:
         lines.append(
-            f"binary change from the senses (a sense came or went): accuracy {result_senses.accuracy:.3f} over "
+            f"binary change from the senses (a sense came, went or moved): accuracy {result_senses.accuracy:.3f} over "
             f"{result_senses.binary_words} words"
         )
     from .binary import above_median

@@ -1,5 +1,6 @@
 """One rule for a sense of one period (`senses.sense_periods`), shown alike in the JSON, the TSV and the page: a sense
-came or went only by DWUG's k/n rule; a sense whose share fell but whose usages remain is "less in B", never "went"."""
+came or went only by DWUG's k/n rule; a sense whose share fell but whose usages remain is "less in B", never "went";
+binary change is 1 where a sense came, went or moved."""
 
 import math
 
@@ -16,7 +17,7 @@ def test_a_sense_with_usages_left_in_a_never_came():
     # binomial tail of 50 of 52 toward B (B's share of usages 90/132) is far below 0.01 / 2: more in B, not "came"
     assert 50 / 90 >= 4 * 2 / 42 and _binomial_tail(50, 52, 90 / 132) < 0.005
     assert sense_periods([2, 40], [50, 40]) == ["more in B", "both"]
-    assert binary_change([2, 40], [50, 40]) == 0
+    assert binary_change([2, 40], [50, 40]) == 1  # it moved
 
 
 def test_a_diluted_sense_is_less_in_b_never_went():
@@ -32,7 +33,7 @@ def test_came_and_went_by_dwugs_rule_and_its_settings():
     assert sense_periods([9, 40], [1, 40]) == ["went from A", "both"]
     # 1 in A, 4 in B: short of n = 5, and the share test's tail (4 of 5 toward B at 24/55) is above 0.01 / 2
     assert _binomial_tail(4, 5, 24 / 55) > 0.005
-    assert sense_periods([30, 1], [20, 4]) == ["both", "both"]
+    assert sense_periods([30, 1], [20, 4]) == ["both", "both"] and binary_change([30, 1], [20, 4]) == 0
     # k = 2, n = 3 given: the same counts came
     assert sense_periods([30, 2], [20, 3], k=2, n=3) == ["both", "came in B"]
 
