@@ -265,13 +265,9 @@ def evaluate(plan: Dict, data: Dict) -> Dict:
         result[f"auc_{key}"] = auc(
             [value(words[w], key) for w in planted if w in scored], [value(words[w], key) for w in controls if w in scored]
         )
-    # the page's and TSV's order (run.in_order): the words called changed first, then by the first measure
-    first = data["settings"]["measures"][0]
-
-    def order(w: str) -> Tuple[int, float]:
-        return (int(words[w]["verdict"]["changed"] or 0), value(words[w], first))
-
-    result["auc_order"] = auc([order(w) for w in planted if w in scored], [order(w) for w in controls if w in scored])
+    # the page's and TSV's order (run.in_order, said in settings.order): the JSON's rows are in it, first first
+    place = {w["word"]: -k for k, w in enumerate(data["words"])}
+    result["auc_order"] = auc([place[w] for w in planted if w in scored], [place[w] for w in controls if w in scored])
     result["controls_changed"] = [w for w in controls if w in scored and words[w]["verdict"]["changed"]]
     result["controls_scored"] = sum(w in scored for w in controls)
     result["controls_one_side"] = [w for w in controls if w in scored and one_side_sense(words[w]["evidence"]) >= 0]

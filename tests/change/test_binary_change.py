@@ -37,9 +37,9 @@ def test_the_verdict_answers_where_there_is_one_and_the_senses_where_asked():
         binary_change(_rows([0.3]), "coin", "apd")
 
 
-def test_the_rows_order_puts_the_words_called_changed_first_then_the_measure():
-    """The audit's case: ordered by APD alone, an untouched control led the page of a planted pair. The order: the
-    words the verdict calls changed first, then by the first measure; without a verdict, by the measure alone."""
+def test_the_rows_order_is_the_verdicts_z_where_there_is_one_else_the_measure():
+    """The audit's case: ordered by APD alone, an untouched control led the page of a planted pair. Where there is a
+    verdict, the rows go by its z (the words called changed first); without one, by the first measure."""
     from spacy_elmo.change.measures import WordChange
     from spacy_elmo.change.run import in_order
     from spacy_elmo.change.verdict import WordVerdict
@@ -51,11 +51,12 @@ def test_the_rows_order_puts_the_words_called_changed_first_then_the_measure():
         WordChange("rare", 2, 1, {}, "too few usages"),
         WordChange("plain", 50, 50, {"apd": 0.4}),
     ]
-    verdicts = {w: WordVerdict(0.1, 1.0, 0.5, changed=int(w in ("planted", "also"))) for w in ("untouched", "planted", "also", "plain")}
+    z = {"untouched": 0.5, "planted": 9.0, "also": 6.0, "plain": 1.5}
+    verdicts = {w: WordVerdict(0.1, z[w], 0.5, changed=int(z[w] > 5)) for w in z}
     ordered, said = in_order(rows, verdicts, "apd")
-    assert [r.word for r in ordered] == ["planted", "also", "untouched", "plain", "rare"]
-    assert said == "the words called changed (the verdict against control words) first, then by apd"
-    undecided = {w: WordVerdict(0.1, 1.0, 0.5) for w in verdicts}  # no null: changed None
+    assert [r.word for r in ordered] == ["planted", "also", "plain", "untouched", "rare"]
+    assert said.startswith("by the verdict's energy z (the words called changed first")
+    undecided = {w: WordVerdict(0.1, z[w], 0.5) for w in z}  # no null: changed None, the z is no verdict's
     ordered, said = in_order(rows, undecided, "apd")
     assert [r.word for r in ordered] == ["untouched", "plain", "planted", "also", "rare"] and said.startswith("by apd (no verdict")
     assert in_order(rows, {}, "apd")[1] == "by apd"
