@@ -51,7 +51,7 @@ class ChangeSettings:
 
 @dataclass
 class ChangeResult:
-    """The rows (most changed first), everything the JSON holds (`data`), each word's evidence, and the notes said."""
+    """The rows (in `in_order`'s order), everything the JSON holds (`data`), each word's evidence, and the notes said."""
 
     rows: List[WordChange]
     data: Dict[str, Any]
@@ -73,7 +73,7 @@ def run_change(
     words: a file of words, one a line, a comma-separated string or a list; None: every word with enough usages.
     gold: people's change (see gold.read_gold): Spearman's rho with its interval, binary accuracy and the ARI of
         the sense clusters against people's, in RETURNS.data["gold"].
-    RETURNS (ChangeResult): the rows (most changed first) and what `write_table`, `write_answers`, `write_clusters`
+    RETURNS (ChangeResult): the rows (in `in_order`'s order, said in data["settings"]["order"]) and what `write_table`, `write_answers`, `write_clusters`
         and `report.write_report` write.
     """
     from .gold import read_gold

@@ -314,7 +314,7 @@ def change_cli(
         "--measure",
         "-m",
         help="apd, prt and/or jsd (repeat the option; jsd: over 8 clusters of the word's usages, at most 10,000 a side "
-        "sampled with seed 0); the first orders the rows",
+        "sampled with seed 0); the first orders the rows where there is no verdict (with control words, the verdict's z does)",
     ),
     min_usages: int = typer.Option(5, "--min-usages", help="Fewer usages in either index: listed with a note, never scored", min=1),
     standardize: bool = typer.Option(False, "--standardize", help="Subtract each index's mean usage vector first"),
@@ -395,7 +395,8 @@ def change_cli(
 ) -> None:
     """Which words changed meaning between two corpora: for each word, its usages in each and how much they
     differ, APD (the mean cosine distance over all pairs of one usage from each, exact), PRT (1 / cosine of the
-    two mean usages) and JSD (of the two sides' shares of clusters of the word's usages), most changed first
+    two mean usages) and JSD (of the two sides' shares of clusters of the word's usages), ordered by the verdict's z where
+    control words give one, else by the first measure
     (Kutuzov & Giulianelli 2020; docs/senses.md). A and B are usage indexes, or corpora that --model indexes
     first (only the --words, where given) into a temporary folder, or a WUG dataset's marked usages (--groupings).
     --report writes the evidence behind each score a person reads: sense clusters and their shares, example and
