@@ -73,8 +73,8 @@ def run_change(
     words: a file of words, one a line, a comma-separated string or a list; None: every word with enough usages.
     gold: people's change (see gold.read_gold): Spearman's rho with its interval, binary accuracy and the ARI of
         the sense clusters against people's, in RETURNS.data["gold"].
-    RETURNS (ChangeResult): the rows (in `in_order`'s order, said in data["settings"]["order"]) and what `write_table`, `write_answers`, `write_clusters`
-        and `report.write_report` write.
+    RETURNS (ChangeResult): the rows (in `in_order`'s order, said in data["settings"]["order"]) and what
+        `write_table`, `write_answers`, `write_clusters` and `report.write_report` write.
     """
     from .gold import read_gold
     from ..usages.index import UsageIndex
