@@ -339,11 +339,12 @@ def _verdicts(
     if len(controls) >= MIN_CONTROLS:
         _match_frequencies(targets, {w: read[w] for w in controls}, read, notes)
     if len(controls) < MIN_CONTROLS:
-        why = (
-            f"only {len(controls)} control words could be scored (at least {MIN_CONTROLS})"
-            if settings.controls
-            else "no control words were asked for (--controls 0)"
-        )
+        if not settings.controls:
+            why = "no control words were asked for (--controls 0)"
+        elif not controls:
+            why = "no control words could be drawn (a WUG dataset holds its targets' usages alone, and so do indexes of the targets)"
+        else:
+            why = f"only {len(controls)} control words could be scored (at least {MIN_CONTROLS})"
         notes.append(
             f"{why}: no word is called changed or not, since a verdict needs control words (the corpora's own drift as its "
             "null); give corpora with --model and --words, or indexes of every word, for control words"

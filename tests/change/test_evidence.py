@@ -346,6 +346,7 @@ def test_senses_carry_names_p_values_and_the_page_three_views_with_texts(report,
     head = re.findall(r"<th>([^<]*)</th>", page)
     assert head[:5] == ["#", "word", "changed", "energy z", "q vs chance (secondary)"] and "apd p / q (secondary)" in head
     assert data["settings"]["order"] == "by apd (no verdict: it needs control words)" and " words, by apd (no verdict" in page
+    assert any(n.startswith("no control words could be drawn (a WUG dataset") for n in data["notes"])  # was "only 0 ..."
     apds = [w["apd"] for w in data["words"] if w.get("apd") is not None]
     assert apds == sorted(apds, reverse=True)
     assert page.count('class="map"') == 3 * len(data["words"])  # both periods, period A, period B
