@@ -327,9 +327,8 @@ def render_page(data: Dict[str, Any]) -> str:
     for rank, w in enumerate(words, start=1):
         interval = w.get("interval", {}).get(measure)
         ev = w.get("evidence") or {}
-        changed = ev.get("changed_fdr")
         verdict = w.get("verdict") or {}
-        changed = verdict.get("changed", changed)
+        changed = verdict.get("changed", ev.get("changed_fdr"))
         undecided = "<span class=muted>needs controls</span>" if verdict.get("basis") == NO_NULL_BASIS else ""
         cells = [
             f'<td class="n">{rank}</td>',

@@ -338,7 +338,7 @@ def _verdicts(
         )
     if len(controls) >= MIN_CONTROLS:
         _match_frequencies(targets, {w: read[w] for w in controls}, read, notes)
-    if len(controls) < MIN_CONTROLS:
+    else:
         if not settings.controls:
             why = "no control words were asked for (--controls 0)"
         elif not controls:

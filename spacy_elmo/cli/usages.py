@@ -385,8 +385,8 @@ def change_cli(
         None,
         "--binary-change",
         help="Binary answers (SemEval's subtask 1: binary_change in OUTPUT, task1 of --answers) where no verdict against control "
-        "words is reached: median (the first measure above the targets' median; --answers' default) or senses (a sense came or "
-        "went); with control words, the verdict",
+        "words is reached: median (the first measure above the targets' median; --answers' default) or senses (a sense came, "
+        "went or moved); with control words, the verdict",
     ),
     seed: int = typer.Option(0, "--seed", help="The seed of the senses' clusters, the intervals' resamplings and the permutations", min=0),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
@@ -506,9 +506,8 @@ def change(
     from ..change.report import add_report_files, write_report
     from ..change.run import ChangeSettings, run_change, write_answers, write_clusters, write_table
 
-    import warnings
-
     import dataclasses
+    import warnings
 
     log = say(quiet)
     settings = settings or ChangeSettings()
