@@ -14,6 +14,7 @@ from ..errors import InputError
 from ..output_folders import USAGE_INDEX, is_own, name_from_data, own_subfolder, write_atomically
 from ..types import PathLike
 from ..usages.words import parse_words, split_pos
+from .sense_input import DEFAULT_SENSES
 from .senses import SIDE_ALPHA, SIDE_RATIO, TESTED
 from .verdict import DEFAULT_CONTROLS, VERDICT_FROM
 from .measures import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, energy, index_change, mean_usage
@@ -39,7 +40,7 @@ class ChangeSettings:
     draws: int = 1000
     binary_k: int = 1
     binary_n: int = 5
-    senses: str = "context:top"  # what the senses are clustered from (sense_input.py)
+    senses: str = DEFAULT_SENSES  # what the senses are clustered from (sense_input.py)
     min_silhouette: float = 0.25  # one sense where no split reaches this mean silhouette (senses.SenseRule)
     side_senses: bool = True  # senses of one period kept apart (senses.SenseRule.sides)
     permutations: int = 1000  # the permutation test of each word's APD, PRT and energy distance; 0: none
@@ -468,7 +469,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
         ua = UsageRows(a.vectors, a.rows_of(row.word), centres[0])
         ub = UsageRows(b.vectors, b.rows_of(row.word), centres[1])
         sampled = evidence_rows(ua, ub, seed=settings.seed)
-        sense_vectors, bags = inputs.word(sampled, row.word)
+        sense_vectors, bags, witness_vectors = inputs.word(sampled, row.word)
         ev = word_evidence(
             ua,
             ub,
@@ -480,6 +481,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
             sense_vectors=sense_vectors,
             rule=rule,
             permutations=settings.permutations,
+            witness_vectors=witness_vectors,
         )
         records = {(side, int(r)): usage_record(index_of[side], int(r)) for side, side_rows in zip("AB", sampled) for r in side_rows}
         ids = {key: record["id"] for key, record in records.items()}

@@ -525,6 +525,7 @@ def word_evidence(
     sense_vectors: Optional[numpy.ndarray] = None,
     rule: Optional[SenseRule] = None,
     permutations: int = 0,
+    witness_vectors: Optional[numpy.ndarray] = None,
 ) -> WordEvidence:
     """The evidence of one word's change between its usages `a` and `b` (arrays, or `UsageRows` of indexes):
     see `WordEvidence`; at most `max_usages` a side (drawn with `seed`: `evidence_rows`).
@@ -534,6 +535,8 @@ def word_evidence(
         vectors the scores read.
     rule (Optional[SenseRule]): how many senses (default: k from 2 by the silhouette).
     permutations (int): the permutation test of each measure (APD, PRT) with this many shuffles; 0: none.
+    witness_vectors (Optional[numpy.ndarray]): what the changed usages' witness reads, one row per usage as
+        `sense_vectors`: the context-only vectors; None: the senses' input.
     """
     rows_a, va = _rows_and_vectors(a, max_usages, seed)
     rows_b, vb = _rows_and_vectors(b, max_usages, seed + 1)
@@ -557,11 +560,13 @@ def word_evidence(
         members = numpy.flatnonzero(found.labels == j)
         near = members[distinct(unit[members], numpy.argsort(-(unit[members] @ found.centres[j]), kind="stable"))]
         examples.append([(str(sides[i]), int(rows[i])) for i in near])
-    # the changed usages: the energy distance's witness read from the senses' input (the context-only vectors by
-    # default), which the word's spelling does not enter. Ranked by the cosine to the nearest usage of the other side
-    # instead, the outliers of either side came first: capitalised and derived forms were half of them (6% of
-    # usages), and between genres the headlines (docs/results.md, "Planted change")
-    typical = witness(unit, len(va))
+    # the changed usages: the energy distance's witness read from the context-only vectors (where given), which the
+    # word's spelling does not enter: read from the word's own vectors, its capitalised and derived forms were 63 of
+    # the 240 listed (7% of usages). Ranked by the cosine to the nearest usage of the other side instead, the outliers
+    # of either side came first: half of them such forms, and between genres the headlines (docs/results.md)
+    if witness_vectors is not None and len(witness_vectors) != len(unit):
+        raise ValueError(f"{len(witness_vectors)} witness vectors for {len(unit)} usages: give one a usage of evidence_rows")
+    typical = witness(unit if witness_vectors is None else _unit(numpy.asarray(witness_vectors, dtype=numpy.float64)), len(va))
     changed = {}
     for side, part, side_rows in (("A", slice(0, len(va)), rows_a), ("B", slice(len(va), None), rows_b)):
         order = distinct(unit[part], numpy.argsort(-typical[part], kind="stable"))

@@ -5,6 +5,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import typer
 
+from ..change.sense_input import DEFAULT_SENSES
 from ..change.verdict import DEFAULT_CONTROLS
 from ..output_folders import check_output_file
 from ._util import (
@@ -347,10 +348,11 @@ def change_cli(
         False, "--evidence", help="Also in OUTPUT: each word's senses, changed usages and 95% intervals (--report and --gold imply it)"
     ),
     senses_from: str = typer.Option(
-        "context:top",
+        DEFAULT_SENSES,
         "--senses-from",
-        help="What the senses are clustered from: context:top (the context-only vectors, blind to the word's spelling; indexes "
-        "built with --all-layers), context:LAYER, target (the vectors the scores read), substitutes (the biLM's softmax)",
+        help="What the senses are clustered from: top (the word's own top-layer vectors, the directions that tell its written "
+        "forms apart taken out), another layer, context:top (the context-only vectors, blind to the word's spelling; indexes "
+        "built with --all-layers), context:LAYER, target (the vectors the scores read as they are), substitutes (the biLM's softmax)",
     ),
     min_silhouette: float = typer.Option(
         0.25,

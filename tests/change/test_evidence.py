@@ -182,7 +182,8 @@ def test_the_change_json_carries_the_evidence_and_the_check_against_people(repor
 def test_the_report_is_one_page_with_nothing_fetched(report):
     tmp, _ = report
     page = (tmp / "report" / "index.html").read_text()
-    assert "<mark>plane</mark>" in page and "<mark>planes</mark>" in page and 'id="w-gay"' in page
+    # the target marked where the dataset marks it, whatever its form ("planes" on the map, the examples as drawn)
+    assert "<mark>plane</mark>" in page and "The [[planes]] flew" in page and 'id="w-gay"' in page
     assert "most set A apart from B" in page and "95% interval" in page and "<svg" in page
     for remote in ('src="http', "src='http", 'href="http', "@import", "url(http"):
         assert remote not in page
@@ -319,7 +320,7 @@ def test_senses_carry_names_p_values_and_the_page_three_views_with_texts(report,
 
     tmp, _ = report
     data = json.loads((tmp / "change.json").read_text())
-    assert "permutation test" in data["settings"]["null"] and "context-only" in data["settings"]["senses"]
+    assert "permutation test" in data["settings"]["null"] and "written forms apart taken out" in data["settings"]["senses"]
     for w in data["words"]:
         ev = w["evidence"]
         assert len(ev["sense_names"]) == ev["senses"] and all(isinstance(n, list) for n in ev["sense_names"])
@@ -408,8 +409,10 @@ def test_a_report_folder_used_again_keeps_no_word_of_the_earlier_run(report, tmp
 
 @pytest.mark.slow
 def test_indexes_without_context_vectors_say_which_input_the_senses_come_from(tmp_path):
-    """Indexes built without --all-layers keep no context-only vectors: change says in one line that the senses come
-    from the vectors the scores read, and the tiny biLM (no softmax) that they are named by context words."""
+    """Indexes built without --all-layers keep no context-only vectors: change says in one line that the changed usages
+    are ranked by the word's own vectors (the senses come from its top layer, which such an index stores), that senses
+    asked of the context-only vectors come from the vectors the scores read, and the tiny biLM (no softmax) that they
+    are named by context words."""
     from spacy_elmo.change.run import ChangeSettings, run_change
     from spacy_elmo.change.wug import build_wug_index
     from spacy_elmo.pipeline.loading import load_elmo_pipeline
@@ -423,12 +426,17 @@ def test_indexes_without_context_vectors_say_which_input_the_senses_come_from(tm
     settings = ChangeSettings(evidence=True, min_usages=2, permutations=10, draws=10)
     with pytest.warns(UserWarning):
         result = run_change(tmp_path / "plain1", tmp_path / "plain2", None, settings, log=lambda _: None)
-    assert any("keep no context-only vectors" in n and "--all-layers" in n for n in result.notes)
+    assert any("the changed usages are ranked by the word's own vectors" in n and "--all-layers" in n for n in result.notes)
     assert any(
         n.startswith("A and B keep no context-only vectors to read substitutes from: the senses are named by their context")
         for n in result.notes
     )
-    assert "the vectors the scores read" in result.data["settings"]["senses"]
+    assert "the word's own vectors, layer top" in result.data["settings"]["senses"]
+    context = ChangeSettings(evidence=True, min_usages=2, permutations=10, draws=10, senses="context:top")
+    with pytest.warns(UserWarning):
+        asked = run_change(tmp_path / "plain1", tmp_path / "plain2", None, context, log=lambda _: None)
+    assert any("the senses are clustered from the vectors the scores read" in n for n in asked.notes)
+    assert "the vectors the scores read" in asked.data["settings"]["senses"]
     wanted = ChangeSettings(evidence=True, min_usages=2, permutations=10, draws=10, senses="substitutes")
     with pytest.warns(UserWarning):
         again = run_change(tmp_path / "plain1", tmp_path / "plain2", None, wanted, log=lambda _: None)
