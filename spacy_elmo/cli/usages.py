@@ -46,7 +46,7 @@ def index_usages_cli(
     all_layers: bool = typer.Option(
         False,
         "--all-layers",
-        help="Also keep every layer of each usage and its context-only vectors (what change clusters senses from), so that "
+        help="Also keep every layer of each usage and its context-only vectors (what change's verdict and changed usages read), so that "
         "change and neighbours pick the layer at query time",
     ),
     keep_capitals: bool = typer.Option(
