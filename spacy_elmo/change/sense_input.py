@@ -140,9 +140,9 @@ class SenseInput:
             vectors = without_forms(_rows_of(self.views, rows), written)
         else:
             vectors = None
-        witness = None
-        if self.context_top is not None:
-            witness = vectors if self.source == CONTEXT else without_forms(_rows_of(self.context_top, rows), written)
+        witness = None  # the senses' own where they are the context-only top layer, or where none is kept
+        if self.context_top is not None and self.source != CONTEXT:
+            witness = without_forms(_rows_of(self.context_top, rows), written)
         if ids is not None:
             assert self.substitutes is not None
             words = self.substitutes.words
