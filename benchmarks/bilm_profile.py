@@ -97,6 +97,13 @@ def main() -> None:
         )
         for part, ms in sorted(parts.items(), key=lambda kv: -kv[1]):
             print(f"  {part:<36}{ms:>8.0f} ms {100 * ms / total:>5.1f}%")
+        others: Dict[str, float] = defaultdict(float)
+        calls: Dict[str, int] = defaultdict(int)
+        for event in prof.key_averages():
+            if part_of(event.key, [], args.size).startswith("other"):
+                others[event.key] += event.self_cpu_time_total / 1e3
+                calls[event.key] += event.count
+        print("  of which: " + ", ".join(f"{k} {ms:.0f} ms ({calls[k]} calls)" for k, ms in sorted(others.items(), key=lambda kv: -kv[1])[:6]))
     print(f"data: {source}; batches of 32; {args.threads} threads; torch {torch.__version__}")
 
 

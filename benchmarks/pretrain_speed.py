@@ -75,10 +75,11 @@ def _profile_steps(trainer: Any, batches: List[Any]) -> None:
     costliest other operators (self time, torch.profiler over `batches`)."""
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         for batch in batches:
             trainer.train_step(batch)
     events = [e for e in prof.key_averages() if e.self_cpu_time_total > 0]
+    by_shape = [e for e in prof.key_averages(group_by_input_shape=True) if e.self_cpu_time_total > 0]
     total = sum(e.self_cpu_time_total for e in events)
     products = sum(e.self_cpu_time_total for e in events if any(k in e.key.lower() for k in _PRODUCTS))
     share = 100 * products / total
@@ -90,6 +91,17 @@ def _profile_steps(trainer: Any, batches: List[Any]) -> None:
     products_by_time = sorted((e for e in events if any(k in e.key.lower() for k in _PRODUCTS)), key=lambda e: -e.self_cpu_time_total)
     for event in products_by_time[:6]:
         print(f"    {100 * event.self_cpu_time_total / total:5.1f}%  {event.key} ({event.count} calls)")
+    print("  the costliest other operators by their inputs' shapes:")
+    shaped_others = sorted((e for e in by_shape if not any(k in e.key.lower() for k in _PRODUCTS)), key=lambda e: -e.self_cpu_time_total)
+    for event in shaped_others[:8]:
+        shapes = [s for s in event.input_shapes if s]
+        print(f"    {100 * event.self_cpu_time_total / total:5.1f}%  {event.key} {shapes} ({event.count} calls)")
+    print("  the costliest products by their inputs' shapes:")
+    shaped = sorted((e for e in by_shape if any(k in e.key.lower() for k in _PRODUCTS)), key=lambda e: -e.self_cpu_time_total)
+    for event in shaped[:10]:
+        shapes = [s for s in event.input_shapes if s]
+        per_call = event.self_cpu_time_total / max(1, event.count)
+        print(f"    {100 * event.self_cpu_time_total / total:5.1f}%  {event.key} {shapes} ({event.count} calls, {per_call:,.0f} us each)")
 
 
 def step_speed(

@@ -8,9 +8,13 @@ import torch
 from torch import nn
 
 from ..errors import ElmoFormatError
+from . import shape_buckets
 from .char_ids import UTF8, CharBatch, TokenInput, char_length_groups, cut_char_axis
 from .options import ElmoOptions
 from .packed_matmul import PackedWeights, product, training_products_by_blas
+
+# bf16 training: the char axis a multiple of this many positions (a bounded set of convolution shapes: shape_buckets)
+_WIDTH_STEP = 8
 
 # Word vectors the token layer keeps at inference, unless told otherwise.
 DEFAULT_CACHE_SIZE = 50_000
@@ -156,6 +160,10 @@ class CharEncoder(nn.Module):
         else:
             parts = [self._pool(rows) for rows in type_chars[order].split(sizes)]
             h = torch.cat(parts).index_select(0, torch.argsort(order))
+        n_types = h.shape[0]
+        if shape_buckets.active(h.device):  # the highway and projection products at a bucket's rows
+            h = shape_buckets.padded_rows(h)
+            type_words = None if type_words is None else shape_buckets.padded_rows(type_words)
         h = torch.relu(h) if self.options.activation == "relu" else torch.tanh(h)
         for highway in self.highway_layers:
             h = highway(h)
@@ -168,11 +176,21 @@ class CharEncoder(nn.Module):
             # range for one 8-bit scale per call (least layer-0 cosine 0.9945 on a pretrained small biLM); the
             # token layer runs once per distinct word, so int8 is where the time is: the LSTM's products
             h = self.packs.matmul(h, self.projection.weight.t(), "projection", bias=self.projection.bias, quantize=False)
-        return h
+        return h if h.shape[0] == n_types else h[:n_types]
 
     def _pool(self, type_chars: torch.Tensor) -> torch.Tensor:
         """(V, W) char ids -> (V, n_filters): the char CNN, max-pooled over the (cut) char axis."""
         chars = cut_char_axis(type_chars, self.options.max_width, pad=self.vocab.pad_id)
+        if shape_buckets.active(chars.device):
+            # rows of padding up to a bucket, and the char axis too (more all-padding windows: the same maxima)
+            n_types, width = chars.shape
+            wide = min(type_chars.shape[1], -(-width // _WIDTH_STEP) * _WIDTH_STEP)
+            chars = shape_buckets.padded_rows(type_chars[:, :wide], value=self.vocab.pad_id)
+            return self._pool_cut(chars)[:n_types]
+        return self._pool_cut(chars)
+
+    def _pool_cut(self, chars: torch.Tensor) -> torch.Tensor:
+        """`_pool` of a char axis already cut."""
         if chars.device.type == "cpu" and (not torch.is_grad_enabled() or training_products_by_blas()):
             return self._pool_windows(chars)
         # (V, W', E) -> (V, E, W') for Conv1d

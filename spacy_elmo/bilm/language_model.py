@@ -12,6 +12,7 @@ from typing import Dict, List, Sequence, Tuple, cast
 import torch
 from torch import nn
 
+from . import shape_buckets
 from .char_ids import CharBatch
 from .dropout import dropout
 from .model import BiLM
@@ -74,7 +75,10 @@ def _adaptive_log_likelihood(module: nn.AdaptiveLogSoftmaxWithLoss, hidden: torc
         gather.index_fill_(0, rows, module.shortlist_size + i - 1)
         # each tail cluster: (Linear to the cluster's width, Linear to its words)
         projection, output = cast(Tuple[nn.Linear, nn.Linear], tuple(cast(nn.Sequential, module.tail[i - 1])))
-        local = target_log_prob(projection(hidden.index_select(0, rows)), output.weight, targets.index_select(0, rows) - low)
+        inputs, local_targets = hidden.index_select(0, rows), targets.index_select(0, rows) - low
+        if shape_buckets.active(hidden.device):  # the cluster's projection at a bucket's rows too
+            inputs, local_targets = shape_buckets.padded_rows(inputs), shape_buckets.padded_rows(local_targets)
+        local = target_log_prob(projection(inputs), output.weight, local_targets)[: rows.numel()]
         out = out.index_copy(0, rows, local)
     return out + target_log_prob(hidden, module.head.weight, gather, module.head.bias)
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import torch
 from torch import nn
 
+from . import shape_buckets
 from .lstm_training import LstmState, layer_recurrence
 from .packed_matmul import PackedWeights, product_usable
 
@@ -96,14 +97,14 @@ class BiLstmLayer(nn.Module):
         out = torch.cat([r[0] for r in runs])
         return out, (torch.cat([r[1][0] for r in runs]), torch.cat([r[1][1] for r in runs]))
 
-    def _weights(self, dirs: slice) -> Dict[str, torch.Tensor]:
-        """The weights of the directions `dirs`, taken once per run: sliced (and, under autocast,
+    def _weights(self, dirs: slice, cast: bool = True) -> Dict[str, torch.Tensor]:
+        """The weights of the directions `dirs`, taken once per run: sliced (and, under autocast with `cast`,
         cast to its dtype) once rather than at every step, where autograd would allocate a
         full-size zero gradient for each slice and autocast would cast a view again each time."""
         names = ["input_weight", "hidden_weight"] + (["proj_weight"] if self.proj_weight is not None else [])
         weights = {name: getattr(self, name) if dirs == slice(0, 2) else getattr(self, name)[dirs] for name in names}
         device = self.input_weight.device.type
-        if torch.is_autocast_enabled(device) and torch.is_grad_enabled():
+        if cast and torch.is_autocast_enabled(device) and torch.is_grad_enabled():
             dtype = torch.get_autocast_dtype(device)
             weights = {name: w.to(dtype) for name, w in weights.items()}
         return weights
@@ -123,8 +124,10 @@ class BiLstmLayer(nn.Module):
         weight = weights[name]
         if x.shape[0] == 1 and self.packs.usable(x, weight[0]):
             key = (name, dirs.start)
-            out = self.packs.matmul(x[0], weight[0], key, bias=None if bias is None else bias[0, 0], many_rows=many_rows).unsqueeze(0)
-            return out if add is None else out.add_(add)
+            bias_row = None if bias is None else bias[0, 0]
+            return self.packs.matmul(
+                x[0], weight[0], key, bias=bias_row, many_rows=many_rows, add=None if add is None else add[0]
+            ).unsqueeze(0)
         if x.shape[0] == 1 and not torch.is_grad_enabled() and product_usable(x[0], weight[0]):
             # a weight below the size int8 quantizes (the small size's projection): float32, packed for
             # oneDNN too, whose rows do not depend on the other rows (a batched matmul's do, in the last
@@ -141,9 +144,10 @@ class BiLstmLayer(nn.Module):
     def _run(self, dirs: slice, x: torch.Tensor, batch_sizes: List[int], state: LstmState) -> Tuple[torch.Tensor, LstmState]:
         n_dirs, n_steps, batch = x.shape[0], x.shape[1], x.shape[2]
         C = self.cell_dim
-        weights = self._weights(dirs)
+        one_node = self._one_node(x)
+        weights = self._weights(dirs, cast=not one_node)
         bias = (self.bias[dirs] + self.forget_bias).unsqueeze(1)
-        if self._one_node(x):
+        if one_node:
             xw = self._all_input_gates(dirs, x, weights, bias)
             clips = (self.cell_clip, self.proj_clip)
             return layer_recurrence(xw, state, weights["hidden_weight"], weights.get("proj_weight"), batch_sizes, *clips)
@@ -187,17 +191,24 @@ class BiLstmLayer(nn.Module):
     def _all_input_gates(self, dirs: slice, x: torch.Tensor, weights: Dict[str, torch.Tensor], bias: torch.Tensor) -> torch.Tensor:
         """The input half of every gate (plus the bias) at every position, as one product: (D, T, B, 4C)."""
         n_dirs, n_steps, batch = x.shape[0], x.shape[1], x.shape[2]
-        xw = self._matmul(dirs, x.reshape(n_dirs, n_steps * batch, self.input_dim), "input_weight", weights, bias=bias)
-        return xw.view(n_dirs, n_steps, batch, 4 * self.cell_dim)
+        rows = x.reshape(n_dirs, n_steps * batch, self.input_dim)
+        if shape_buckets.active(x.device):
+            rows = shape_buckets.padded_rows(rows, dim=1)
+        xw = self._matmul(dirs, rows, "input_weight", weights, bias=bias)
+        return xw[:, : n_steps * batch].view(n_dirs, n_steps, batch, 4 * self.cell_dim)
 
     def _one_node(self, x: torch.Tensor) -> bool:
-        return (
-            self.one_node_training
-            and self.cell is lstm_cell
-            and torch.is_grad_enabled()
-            and not torch.is_autocast_enabled(x.device.type)
-            and x.dtype in (torch.float32, torch.float64)
-        )
+        """Whether training runs the step loop as one node: the package's own cell, with gradients, in float32 (or
+        float64), or under bfloat16 autocast on the CPU, where the input gates' product runs in bfloat16 and the
+        recurrence in float32 (`layer_recurrence`)."""
+        device = x.device.type
+        if torch.is_autocast_enabled(device):
+            precision_ok = (
+                device == "cpu" and torch.get_autocast_dtype(device) == torch.bfloat16 and self.input_weight.dtype == torch.float32
+            )
+        else:
+            precision_ok = x.dtype in (torch.float32, torch.float64)
+        return self.one_node_training and self.cell is lstm_cell and torch.is_grad_enabled() and precision_ok
 
     def _input_gates(
         self, dirs: slice, x: torch.Tensor, batch_sizes: List[int], weights: Dict[str, torch.Tensor], bias: torch.Tensor

@@ -16,6 +16,8 @@ from typing import Any, List, Optional, Tuple
 
 import torch
 
+from . import shape_buckets
+
 LstmState = Tuple[torch.Tensor, torch.Tensor]  # (c: (D, B, C), h: (D, B, P))
 
 
@@ -30,15 +32,19 @@ def layer_recurrence(
 ) -> Tuple[torch.Tensor, LstmState]:
     """Run both directions' recurrence over the input gates, with gradients.
 
-    xw (torch.Tensor): (D, T, B, 4C) input gates with the bias, gate order [i, f, o, j].
+    xw (torch.Tensor): (D, T, B, 4C) input gates with the bias, gate order [i, f, o, j]: float32, or bfloat16 where
+        they came from bfloat16 autocast (mixed precision). The recurrence itself (its small step products, gates,
+        cells and states) is float32 either way; with bfloat16 input gates the large product over all steps, the
+        hidden weight's gradient, runs in bfloat16 too (float32 sums), and xw's gradient comes back in bfloat16.
     state (LstmState): initial (c (D, B, C), h (D, B, P)).
     hidden_weight (torch.Tensor): (D, P, 4C).
     proj_weight (Optional[torch.Tensor]): (D, C, P), or None without projection (P = C).
     batch_sizes (List[int]): rows still running at each step, non-increasing.
     RETURNS (Tuple[torch.Tensor, LstmState]): as `BiLstmLayer.forward`.
     """
-    c0, h0 = state
-    out, final_c, final_h = _LayerRecurrence.apply(xw, c0, h0, hidden_weight, proj_weight, batch_sizes, cell_clip, proj_clip)
+    c0, h0 = (s.to(hidden_weight.dtype) for s in state)
+    with torch.autocast(xw.device.type, enabled=False):  # the step's products and elementwise work in float32
+        out, final_c, final_h = _LayerRecurrence.apply(xw, c0, h0, hidden_weight, proj_weight, batch_sizes, cell_clip, proj_clip)
     return out, (final_c, final_h)
 
 
@@ -70,12 +76,12 @@ class _LayerRecurrence(torch.autograd.Function):
         D, T, B, G = xw.shape
         C, P = G // 4, h0.shape[-1]
         n = _n_steps(batch_sizes, T)
-        gates = xw.new_empty((D, n, B, G))  # i, f, o, then j = tanh(z_j)
-        cells = xw.new_empty((D, n, B, C))
-        tanh_c = xw.new_empty((D, n, B, C))
+        gates = hidden_weight.new_empty((D, n, B, G))  # i, f, o, then j = tanh(z_j)
+        cells = hidden_weight.new_empty((D, n, B, C))
+        tanh_c = hidden_weight.new_empty((D, n, B, C))
         # (zeros where padded, written step by step: the weights' gradient products read them)
-        units = xw.new_empty((D, n, B, C)) if proj_weight is not None else None  # o * tanh(c)
-        out = xw.new_empty((D, T, B, P))
+        units = hidden_weight.new_empty((D, n, B, C)) if proj_weight is not None else None  # o * tanh(c)
+        out = hidden_weight.new_empty((D, T, B, P))
         out[:, n:].zero_()
         # where each clip passes the gradient
         inside = torch.empty((D, n, B, C), dtype=torch.bool, device=xw.device) if cell_clip is not None else None
@@ -85,7 +91,7 @@ class _LayerRecurrence(torch.autograd.Function):
         c_prev, h_prev = c0, h0
         for t in range(n):
             b = batch_sizes[t]
-            z = torch.baddbmm(xw[:, t, :b], h_prev[:, :b], hidden_weight)
+            z = torch.bmm(h_prev[:, :b], hidden_weight).add_(xw[:, t, :b])
             z[..., 3 * C :].mul_(2.0)
             g = torch.sigmoid(z, out=gates[:, t, :b])
             i, f, o, j = g[..., :C], g[..., C : 2 * C], g[..., 2 * C : 3 * C], g[..., 3 * C :]
@@ -115,12 +121,20 @@ class _LayerRecurrence(torch.autograd.Function):
                 final_h[:, start:end] = h[:, start:end]
             c_prev, h_prev = cells[:, t], out[:, t]
         ctx.save_for_backward(gates, cells, tanh_c, units, out, inside, proj_inside, c0, h0, hidden_weight, proj_weight)
+        ctx.products, ctx.device = xw.dtype, xw.device.type  # of the weights' gradient products (and of xw's gradient)
         ctx.batch_sizes = batch_sizes
         ctx.set_materialize_grads(False)
         return out, final_c, final_h
 
     @staticmethod
     def backward(  # type: ignore[override]
+        ctx: Any, grad_out: Optional[torch.Tensor], grad_final_c: Optional[torch.Tensor], grad_final_h: Optional[torch.Tensor]
+    ) -> Tuple[Optional[torch.Tensor], ...]:
+        with torch.autocast(ctx.device, enabled=False):
+            return _LayerRecurrence._backward(ctx, grad_out, grad_final_c, grad_final_h)
+
+    @staticmethod
+    def _backward(
         ctx: Any, grad_out: Optional[torch.Tensor], grad_final_c: Optional[torch.Tensor], grad_final_h: Optional[torch.Tensor]
     ) -> Tuple[Optional[torch.Tensor], ...]:
         gates, cells, tanh_c, units, out, inside, proj_inside, c0, h0, hidden_weight, proj_weight = ctx.saved_tensors
@@ -181,17 +195,29 @@ class _LayerRecurrence(torch.autograd.Function):
         grad_c0 = _initial_state_grad(c0, grad_c, grad_final_c, running) if need_c0 else None
         grad_h0 = _initial_state_grad(h0, grad_h, grad_final_h, running) if need_h0 else None
         grad_hidden = grad_proj = None
+        low = ctx.products  # the large products' dtype: float32, or bfloat16 (then xw's gradient is bfloat16 too)
+        if low != grad_xw.dtype:
+            grad_xw = grad_xw.to(low)
         if need_hidden:
-            # h_{t-1} for every step: h0, then the outputs of steps 0 .. n-2
+            # h_{t-1} for every step: h0, then the outputs of steps 0 .. n-2, as one product
             if n == 0:
                 grad_hidden = hidden_weight.new_zeros(hidden_weight.shape)
             else:
-                grad_hidden = torch.bmm(h0.transpose(1, 2), grad_xw[:, 0])
-            if n > 1:
-                grad_hidden.baddbmm_(out[:, : n - 1].reshape(D, (n - 1) * B, P).transpose(1, 2), grad_xw[:, 1:n].reshape(D, (n - 1) * B, G))
-        if need_proj and units is not None and grad_pre is not None:
-            grad_proj = torch.bmm(units.reshape(D, n * B, C).transpose(1, 2), grad_pre.reshape(D, n * B, P))
+                previous = torch.cat([h0.unsqueeze(1), out[:, : n - 1]], dim=1) if n > 1 else h0.unsqueeze(1)
+                rows = _rows(previous.reshape(D, n * B, P), low)
+                grad_hidden = torch.bmm(rows.transpose(1, 2), _rows(grad_xw[:, :n].reshape(D, n * B, G), low)).to(hidden_weight.dtype)
+        if need_proj and units is not None and grad_pre is not None and proj_weight is not None:
+            grad_proj = torch.bmm(_rows(units.reshape(D, n * B, C), low).transpose(1, 2), _rows(grad_pre.reshape(D, n * B, P), low))
+            grad_proj = grad_proj.to(proj_weight.dtype)
         return (grad_xw if need_xw else None), grad_c0, grad_h0, grad_hidden, grad_proj, None, None, None
+
+
+def _rows(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """(D, rows, K) `x` in the weights' gradient products' `dtype`: in bfloat16 its rows padded with zeros to a
+    bucket (shape_buckets: oneDNN compiles a bf16 kernel per shape; zero rows add nothing to the sums)."""
+    if dtype != torch.bfloat16:
+        return x
+    return shape_buckets.padded_rows(x.to(dtype), dim=1)
 
 
 def _initial_state_grad(

@@ -10,8 +10,9 @@ With `dtype = torch.bfloat16` (the biLM's "bf16" precision) the weights are pack
 and the products run on the CPU's bfloat16 units (AVX-512 BF16, AMX), about twice the float32
 products' speed here; inputs are rounded to bfloat16, sums accumulate in float32 and the result
 comes back as float32, so everything around the products stays float32. Every bfloat16 product is
-computed in blocks of BF16_BLOCK rows, the last padded (`in_fixed_blocks`): the kernel sees one shape
-whatever the batch, so a row's result is the same alone and in any batch on every CPU class.
+computed in blocks of BF16_BLOCK rows (BF16_MANY_ROWS_BLOCK for `many_rows`), the last padded (`in_fixed_blocks`):
+the kernel sees one shape per weight whatever the batch, so a row's result is the same alone and in any batch on
+every CPU class.
 
 The float32 products that are not prepacked (under autograd, or weights too small to pack) go
 through oneDNN too, unpacked (`product`): on this project's AMD CPU the default BLAS (MKL)
@@ -294,19 +295,31 @@ def never_one_row(kernel: Callable[[torch.Tensor], torch.Tensor], rows: torch.Te
     return kernel(rows)
 
 
-BF16_BLOCK = 32  # the one row count every bfloat16 product is computed at (`in_fixed_blocks`)
+BF16_BLOCK = 32  # the one row count every bfloat16 product of a few rows is computed at (`in_fixed_blocks`)
+# ... and of the products over blocks of many rows (`many_rows`: the LSTM's input half, the highway layers): a
+# weight is always multiplied with the same `many_rows`, so each weight still meets one shape. On an AMX Xeon
+# 256 rows at once ran 2.6x 32-row blocks on the original size's input gates (2.2 against 5.8 ms;
+# 1.23 ms for 100 rows in one 256-row block, 3.05 in 32-row blocks): each block reads the whole weight again.
+BF16_MANY_ROWS_BLOCK = 256
 
 
-def in_fixed_blocks(kernel: Callable[[torch.Tensor], torch.Tensor], rows: torch.Tensor, block: int = BF16_BLOCK) -> torch.Tensor:
+def in_fixed_blocks(
+    kernel: Callable[[torch.Tensor], torch.Tensor], rows: torch.Tensor, block: int = BF16_BLOCK, dtype: Optional[torch.dtype] = None
+) -> torch.Tensor:
     """`kernel(rows)` computed `block` rows at a time, the last block padded with zero rows: every call the kernel
     sees has the same shape, so the library picks the same kernel (and blocking, and order of sums) for every row,
-    whatever the batch. oneDNN's bfloat16 products on an AMX Xeon took another kernel from 33 rows on (a row's sums
+    whatever the batch; `dtype`: the blocks are made in it (the kernel's input dtype). oneDNN's bfloat16 products on
+    an AMX Xeon took another kernel from 33 rows on (a row's sums
     up to 1.6e-2 off the same row's among 32 or fewer), which `never_one_row` cannot mend; a fixed shape makes a row's
     result its own by construction, on every class. On AMX 32 rows and fewer measured alike, hence the block."""
     count = rows.shape[0]
     padded = -count % block
-    if padded:
-        rows = torch.cat([rows, rows.new_zeros((padded, rows.shape[1]))])
+    if padded or (dtype is not None and dtype != rows.dtype):
+        # the kernel's input made at once in its `dtype` (one pass: the cast and the padding together)
+        blocks = rows.new_empty((count + padded, rows.shape[1]), dtype=dtype or rows.dtype)
+        blocks[:count].copy_(rows)
+        blocks[count:].zero_()
+        rows = blocks
     out = torch.cat([kernel(chunk) for chunk in rows.split(block)]) if rows.shape[0] > block else kernel(rows)
     return out[:count] if padded else out
 
@@ -382,8 +395,9 @@ class PackedWeights:
         bias: Optional[torch.Tensor] = None,
         many_rows: bool = False,
         quantize: bool = True,
+        add: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
-        """`x @ weight + bias` for x (..., K), weight (K, N) and bias (N,) (or None).
+        """`add + x @ weight + bias` for x (..., K), weight (K, N), bias (N,) and add (..., N) (or None).
 
         many_rows (bool): x is a block of many rows (hundreds): in int8 the product runs through
             oneDNN's kernel where it is exact (see the module's notes). A weight is always multiplied
@@ -406,11 +420,18 @@ class PackedWeights:
             fused = bias if dtype == torch.float32 else None  # a bfloat16 bias would lose digits
 
             def kernel(r: torch.Tensor) -> torch.Tensor:
-                return torch.ops.mkldnn._linear_pointwise(r.to(dtype), packed, fused, "none", [], "")
+                return torch.ops.mkldnn._linear_pointwise(r, packed, fused, "none", [], "")
 
-            out = (never_one_row(kernel, rows) if dtype == torch.float32 else in_fixed_blocks(kernel, rows)).to(x.dtype)
-            bias = None if fused is not None else bias
+            if dtype == torch.float32:
+                out = never_one_row(kernel, rows)
+                bias = None
+            else:
+                # widened to float32 before any addition: PyTorch's mixed-dtype add (bfloat16 + float32) ran slower than
+                # the conversion and a float32 add together (original size, AMX: 276 against 196 ms elementwise)
+                out = in_fixed_blocks(kernel, rows, BF16_MANY_ROWS_BLOCK if many_rows else BF16_BLOCK, dtype=dtype).to(x.dtype)
         out = out.view(*x.shape[:-1], weight.shape[1])
+        if add is not None:
+            out = out + add if torch.is_grad_enabled() else out.add_(add)
         if bias is None:
             return out
         return out + bias if torch.is_grad_enabled() else out.add_(bias)

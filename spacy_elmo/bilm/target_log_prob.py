@@ -15,6 +15,7 @@ from typing import Any, Optional, Tuple
 
 import torch
 
+from . import shape_buckets
 from .packed_matmul import product
 
 # Rows per block: 512 x 4,002 float32 logits are 8 MB, about what stays in this CPU's caches.
@@ -32,8 +33,12 @@ def target_log_prob(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor
     """
     device = x.device.type
     dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else x.dtype
+    n = x.shape[0]
+    if shape_buckets.active(x.device):  # rows of zeros (target 0) up to a bucket: their results are dropped
+        x, targets = shape_buckets.padded_rows(x), shape_buckets.padded_rows(targets)
     with torch.autocast(device, enabled=False):
-        return _TargetLogProb.apply(x, weight, bias, targets, dtype)
+        out = _TargetLogProb.apply(x, weight, bias, targets, dtype)
+    return out if out.shape[0] == n else out[:n]
 
 
 def _block_logits(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor]) -> torch.Tensor:

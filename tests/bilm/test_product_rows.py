@@ -24,6 +24,7 @@ def _routes():
     routes = [("fp32 packed", torch.float32, False), ("fp32 of any size", "float32", False), ("unpacked", "product", False)]
     if onednn_bf16_available():
         routes.append(("bf16 packed", torch.bfloat16, False))
+        routes.append(("bf16 packed, many rows (256-row blocks)", torch.bfloat16, True))
     if int8_available():
         routes.append(("int8 fbgemm", torch.qint8, False))
     if onednn_int8_available():
