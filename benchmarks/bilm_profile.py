@@ -46,6 +46,8 @@ def part_of(name: str, shapes: List, size: str) -> str:
     cell, proj, _ = SIZES[size]
     if name in PRODUCTS and shapes and shapes[0]:
         rows, width = shapes[0][-2], shapes[0][-1]
+        if name in ("quantized::linear_dynamic", "onednn::qlinear_pointwise") and width in (proj + 4, cell + 4):
+            width -= 4  # int8's anchor columns (bilm/packed_matmul.py, ANCHOR_COLUMNS)
         if width == proj:
             return "LSTM input products" if rows > 32 else "LSTM step products (hidden)"
         if width == cell:
@@ -100,10 +102,12 @@ def main() -> None:
         others: Dict[str, float] = defaultdict(float)
         calls: Dict[str, int] = defaultdict(int)
         for event in prof.key_averages():
-            if part_of(event.key, [], args.size).startswith("other"):
+            if event.key not in PRODUCTS and part_of(event.key, [], args.size).startswith("other"):
                 others[event.key] += event.self_cpu_time_total / 1e3
                 calls[event.key] += event.count
-        print("  of which: " + ", ".join(f"{k} {ms:.0f} ms ({calls[k]} calls)" for k, ms in sorted(others.items(), key=lambda kv: -kv[1])[:6]))
+        print(
+            "  of which: " + ", ".join(f"{k} {ms:.0f} ms ({calls[k]} calls)" for k, ms in sorted(others.items(), key=lambda kv: -kv[1])[:6])
+        )
     print(f"data: {source}; batches of 32; {args.threads} threads; torch {torch.__version__}")
 
 

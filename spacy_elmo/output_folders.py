@@ -17,6 +17,7 @@ import errno
 import glob
 import hashlib
 import os
+import re
 import shutil
 import socket
 import stat
@@ -425,12 +426,16 @@ def is_plain_folder(path: PathLike) -> bool:
         return False
 
 
+_DIGEST_END = re.compile(r"-[0-9a-f]{10}$")  # how a name with a digest ends (`name_from_data`)
+
+
 def name_from_data(text: str, suffix: str = "") -> str:
     """RETURNS (str): a file name made from data (a word as a corpus spells it), never a path: its letters,
     digits, '-', '_' and inner dots kept, anything else '_'; where anything was changed, or the name would start
-    with a dot or be empty, a digest of the text is added, so that two words never share a file."""
+    with a dot or be empty, or where the word itself ends like such a name (`a_b-4e012385d7`, which `a&b` becomes), a
+    digest of the text is added, so that two words never share a file."""
     kept = "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:100]
-    if kept != text or not kept or kept.startswith("."):
+    if kept != text or not kept or kept.startswith(".") or _DIGEST_END.search(kept):
         kept = f"{kept.lstrip('.') or '_'}-{hashlib.sha256(text.encode('utf8', 'surrogatepass')).hexdigest()[:10]}"
     return kept + suffix
 

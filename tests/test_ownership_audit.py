@@ -180,6 +180,24 @@ def test_embed_with_no_documents_per_batch_says_so(bilm_folder, lines, tmp_path,
     assert result.exit_code == 2 and "1 or more documents per batch" in result.output and not (tmp_path / "x.hdf5").exists()
 
 
+@pytest.mark.parametrize("count", ["0", "-5"])
+def test_index_usages_with_no_documents_per_batch_says_so(bilm_folder, lines, tmp_path, count):
+    """The audit's case (issue 103): index-usages took 0 and -5 and exited 0; embed refused both."""
+    result = _run("index-usages", bilm_folder, lines, tmp_path / "idx", "--docs-per-batch", count, "-q")
+    assert result.exit_code == 2 and "1 or more documents per batch" in result.output and not (tmp_path / "idx").exists()
+
+
+@pytest.mark.parametrize("word", ["a_b-4e012385d7", "x-0123456789"])
+def test_a_word_that_looks_like_a_digest_name_gets_a_name_of_its_own(word):
+    """The audit's case (issue 103): `a&b` is written as a_b-<digest>, and the word `a_b-4e012385d7` kept its name:
+    both shared one clusters file and one page anchor."""
+    from spacy_elmo.output_folders import name_from_data
+
+    made = name_from_data("a&b")
+    assert name_from_data(made) != made and name_from_data(word) != word
+    assert name_from_data("plane_nn") == "plane_nn" and name_from_data("x-012345678") == "x-012345678"  # 9 digits: no digest
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("record", ["cublas", 7])
 def test_a_checkpoint_with_an_unknown_products_record_is_refused_in_one_line(tmp_path, record):
@@ -199,6 +217,28 @@ def test_a_checkpoint_with_an_unknown_products_record_is_refused_in_one_line(tmp
     with pytest.raises(InputError, match=f"products as {record!r}") as err:
         pretrain(_config(corpus, **settings, **{"training.max_steps": 4}), tmp_path / "run", resume=True, log=lines.append)
     assert "\n" not in str(err.value) and not any("as the run started" in line for line in lines)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("field, value", [("step", -5), ("position", "at the start"), ("position", {"epoch": -1, "pool": 0})])
+def test_a_checkpoint_whose_step_or_position_is_no_count_is_refused_in_one_line(tmp_path, field, value):
+    """The audit's case (issue 103): a step of -5 resumed "at step -5" and trained 11 steps; a position of a string
+    ended in a TypeError traceback."""
+    from tests.training.test_pretrain import TEXT, _config
+
+    from spacy_elmo.training.checkpoint import load_checkpoint, save_checkpoint
+    from spacy_elmo.training.pretrain import pretrain
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT * 3, encoding="utf8")
+    settings = {"training.checkpoint_every": 2}
+    pretrain(_config(corpus, **settings, **{"training.max_steps": 2}), tmp_path / "run", log=lambda s: None)
+    state = load_checkpoint(tmp_path / "run")
+    state[field] = value
+    save_checkpoint(tmp_path / "run", state)
+    with pytest.raises(InputError, match="not counts of 0 or more") as err:
+        pretrain(_config(corpus, **settings, **{"training.max_steps": 4}), tmp_path / "run", resume=True, log=lambda s: None)
+    assert "\n" not in str(err.value)
 
 
 def test_a_logger_that_is_no_block_is_refused_in_one_line(tmp_path):
@@ -267,3 +307,47 @@ def test_a_right_to_left_override_in_a_context_is_shown_as_its_code():
 
     html = marked({"text": "abc \u202edef bank ghi", "start": 9, "end": 13})
     assert "\u202e" not in html and "\\u202e" in html and "<mark>bank</mark>" in html
+
+
+def test_a_build_in_another_pid_namespace_never_removes_a_build_that_is_publishing(tmp_path, monkeypatch):
+    """The audit's case (issue 103): `IndexWriter.finish` released the scratch folder's lock before publishing, so a
+    build in another PID namespace (where the first one's process id is not alive) took the folder for a killed
+    build's and removed it, and the first published an empty index with exit 0. The lock is now held until the files
+    are in OUTPUT: the other build leaves the folder alone."""
+    from spacy_elmo import output_folders
+    from spacy_elmo.usages import storage
+
+    real_publish = storage.publish_files
+
+    def another_build_starts_meanwhile(*args, **kwargs):
+        monkeypatch.setattr(output_folders, "_holder_alive", lambda lock_file: False)  # as seen from the other namespace
+        folder, lock = scratch_folder(tmp_path / "idx", USAGE_INDEX, "spacy-elmo index-usages (the other build)")
+        lock.release()
+        output_folders.remove_own(folder, USAGE_INDEX)
+        return real_publish(*args, **kwargs)
+
+    monkeypatch.setattr(storage, "publish_files", another_build_starts_meanwhile)
+    writer = storage.IndexWriter(tmp_path / "idx", {"model": "m"})
+    import numpy
+
+    index = writer.finish([("bank", 2)], numpy.zeros((1, 4), dtype="float32"))
+    meta = json.loads((index / "meta.json").read_text(encoding="utf8"))
+    assert meta["n_types"] == 1 and (index / "types.json").is_file()
+    assert not list(tmp_path.glob(".idx.*"))  # the build's own scratch folder went after publishing
+
+
+def test_change_with_min_usages_one_is_refused_in_one_line(tmp_path):
+    """The audit's case (issue 103): --min-usages 1 with a word of one usage in B ended in a traceback ("the energy
+    distance needs at least two usages on each side"); 2 is the least that can be scored."""
+    (tmp_path / "a").mkdir()
+    result = _run("change", tmp_path / "a", tmp_path / "a", tmp_path / "out.json", "--min-usages", "1")
+    assert result.exit_code == 2 and "--min-usages" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_binary_change_by_senses_without_them_is_refused_before_the_work(tmp_path):
+    """The audit's case (issue 103): --binary-change senses without --evidence was refused only after indexing and
+    scoring."""
+    (tmp_path / "a").mkdir()
+    result = _run("change", tmp_path / "a", tmp_path / "a", tmp_path / "out.json", "--binary-change", "senses")
+    assert result.exit_code == 2 and "--evidence" in result.output and not (tmp_path / "out.json").exists()

@@ -195,17 +195,21 @@ def test_a_ready_biLM_replaces_the_pretraining(tmp_path):
     save_original(tiny_bilm(), tmp_path / "ready" / "options.json", tmp_path / "ready" / "weights.hdf5")
     marker = tmp_path / "pretrained"
     pretrain = [sys.executable, "-c", f"open({str(marker)!r}, 'w').write('x')"]
-    (tmp_path / "bilm" / "model-best").mkdir(parents=True)
-    (tmp_path / "bilm" / "log.jsonl").write_text("{}\n")
+    (tmp_path / "bilm" / "model-best").mkdir(parents=True)  # empty: nothing of anybody's is in it
     run = subprocess.run(
         [sys.executable, str(script), str(tmp_path / "bilm"), str(tmp_path / "ready"), *pretrain], capture_output=True, text=True
     )
     assert run.returncode == 0, run.stderr
-    assert not marker.exists() and not (tmp_path / "bilm" / "log.jsonl").exists()
+    assert not marker.exists()
     best = tmp_path / "bilm" / "model-best"
     assert (best / "weights.hdf5").resolve() == (tmp_path / "ready" / "weights.hdf5").resolve()
     assert load_original(best / "options.json", best / "weights.hdf5").options == tiny_bilm().options
     assert srsly.read_json(tmp_path / "bilm" / "ready.json")["bilm"] == str((tmp_path / "ready").resolve())
+    # again with a ready biLM: its own links are replaced
+    run = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "bilm"), str(tmp_path / "ready"), *pretrain], capture_output=True, text=True
+    )
+    assert run.returncode == 0 and (best / "weights.hdf5").resolve() == (tmp_path / "ready" / "weights.hdf5").resolve(), run.stderr
     run = subprocess.run([sys.executable, str(script), str(tmp_path / "bilm"), "", *pretrain], capture_output=True, text=True)
     assert run.returncode == 0 and marker.exists() and not (tmp_path / "bilm" / "ready.json").exists()
     run = subprocess.run([sys.executable, str(script), str(tmp_path / "bilm"), str(tmp_path), *pretrain], capture_output=True, text=True)
@@ -215,6 +219,72 @@ def test_a_ready_biLM_replaces_the_pretraining(tmp_path):
 
 
 SCRIPTS = REPO / "projects" / "scripts"
+
+
+def test_a_ready_biLM_never_replaces_a_pretrained_one_or_its_log(tmp_path):
+    """A pretraining's model-best (up to an hour of work) and its log.jsonl stay as they were: the script refuses in
+    one line, before it writes anything; so does a model-best it did not link (a user's files, a link)."""
+    from spacy_elmo import save_original
+
+    from .helpers import tiny_bilm
+
+    save_original(tiny_bilm(), tmp_path / "ready" / "options.json", tmp_path / "ready" / "weights.hdf5")
+    run_dir = tmp_path / "bilm"
+    best = run_dir / "model-best"
+    save_original(tiny_bilm(seed=1), best / "options.json", best / "weights.hdf5")
+    (run_dir / "log.jsonl").write_text('{"step": 100}\n')
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+
+    def ready():
+        args = [sys.executable, str(SCRIPTS / "ready_bilm.py"), str(run_dir), str(tmp_path / "ready"), "false"]
+        return subprocess.run(args, capture_output=True, text=True)
+
+    run = ready()
+    assert run.returncode != 0 and "pretraining's log" in run.stderr and "Traceback" not in run.stderr
+    assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+    (run_dir / "log.jsonl").unlink()  # a model-best without its log, or the user's own files: still refused
+    run = ready()
+    assert run.returncode != 0 and "did not link" in run.stderr
+    assert (best / "weights.hdf5").read_bytes() == before[best / "weights.hdf5"] and not (run_dir / "ready.json").exists()
+    for path in best.iterdir():
+        path.unlink()
+    best.rmdir()
+    best.symlink_to(tmp_path / "ready")  # a link to somebody's folder is not followed
+    run = ready()
+    assert run.returncode != 0 and "link or a file" in run.stderr and (tmp_path / "ready" / "weights.hdf5").is_file()
+
+
+def test_fetch_never_writes_through_a_link_nor_over_a_file_it_did_not_write(tmp_path):
+    """With assets/train.conll a link to a user's own file, or a file of other bytes, fetch refuses in one line and the
+    user's file keeps its bytes; a free name gets the file, written atomically."""
+    import hashlib
+
+    data = tmp_path / "data"
+    (data / "sub").mkdir(parents=True)
+    (data / "sub" / "train.conll").write_text("EU B-ORG\n")
+    digest = hashlib.sha256(b"EU B-ORG\n").hexdigest()
+    users = tmp_path / "mine.conll"
+    users.write_text("my own annotations\n")
+    dest = tmp_path / "assets" / "train.conll"
+    dest.parent.mkdir()
+    dest.symlink_to(users)
+
+    def fetch():
+        args = [sys.executable, str(SCRIPTS / "fetch_data.py"), str(data), "sub/train.conll", str(dest), "--url", "http://127.0.0.1:9/x"]
+        return subprocess.run(args + ["--sha256", digest], capture_output=True, text=True)
+
+    run = fetch()
+    assert run.returncode != 0 and "is a link" in run.stderr and "Traceback" not in run.stderr
+    assert users.read_text() == "my own annotations\n"
+    dest.unlink()
+    dest.write_text("a file the user put there\n")
+    run = fetch()
+    assert run.returncode != 0 and "other bytes" in run.stderr and dest.read_text() == "a file the user put there\n"
+    dest.unlink()
+    run = fetch()
+    assert run.returncode == 0 and dest.read_bytes() == b"EU B-ORG\n" and not dest.is_symlink()
+    assert fetch().returncode == 0 and "present" in fetch().stdout
+    assert [p.name for p in dest.parent.iterdir()] == ["train.conll"]  # no temporary left
 
 
 def test_seeds_runs_a_command_per_seed_and_names_the_runs(tmp_path):

@@ -5,7 +5,7 @@ Checks the file's sha256 either way, so both routes give the same bytes.
 
 import hashlib
 import io
-import shutil
+import os
 import sys
 import urllib.request
 import zipfile
@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+
+from spacy_elmo.errors import InputError
+from spacy_elmo.output_folders import write_atomically
 
 
 def main(
@@ -28,6 +31,11 @@ def main(
     if dest.is_file() and _sha256(dest.read_bytes()) == sha256:
         print(f"{dest}: present")
         return
+    # never through a link, never over a file this script did not write (it writes only files of the right bytes)
+    if dest.is_symlink():
+        sys.exit(f"{dest} is a link (to {os.readlink(dest)}): it was left as it is. Remove the link, then run again")
+    if dest.exists():
+        sys.exit(f"{dest} holds other bytes than {relative_path} (a file put there?): it was left as it is. Move it away, then run again")
     if local.is_file():
         data = local.read_bytes()
         source = str(local)
@@ -48,8 +56,10 @@ def main(
     if _sha256(data) != sha256:
         sys.exit(f"{source} has sha256 {_sha256(data)}, expected {sha256}: a different version of the data")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with io.BytesIO(data) as src, dest.open("wb") as out:
-        shutil.copyfileobj(src, out)
+    try:
+        write_atomically(dest, data, overwrite=False)  # a free name only, taken at once: a file that appeared meanwhile stays
+    except InputError as error:
+        sys.exit(str(error))
     print(f"{dest}: from {source}")
 
 

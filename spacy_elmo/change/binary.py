@@ -9,6 +9,8 @@ user who asks for binary answers gets them by a rule that says what it assumes:
   against calling none changed.
 - "senses": a sense came, went or moved (`senses.binary_change`): DWUG's k/n rule for a sense that came or went,
   with a sense whose share of one period moved by the share test.
+
+With neither asked (VERDICT_ONLY, what `--answers` uses by default), a word gets a binary answer only from a verdict.
 """
 
 from typing import Any, Dict, List, Optional, Tuple
@@ -18,6 +20,7 @@ import numpy
 from ..errors import InputError
 
 BINARY_RULES = ("median", "senses")
+VERDICT_ONLY = "verdict"  # binary answers where the verdict gives them, and none otherwise (--answers by default)
 
 
 def binary_change(words: List[Dict[str, Any]], rule: str, measure: str) -> Tuple[str, Dict[str, int]]:
@@ -28,11 +31,13 @@ def binary_change(words: List[Dict[str, Any]], rule: str, measure: str) -> Tuple
     measure: the score that orders the rows (what "median" reads).
     RETURNS: the rule's description and word -> 0/1.
     """
-    if rule not in BINARY_RULES:
+    if rule not in BINARY_RULES + (VERDICT_ONLY,):
         raise InputError(f"binary change by {rule!r}: give one of {', '.join(BINARY_RULES)}")
     verdicts = {w["word"]: (w.get("verdict") or {}).get("changed") for w in words}
     if any(v is not None for v in verdicts.values()):
         return "the verdict against control words (changed)", {w: int(v) for w, v in verdicts.items() if v is not None}
+    if rule == VERDICT_ONLY:  # a rule nobody asked for never answers
+        return "none: no verdict without control words, and no --binary-change rule was given", {}
     if rule == "senses":
         found = {w["word"]: int(w["evidence"]["binary"]) for w in words if w.get("evidence")}
         if not found:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .verdict import NO_NULL_BASIS
 from ..output_folders import MARKER, claim_folder, is_plain_file, is_plain_folder, name_from_data, own_subfolder, write_atomically
+from ..errors import InputError
 from ..types import PathLike
 
 CHANGE_REPORT = "change-report"
@@ -278,7 +279,19 @@ def add_report_files(folder: PathLike, paths: Sequence[Path]) -> None:
     write_atomically(folder / REPORT_FILES, json.dumps(listed) + "\n")
 
 
+def check_report_files(folder: PathLike) -> None:
+    """Refuse, in one line, a report folder whose record of written files (REPORT_FILES) is there but no plain file:
+    a FIFO would block its reading for ever, a link would be followed. Called before the work and again on reading."""
+    path = Path(folder) / REPORT_FILES
+    if os.path.lexists(path) and not is_plain_file(path):
+        raise InputError(
+            f"{path} is not a plain file (a link, a FIFO or a folder put there): the report keeps its record of the files it "
+            "wrote there. Remove it, or give another --report folder"
+        )
+
+
 def _listed(folder: Path) -> List[str]:
+    check_report_files(folder)
     try:
         listed = json.loads((folder / REPORT_FILES).read_text(encoding="utf8"))
     except (OSError, ValueError):

@@ -238,9 +238,13 @@ def _by_lemma(counts: Any, lemma_of: Any) -> Any:
     """RETURNS (Counter): word counts merged by lemma (lowercase), a word without an entry its own lemma."""
     from collections import Counter
 
+    from .verdict import is_control_word
+
     merged: Counter = Counter()
     for word, n in counts.items():
-        merged[str(lemma_of.get(word, word)).lower()] += n
+        lemma = str(lemma_of.get(word, word)).lower()
+        if is_control_word(lemma):  # the letters-only rule after lemmatising too: spaCy's lemma of "first" is "1"
+            merged[lemma] += n
     return merged
 
 
@@ -767,36 +771,48 @@ def _cell(value: Optional[float]) -> str:
     return "" if value is None else f"{value:.6f}"
 
 
-def write_answers(result: ChangeResult, folder: Path, language: str = "english") -> List[Path]:
+def write_answers(result: ChangeResult, folder: Path, language: str = "english", log: Callable[[str], Any] = print) -> List[Path]:
     """SemEval-2020 Task 1's answer files: task1/LANGUAGE.txt (binary change by the stated rule: `binary.py`,
     `ChangeSettings.binary_change`) and task2/LANGUAGE.txt (the first measure), a word and its value a line, the words
-    as the gold or the WUG dataset spell them."""
+    as the gold or the WUG dataset spell them. Inside a report folder, whose earlier run's files are gone by now
+    (`report.write_report`): a file found at a name is somebody's, and this run's goes beside it (`free_path`)."""
+    from .report import free_path
+
     names = (result.data.get("gold") or {}).get("names", {})
     measure = result.data["settings"]["measures"][0]
     written = []
     for task, value in (("task1", lambda w: w.get("binary_change")), ("task2", lambda w: w.get(measure))):
+        if task == "task1" and not any(value(w) is not None for w in result.data["words"]):
+            log(
+                "task1 (binary change) was not written: no word is called changed without a verdict against control words; "
+                "give --binary-change median or senses for binary answers by a stated rule"
+            )
+            continue
         lines = [
             f"{tsv_text(str(names.get(w['word'], w.get('target', w['word']))))}\t{value(w)}"
             for w in sorted(result.data["words"], key=lambda w: w["word"])
             if value(w) is not None
         ]
-        path = own_subfolder(own_subfolder(folder.parent, folder.name), task) / name_from_data(language, ".txt")
-        write_atomically(path, "\n".join(lines) + "\n")
+        path = free_path(own_subfolder(own_subfolder(folder.parent, folder.name), task) / name_from_data(language, ".txt"), log)
+        write_atomically(path, "\n".join(lines) + "\n", overwrite=False)
         written.append(path)
     return written
 
 
-def write_clusters(result: ChangeResult, folder: Path) -> List[Path]:
-    """A WUG clusters file per word (WORD.csv: identifier, cluster; tab-separated, as clusters/opt/WORD.csv)."""
+def write_clusters(result: ChangeResult, folder: Path, log: Callable[[str], Any] = print) -> List[Path]:
+    """A WUG clusters file per word (WORD.csv: identifier, cluster; tab-separated, as clusters/opt/WORD.csv); never
+    over a file this run's report did not write (as `write_answers`)."""
+    from .report import free_path
+
     folder = own_subfolder(folder.parent, folder.name)
     written = []
     for w in result.data["words"]:
         ev = w.get("evidence")
         if not ev:
             continue
-        path = folder / name_from_data(str(w.get("target", w["word"])), ".csv")
+        path = free_path(folder / name_from_data(str(w.get("target", w["word"])), ".csv"), log)
         lines = ["identifier\tcluster"] + [f"{i}\t{s}" for i, s in sorted(ev["labels"].items())]
-        write_atomically(path, "\n".join(lines) + "\n")
+        write_atomically(path, "\n".join(lines) + "\n", overwrite=False)
         written.append(path)
     return written
 

@@ -85,6 +85,8 @@ def index_usages_cli(
         from ..usages.ann import faiss_module
 
         faiss_module()  # before the work: a missing extra is said now
+    if docs_per_batch < 1:  # as embed says it
+        raise typer.BadParameter(f"{docs_per_batch}: give 1 or more documents per batch", param_hint="--docs-per-batch")
     from ..usages.words import parse_words
     from ..change.wug import is_wug_dataset
 
@@ -317,7 +319,13 @@ def change_cli(
         help="apd, prt and/or jsd (repeat the option; jsd: over 8 clusters of the word's usages, at most 10,000 a side "
         "sampled with seed 0); the first orders the rows where there is no verdict (with control words, the verdict's z does)",
     ),
-    min_usages: int = typer.Option(5, "--min-usages", help="Fewer usages in either index: listed with a note, never scored", min=1),
+    min_usages: int = typer.Option(
+        5,
+        "--min-usages",
+        help="Fewer usages in either index: listed with a note, never scored (2 at least: the energy distance and the "
+        "senses need two usages on each side)",
+        min=2,
+    ),
     standardize: bool = typer.Option(False, "--standardize", help="Subtract each index's mean usage vector first"),
     layer: str = typer.Option(
         None,
@@ -387,8 +395,8 @@ def change_cli(
         None,
         "--binary-change",
         help="Binary answers (SemEval's subtask 1: binary_change in OUTPUT, task1 of --answers) where no verdict against control "
-        "words is reached: median (the first measure above the targets' median; --answers' default) or senses (a sense came, "
-        "went or moved); with control words, the verdict",
+        "words is reached: median (the first measure above the targets' median) or senses (a sense came, went or moved); "
+        "with control words, the verdict. Without it and without a verdict --answers writes no task1",
     ),
     seed: int = typer.Option(0, "--seed", help="The seed of the senses' clusters, the intervals' resamplings and the permutations", min=0),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
@@ -418,6 +426,12 @@ def change_cli(
 
     if binary_change is not None and binary_change not in BINARY_RULES:
         raise typer.BadParameter(f"{binary_change!r}: give {' or '.join(BINARY_RULES)}", param_hint="--binary-change")
+    if binary_change == "senses" and not (evidence or report is not None or gold is not None):
+        # before the indexing and scoring, not after them
+        raise typer.BadParameter(
+            "binary change by the senses needs them: give --evidence (or --report, --gold), or --binary-change median",
+            param_hint="--binary-change",
+        )
     pair = [g.strip() for g in groupings.split(",")]
     if len(pair) != 2 or not all(pair):
         raise typer.BadParameter(f"{groupings!r}: give the groupings of A and of B, e.g. 1,2", param_hint="--groupings")
@@ -427,10 +441,11 @@ def change_cli(
     if output.suffix == ".tsv":
         check_output_file(output.with_suffix(".settings.json"), overwrite)
     if report is not None:
-        from ..change.report import CHANGE_REPORT
+        from ..change.report import CHANGE_REPORT, check_report_files
         from ..output_folders import check_claimable
 
         check_claimable(report, CHANGE_REPORT, " for the report")  # before the work, not after it
+        check_report_files(report)
         from ..output_folders import check_subfolder
 
         for sub in ["maps"] + (["answer", "answer/task1", "answer/task2"] if answers else []) + (["clusters"] if clusters else []):
@@ -513,8 +528,10 @@ def change(
 
     log = say(quiet)
     settings = settings or ChangeSettings()
-    if answers and settings.binary_change is None:  # task1 needs binary answers: the stated default rule
-        settings = dataclasses.replace(settings, binary_change="median")
+    if answers and settings.binary_change is None:  # task1's answers where a verdict gives them; no rule is assumed
+        from ..change.binary import VERDICT_ONLY
+
+        settings = dataclasses.replace(settings, binary_change=VERDICT_ONLY)
     with warnings.catch_warnings():  # the notes are said as lines of their own below
         warnings.simplefilter("ignore", UserWarning)
         result = run_change(index_a, index_b, words, settings, gold=gold, progress=progress, log=log)
@@ -531,11 +548,11 @@ def change(
     if report is not None:
         write_report(report, result.data, log=log)
         if answers:
-            files = write_answers(result, Path(report) / "answer")
+            files = write_answers(result, Path(report) / "answer", log=log)
             add_report_files(report, files)
             log(f"SemEval-2020 Task 1 answer files: {', '.join(map(str, files))}")
         if clusters:
-            files = write_clusters(result, Path(report) / "clusters")
+            files = write_clusters(result, Path(report) / "clusters", log=log)
             add_report_files(report, files)
             log(f"Sense clusters of {len(files)} words: {Path(report) / 'clusters'}")
     return result

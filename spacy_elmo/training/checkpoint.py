@@ -109,12 +109,32 @@ def load_checkpoint(folder: PathLike) -> Optional[Dict[str, Any]]:
     missing = [k for k in ("model", "optimizer", "scheduler", "rng", "step", "position") if not isinstance(state, dict) or k not in state]
     if missing:
         raise InputError(f"{path} is not a checkpoint of spacy-elmo pretrain (no {', '.join(missing)}): remove it, or use --overwrite")
+    _check_counts(path, state)
     if not all(bool(torch.isfinite(t).all()) for t in _tensors([state["model"], state["optimizer"]]) if t.is_floating_point()):
         raise InputError(
             f"{path} holds NaN or infinite values: the file is damaged (or training diverged); "
             "resume from a copy of the run, or --overwrite"
         )
     return state
+
+
+def _check_counts(path: Path, state: Dict[str, Any]) -> None:
+    """Refuse, in one line, a checkpoint whose step or corpus position is no count (a step of -5 resumed "at step -5"
+    and trained 11 steps; a position of a string ended in a TypeError): the file was edited or is damaged."""
+
+    def count(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+    positions = [state["position"]] + [r.get("position") for r in state.get("ranks") or [] if isinstance(r, dict)]
+    bad = [] if count(state["step"]) else [f"step {state['step']!r}"]
+    for position in positions:
+        if not isinstance(position, dict) or not all(count(v) for v in position.values()):
+            bad.append(f"position {position!r}")
+    if bad:
+        raise InputError(
+            f"{path} records {'; '.join(bad[:2])}, not counts of 0 or more: the file was edited or is damaged. Resume from a "
+            "copy of the run, or start it anew with --overwrite"
+        )
 
 
 def _tensors(tree: Any) -> Iterator[torch.Tensor]:

@@ -85,10 +85,13 @@ class IndexWriter:
             remove_own(self.tmp, USAGE_INDEX)
 
     def _close(self) -> None:
+        self._close_files()
+        self._lock.release()
+
+    def _close_files(self) -> None:
         for handle in (self._vectors, self._sentences, self._layers, self._context):
             if handle is not None and not handle.closed:
                 handle.close()
-        self._lock.release()
 
     def start_chunk(self, chunk: int) -> bool:
         """Count what follows as chunk `chunk`'s (chunks come in order, each once).
@@ -193,5 +196,10 @@ class IndexWriter:
             meta["shard"] = {**meta["shard"], "files": digests}
         meta[META_DIGEST] = meta_digest(meta)  # verify tells an edited meta.json (layer weights, biLM, sizes) too
         srsly.write_json(self.tmp / META, meta)
-        self._close()
-        return publish_files(self.tmp, self.output, USAGE_INDEX, FILES, META)
+        self._close_files()
+        try:
+            # the scratch folder stays locked until its files are in OUTPUT: unlocked, another build (in another PID
+            # namespace, where this process's id says nothing) could take it for a killed build's and remove it
+            return publish_files(self.tmp, self.output, USAGE_INDEX, FILES, META)
+        finally:
+            self._lock.release()

@@ -60,3 +60,13 @@ def test_the_rows_order_is_the_verdicts_z_where_there_is_one_else_the_measure():
     ordered, said = in_order(rows, undecided, "apd")
     assert [r.word for r in ordered] == ["untouched", "plain", "planted", "also", "rare"] and said.startswith("by apd (no verdict")
     assert in_order(rows, {}, "apd")[1] == "by apd"
+
+
+def test_the_verdict_only_rule_answers_where_a_verdict_does_and_nowhere_else():
+    """What --answers uses where no --binary-change is given: no verdict, no answers (issue 103's audit)."""
+    from spacy_elmo.change.binary import VERDICT_ONLY
+
+    rule, answers = binary_change(_rows([0.3, 0.1, 0.2]), VERDICT_ONLY, "apd")
+    assert answers == {} and "no verdict" in rule
+    rule, answers = binary_change(_rows([0.3, 0.1], verdicts=[0, 1]), VERDICT_ONLY, "apd")
+    assert answers == {"w0": 0, "w1": 1} and "verdict" in rule

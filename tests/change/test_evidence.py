@@ -408,6 +408,45 @@ def test_a_report_folder_used_again_keeps_no_word_of_the_earlier_run(report, tmp
 
 
 @pytest.mark.slow
+def test_answers_without_a_verdict_or_a_named_rule_write_no_binary_change(report):
+    """The audit's case (issue 103): --answers with no control words wrote half the words as changed in task1 (the
+    median rule, switched on silently) while the run's note said no word is called changed. A rule nobody asked for
+    never answers: task1 is not written, said in one line; task2 (graded) is."""
+    tmp, output = report
+    assert not (tmp / "report" / "answer" / "task1").exists() or not any((tmp / "report" / "answer" / "task1").iterdir())
+    assert (tmp / "report" / "answer" / "task2" / "english.txt").is_file()
+    assert "task1 (binary change) was not written" in output and "--binary-change" in output
+    assert all("binary_change" not in w for w in json.loads((tmp / "change.json").read_text(encoding="utf8"))["words"])
+
+
+@pytest.mark.slow
+def test_a_users_clusters_and_answer_files_stay_and_the_runs_go_beside_them(report, tmp_path):
+    """The audit's case: --clusters replaced a user's REPORT/clusters/WORD.csv and --answers their
+    REPORT/answer/task1/english.txt. Now each stays, this run's file goes beside it (NAME.spacy-elmo-2.EXT), said in
+    one line; the next run removes only its own."""
+    tmp, _ = report
+    bilm, wug = tmp / "bilm", tmp / "wug"
+    r = tmp_path / "r"
+    args = ["change", str(wug), str(wug), str(tmp_path / "one.json"), "--model", str(bilm), "--min-usages", "2"]
+    args += ["--report", str(r), "--clusters", "--answers", "--binary-change", "median", "--words", "plane"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    (r / "clusters" / "plane_nn.csv").unlink()  # this run's own: replaced by the user's files below
+    (r / "clusters" / "plane_nn.csv").write_text("my clusters\n", encoding="utf8")
+    (r / "answer" / "task1" / "english.txt").unlink()
+    (r / "answer" / "task1" / "english.txt").write_text("my answers\n", encoding="utf8")
+    second = CliRunner().invoke(app, [*args[:3], str(tmp_path / "two.json"), *args[4:]])
+    assert second.exit_code == 0, second.output
+    assert (r / "clusters" / "plane_nn.csv").read_text(encoding="utf8") == "my clusters\n"
+    assert (r / "answer" / "task1" / "english.txt").read_text(encoding="utf8") == "my answers\n"
+    assert (r / "clusters" / "plane_nn.spacy-elmo-2.csv").read_text(encoding="utf8").startswith("identifier\tcluster")
+    assert (r / "answer" / "task1" / "english.spacy-elmo-2.txt").is_file()
+    assert "was not written by a report" in second.output
+    third = CliRunner().invoke(app, [*args[:3], str(tmp_path / "three.json"), *args[4:]])
+    assert third.exit_code == 0 and (r / "clusters" / "plane_nn.csv").read_text(encoding="utf8") == "my clusters\n"
+    assert not (r / "clusters" / "plane_nn.spacy-elmo-3.csv").exists()  # the second run's own file went first
+
+
+@pytest.mark.slow
 def test_indexes_without_context_vectors_say_which_input_the_senses_come_from(tmp_path):
     """Indexes built without --all-layers keep no context-only vectors: change says in one line that the changed usages
     are ranked by the word's own vectors (the senses come from its top layer, which such an index stores), that senses

@@ -218,6 +218,28 @@ def test_a_report_subfolder_that_would_be_refused_is_refused_before_output_is_wr
     assert not (tmp_path / "out.json").exists() and (report / "answer").read_text() == "a file of mine"
 
 
+def test_a_fifo_in_place_of_the_reports_record_is_refused_before_the_work(tmp_path):
+    """The audit's case: a FIFO at REPORT/.spacy-elmo-report-files.json blocked `change --report` for ever after all
+    the scoring (the record was read with read_text). Now one line, before OUTPUT is written."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from spacy_elmo.change.report import CHANGE_REPORT, REPORT_FILES
+    from spacy_elmo.cli import app
+    from spacy_elmo.output_folders import mark
+
+    (tmp_path / "a").mkdir()
+    report = tmp_path / "report"
+    report.mkdir()
+    mark(report, CHANGE_REPORT)
+    os.mkfifo(report / REPORT_FILES)
+    args = ["change", str(tmp_path / "a"), str(tmp_path / "a"), str(tmp_path / "out.json"), "--report", str(report)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1 and "is not a plain file" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "out.json").exists()
+
+
 def test_the_reports_figures_say_nothing_of_matplotlibs_own_warnings(tmp_path, monkeypatch):
     """The audit's case: matplotlib's warnings (a glyph its font lacks) came out under -q; the page is what counts."""
     import warnings
@@ -363,8 +385,18 @@ def test_under_lemmas_control_words_are_counted_and_drawn_as_lemmas():
 
     lemma_of = lookup_lemmas("en")
     assert lemma_of is not None and lemma_of.get("went") == "go" and lemma_of.get("banks") == "bank"
-    merged = _by_lemma(Counter({"went": 3, "goes": 2, "go": 1, "banks": 4, "zzyzx": 5}), lemma_of)
-    assert merged == Counter({"go": 6, "bank": 4, "zzyzx": 5})
+    merged = _by_lemma(Counter({"went": 3, "goes": 2, "go": 1, "banks": 4, "banking": 1, "zzyzx": 5}), lemma_of)
+    assert merged == Counter({"bank": 4 + int(lemma_of.get("banking") == "bank"), "zzyzx": 5})  # "go": under three letters
+
+
+def test_under_lemmas_a_lemma_that_is_not_a_word_is_never_a_control():
+    """The audit's case (issue 103): spaCy's lookup lemma of "first" is "1" and of "third" "3", which became control
+    words: the letters-only rule was applied before lemmatising and never after."""
+    from spacy_elmo.change.run import _by_lemma
+
+    lemma_of = {"first": "1", "third": "3", "banks": "bank", "going": "go"}
+    merged = _by_lemma(Counter({"first": 7, "third": 2, "banks": 4, "going": 3}), lemma_of)
+    assert merged == Counter({"bank": 4})  # "go" has two letters: never a control either
 
 
 def test_a_frequent_target_among_rare_controls_is_flagged_with_a_note():
