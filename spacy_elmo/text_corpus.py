@@ -67,16 +67,22 @@ def files_progress_bar(files: List[Path], enabled: bool, desc: str):  # type: ig
     return progress_bar(total=total, unit="B", unit_scale=True, desc=desc, mininterval=1.0, disable=None)
 
 
+LONGEST_TEXT = 100_000  # characters of one text given to spaCy at most (its nlp.max_length is 1,000,000)
+
+
 def read_texts(
     path: Path,
     lang_vocab,
     progress: Optional[Callable[[int], None]] = None,  # type: ignore[no-untyped-def]
+    longest: Optional[int] = LONGEST_TEXT,
 ) -> Iterator[Tuple[str, bool]]:
     """(text, starts_new_document) pairs: records of .jsonl and .spacy files are documents;
     in text files, documents are blocks separated by blank lines.
 
     progress (Optional[Callable[[int], None]]): called now and then with the number of bytes of
         the file (compressed, for .gz) read since the last call.
+    longest (Optional[int]): a text of a line or record longer than this many characters comes in pieces of the same
+        document (`_pieces`); None: as it is.
     """
     if path.suffix == ".spacy":
         from spacy.tokens import DocBin
@@ -104,10 +110,12 @@ def read_texts(
                     reported = position
                 if is_jsonl:
                     if line.strip():
-                        yield _jsonl_text(line, path, number), True
+                        for i, piece in enumerate(_pieces(_jsonl_text(line, path, number), longest)):
+                            yield piece, i == 0
                 elif line.strip():
-                    yield line.rstrip("\n"), new_doc
-                    new_doc = False
+                    for piece in _pieces(line.rstrip("\n"), longest):
+                        yield piece, new_doc
+                        new_doc = False
                 else:
                     new_doc = True
         except UnicodeDecodeError:
@@ -122,6 +130,19 @@ def read_texts(
             ) from None
         if progress is not None:
             progress(path.stat().st_size - reported)
+
+
+def _pieces(text: str, longest: Optional[int] = LONGEST_TEXT) -> Iterator[str]:
+    """`text` as it is, or, where it is longer than `longest` characters (a line of a million characters ended in
+    spaCy's E088), in pieces of the same document cut at the last whitespace before the limit (at the limit where a
+    piece has none)."""
+    while longest is not None and len(text) > longest:
+        cut = max(text.rfind(" ", 0, longest), text.rfind("\n", 0, longest), text.rfind("\t", 0, longest))
+        cut = cut if cut > 0 else longest
+        yield text[:cut]
+        text = text[cut:].lstrip()
+    if text:
+        yield text
 
 
 def _first_bad_line(path: Path) -> Tuple[int, int]:

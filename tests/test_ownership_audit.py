@@ -351,3 +351,77 @@ def test_binary_change_by_senses_without_them_is_refused_before_the_work(tmp_pat
     (tmp_path / "a").mkdir()
     result = _run("change", tmp_path / "a", tmp_path / "a", tmp_path / "out.json", "--binary-change", "senses")
     assert result.exit_code == 2 and "--evidence" in result.output and not (tmp_path / "out.json").exists()
+
+
+def test_the_packages_own_warnings_are_said_in_one_line_by_the_command(bilm_folder, lines, tmp_path):
+    """The audit's case (issue 103): storage.py and export.py warnings came out with Python's file, line number and
+    source line where the docs promise one line. Run as the command (a process of its own, as a user runs it)."""
+    import subprocess
+    import sys
+
+    backup = tmp_path / ".idx.mybackup.spacy-elmo-scratch"  # a user's copy named like a scratch folder: warned of
+    backup.mkdir()
+    mark(backup, USAGE_INDEX)
+    code = "import sys; from spacy_elmo.cli import app; sys.argv[0] = 'spacy-elmo'; app()"
+    args = [sys.executable, "-c", code, "index-usages", str(bilm_folder), str(lines), str(tmp_path / "idx"), "-q"]
+    run = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    said = [line for line in run.stderr.splitlines() if "left as it is" in line]
+    assert len(said) == 1 and said[0].startswith("UserWarning: ") and ".py:" not in run.stderr
+    assert "warnings.warn(" not in run.stderr
+
+
+def test_a_line_of_a_million_characters_is_read_in_pieces_or_refused_in_one_line(bilm_folder, tmp_path):
+    """The audit's case (issue 103): a corpus line over a million characters ended `index-usages`, `embed` and
+    `change` in spaCy's E088 with a 170-line traceback. Corpora (index-usages, change, prepare-corpus) read it in
+    pieces of one document, cut at whitespace; embed, which writes one entry per line, refuses it in one line."""
+    from spacy_elmo.text_corpus import LONGEST_TEXT, read_texts
+
+    long_line = " ".join(f"w{i % 97}" for i in range(300_000))  # 1.3M characters
+    path = tmp_path / "corpus.txt"
+    path.write_text(f"A short line .\n{long_line}\n\nNext document .\n", encoding="utf8")
+    texts = list(read_texts(path, None))
+    pieces = [t for t, _ in texts[1:-1]]
+    assert texts[0] == ("A short line .", True) and texts[-1] == ("Next document .", True)
+    assert len(pieces) > 10 and all(len(p) <= LONGEST_TEXT for p in pieces)
+    assert " ".join(pieces) == long_line and [new for _, new in texts[1:-1]] == [False] * len(pieces)
+    result = _run("embed", bilm_folder, path, tmp_path / "out.hdf5", "-q")
+    assert result.exit_code == 1 and "text 2 is 1," in result.output and "split it into lines" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out.hdf5").exists()
+
+
+def test_change_of_an_empty_corpus_names_no_folder_the_user_never_gave(bilm_folder, lines, tmp_path):
+    """The audit's case (issue 103): `change A.txt empty.txt` said "... index-1 was left as it was", a temporary
+    folder of its own."""
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n", encoding="utf8")
+    result = _run("change", lines, empty, tmp_path / "out.json", "--model", bilm_folder, "--words", "bank", "-q")
+    assert result.exit_code == 1 and "nothing was indexed" in result.output and str(empty) in result.output
+    assert "index-" not in result.output and "spacy-elmo-change-" not in result.output
+
+
+def test_a_whole_run_over_a_former_part_takes_its_record_and_a_refused_part_writes_none(bilm_folder, lines, tmp_path):
+    """The audit's cases (issue 103): `embed --overwrite` of a whole run over a former part left the part's
+    `.shard.json` beside it (verify then called the good file damaged); a `--shard` run that found its output taken
+    wrote the record anyway (it was published before the DocBin)."""
+    out = tmp_path / "layers.spacy"
+    sidecar = tmp_path / "layers.spacy.shard.json"
+    assert _run("embed", bilm_folder, lines, out, "--shard", "1/2", "-q").exit_code == 0 and sidecar.is_file()
+    assert _run("embed", bilm_folder, lines, out, "--overwrite", "-q").exit_code == 0
+    assert not sidecar.exists()
+    assert "damaged" not in _run("verify", out).output
+    # a part whose output appears while it runs: nothing of its own is left beside the other file
+    from spacy_elmo.pipeline import export
+
+    real = export._write_docbin
+
+    def someone_writes_the_output_meanwhile(docs, tmp):
+        result = real(docs, tmp)
+        (tmp_path / "taken.spacy").write_bytes(b"theirs")
+        return result
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(export, "_write_docbin", someone_writes_the_output_meanwhile)
+        result = _run("embed", bilm_folder, lines, tmp_path / "taken.spacy", "--shard", "1/2", "-q")
+    assert result.exit_code == 1 and (tmp_path / "taken.spacy").read_bytes() == b"theirs"
+    assert not (tmp_path / "taken.spacy.shard.json").exists()

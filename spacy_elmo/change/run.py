@@ -194,18 +194,21 @@ def _indexed_sides(
             built.append(folder)
         else:
             log(f"Indexing the corpus {side} with {settings.model}")
-            build_usage_index(
-                nlp,
-                side,
-                folder,
-                model=settings.model,
-                words=words,
-                lemmas=settings.lemmas,
-                pos=settings.pos,
-                all_layers=True,
-                progress=False,
-                log=log,
-            )
+            try:
+                build_usage_index(
+                    nlp,
+                    side,
+                    folder,
+                    model=settings.model,
+                    words=words,
+                    lemmas=settings.lemmas,
+                    pos=settings.pos,
+                    all_layers=True,
+                    progress=False,
+                    log=log,
+                )
+            except InputError as error:  # said of the corpus the user gave, not of this command's own scratch index
+                raise InputError(str(error).replace(f", and {folder} was left as it was", "")) from None
             built.append(folder)
     return built, controls
 
@@ -713,11 +716,24 @@ def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) ->
     tested_p = [m for m in measures if m in TESTED]
     with_verdict = any("verdict" in w for w in data["words"])
     with_binary = any("binary_change" in w for w in data["words"])
+    # without control words the verdict's q is against chance, not a verdict's (as the page heads it)
+    from .verdict import NO_NULL_BASIS
+
+    no_null = with_verdict and all((w.get("verdict") or {}).get("basis") == NO_NULL_BASIS for w in data["words"] if w.get("verdict"))
     if with_intervals:
         head += [f"{m}_{end}" for m in tested for end in ("low", "high")]
         head += [f"{m}_{end}" for m in tested_p for end in ("p", "q")]
-        head += ["energy_z", "controls_p", "changed_q", "changed", "verdict_basis", "frequency_matched"] if with_verdict else ["changed"]
-        head += ["senses", "senses_jsd", "binary", "sense_periods", "sense_names"]
+        verdict_head = [
+            "energy_z",
+            "controls_p",
+            "q_vs_chance" if no_null else "changed_q",
+            "changed",
+            "verdict_basis",
+            "frequency_matched",
+        ]
+        head += verdict_head if with_verdict else ["changed"]
+        # the senses' own yes/no (a sense came, went or moved), apart from binary_change, the stated rule's answer
+        head += ["senses", "senses_jsd", "senses_binary", "sense_periods", "sense_names"]
     head += ["binary_change"] if with_binary else []
     lines = ["\t".join([*head, "note"])]
     for w in data["words"]:
@@ -764,7 +780,9 @@ def sense_periods_cell(evidence: Dict[str, Any]) -> str:
     "2 came in B 0/41 | 3 less in B 30/9"; "" where every sense is of both."""
     periods = evidence.get("sense_periods", [])
     counts = zip(evidence.get("cluster_freq_dist1", []), evidence.get("cluster_freq_dist2", []))
-    return " | ".join(f"{j + 1} {p} {na}/{nb}" for j, (p, (na, nb)) in enumerate(zip(periods, counts)) if p != "both")
+    from .senses import BOTH
+
+    return " | ".join(f"{j + 1} {p} {na}/{nb}" for j, (p, (na, nb)) in enumerate(zip(periods, counts)) if p != BOTH)
 
 
 def _cell(value: Optional[float]) -> str:

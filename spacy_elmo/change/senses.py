@@ -400,6 +400,9 @@ def share_interval(labels_a: numpy.ndarray, labels_b: numpy.ndarray, k: int, dra
 
 
 CAME, WENT, MORE, LESS, BOTH = "came in B", "went from A", "more in B", "less in B", "both"
+# a sense whose usages are all in one period, too few for any rule to tell (2 in A and 0 in B was shown as "both")
+ONLY_A, ONLY_B = "only in A, too few to tell", "only in B, too few to tell"
+NOT_MOVED = (BOTH, ONLY_A, ONLY_B)
 
 
 def sense_periods(freq_a: Sequence[int], freq_b: Sequence[int], k: int = 1, n: int = 5) -> List[str]:
@@ -407,7 +410,8 @@ def sense_periods(freq_a: Sequence[int], freq_b: Sequence[int], k: int = 1, n: i
     most `k` usages in A and at least `n` in B, "went from A" the other way round (DWUG's rule; DWUG EN's stats use
     k = 1, n = 5); else "more in B" or "less in B" where its share of B's usages departs
     from its share of A's by the share test of `cluster_sides` (exact binomial at SIDE_ALPHA / k, ratio SIDE_RATIO,
-    SIDE_LEAST usages): a sense whose share fell but whose usages remain did not go; else "both"."""
+    SIDE_LEAST usages): a sense whose share fell but whose usages remain did not go; else "both", or, where its usages
+    are all in one period and too few for these rules, "only in A (B), too few to tell" (not a change: `moved`)."""
     labels = numpy.concatenate([numpy.repeat(numpy.arange(len(f)), list(f)) for f in (freq_a, freq_b)]).astype(int)
     shares = cluster_sides(labels, sum(freq_a), len(freq_a))
     out = []
@@ -416,8 +420,10 @@ def sense_periods(freq_a: Sequence[int], freq_b: Sequence[int], k: int = 1, n: i
             out.append(CAME)
         elif y <= k and x >= n:
             out.append(WENT)
+        elif share in ("A", "B"):
+            out.append({"B": MORE, "A": LESS}[share])
         else:
-            out.append({"B": MORE, "A": LESS}.get(share, BOTH))
+            out.append(ONLY_A if y == 0 and x > 0 else ONLY_B if x == 0 and y > 0 else BOTH)
     return out
 
 
@@ -430,8 +436,9 @@ def binary_change(freq_a: Sequence[int], freq_b: Sequence[int], k: int = 1, n: i
 
 
 def moved(periods: Sequence[str]) -> int:
-    """RETURNS (int): 1 where a sense's period (`sense_periods`) is anything but "both", else 0: `binary_change`."""
-    return int(any(p != BOTH for p in periods))
+    """RETURNS (int): 1 where a sense came, went or moved (`sense_periods`: anything but NOT_MOVED), else 0:
+    `binary_change`."""
+    return int(any(p not in NOT_MOVED for p in periods))
 
 
 @dataclass

@@ -8,6 +8,7 @@ traceback. No command replaces a file or folder it did not make: `--overwrite` s
 import errno
 import functools
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Callable, List, Optional, TypeVar
 
@@ -41,6 +42,22 @@ class _HelpStyle:
         return option
 
 
+_PACKAGE = str(Path(__file__).resolve().parent.parent)
+
+
+def _one_line_for_the_package(default: Callable[..., str]) -> Callable[..., str]:
+    """`warnings.formatwarning` that says the package's own warnings in one line ("UserWarning: ..."), without the
+    file, line number and source line Python adds (the docs promise one line); other libraries' keep their form."""
+
+    def formatwarning(message: Any, category: Any, filename: str, lineno: int, line: Optional[str] = None) -> str:
+        if str(Path(filename).resolve()).startswith(_PACKAGE):
+            return f"{category.__name__}: {message}\n"
+        return default(message, category, filename, lineno, line)
+
+    formatwarning.spacy_elmo_one_line = True  # type: ignore[attr-defined]
+    return default if getattr(default, "spacy_elmo_one_line", False) else formatwarning
+
+
 class _Command(_HelpStyle, typer.core.TyperCommand):
     pass
 
@@ -53,6 +70,7 @@ class _Group(_HelpStyle, typer.core.TyperGroup):
         as every other error does, not in a panel."""
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        warnings.formatwarning = _one_line_for_the_package(warnings.formatwarning)
         try:
             status = super().main(args, prog_name, complete_var, False, **extra)
         except _click.exceptions.ClickException as err:

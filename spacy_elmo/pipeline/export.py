@@ -94,9 +94,9 @@ def embedded_docs(
     elif input_path.suffix == ".spacy":
         items = DocBin().from_disk(input_path).get_docs(nlp.vocab)
     elif input_path.suffix == ".jsonl" or input_path.name.endswith(".jsonl.gz"):
-        items = (text for text, _ in read_texts(input_path, nlp.vocab))
+        items = _not_too_long((text for text, _ in read_texts(input_path, nlp.vocab, longest=None)), input_path, nlp.max_length)
     else:
-        items = read_lines(input_path)
+        items = _not_too_long(read_lines(input_path), input_path, nlp.max_length)
     for chunk in keep.chunks(items):
         for pipe in elmos:
             pipe.bilm.forget_words()
@@ -185,18 +185,39 @@ def write_layers(
     tmp = temporary_path(output)
     numbered = _numbered(docs, numbers)
     try:
+        record = None
         if output.suffix == ".spacy":
             counts, digest = _write_docbin(numbered, tmp)
-            if shard is not None:
-                from ..output_folders import write_atomically
-
-                write_atomically(shard_sidecar(output), json.dumps({**shard(), "docbin": digest}), overwrite=overwrite)
+            record = None if shard is None else json.dumps({**shard(), "docbin": digest})
         else:
             counts = _write_hdf5(numbered, tmp, layers, shard)
         publish_file(tmp, output, overwrite)
     finally:
         tmp.unlink(missing_ok=True)
+    # the part's record after the part itself: a run that finds OUTPUT taken writes no record of a part it never wrote
+    if record is not None:
+        from ..output_folders import write_atomically
+
+        write_atomically(shard_sidecar(output), record, overwrite=overwrite)
+    elif output.suffix == ".spacy" and overwrite:
+        _remove_former_part_record(output)
     return counts
+
+
+def _remove_former_part_record(output: Path) -> None:
+    """A whole run written over a former part: the part's record beside it (OUTPUT.shard.json, written by embed: a plain
+    file holding a "docbin" digest) goes, or `verify` would call the good file damaged. Anything else there stays."""
+    from ..output_folders import is_plain_file
+
+    sidecar = shard_sidecar(output)
+    if not is_plain_file(sidecar):
+        return
+    try:
+        record = json.loads(sidecar.read_text(encoding="utf8"))
+    except (OSError, ValueError):
+        return
+    if isinstance(record, dict) and {"docbin", "index", "count", "chunk_docs"} <= set(record):
+        sidecar.unlink()
 
 
 def shard_sidecar(output: Path) -> Path:
@@ -307,3 +328,15 @@ class HDF5Writer:
                 self.file.attrs[INDEX_DIGEST_ATTRIBUTE] = index_digest(json.dumps(self.index))
         finally:
             self.file.close()
+
+
+def _not_too_long(texts: Iterable[str], path: Path, longest: int) -> Iterator[Any]:
+    """`texts`, a text longer than spaCy takes (`nlp.max_length`) refused in one line naming it: embed writes one
+    entry per line or record, so it cannot cut one into several (spaCy's own error is E088 and a long traceback)."""
+    for number, text in enumerate(texts, start=1):
+        if len(text) > longest:
+            raise InputError(
+                f"{path}: text {number} is {len(text):,} characters long, more than spaCy takes at once ({longest:,}, "
+                "nlp.max_length): split it into lines (embed writes one entry per line)"
+            )
+        yield text

@@ -38,10 +38,19 @@ def check_listeners_v1() -> Callable[[Language], Language]:
     `elmo` component before them (the component left out of `[nlp] pipeline`, or placed after its listener)."""
 
     def check(nlp: Language) -> Language:
+        from .component import Elmo
+
         missing = listeners_without_elmo(nlp)
         if missing:
             name, upstream = missing[0]
             wanted = "an 'elmo' component" if upstream == "*" else f"the '{upstream}' component"
+            disabled = [n for n, proc in nlp.components if isinstance(proc, Elmo) and n in nlp.disabled and upstream in ("*", n)]
+            if disabled:  # there, but disabled: say so, not that it is missing
+                raise InitializeError(
+                    title=f"[{name}] listens to {wanted}, and '{disabled[0]}' is in the pipeline but disabled ([nlp] disabled, "
+                    f"or --nlp.disabled): its listeners need its layers. Leave '{disabled[0]}' out of disabled, or train "
+                    f"without ELMo: spacy-elmo init-config CONFIG --pipeline {name} --baseline"
+                )
             raise InitializeError(
                 title=f"[{name}] listens to {wanted} (spacy-elmo.ElmoListener.v2 in its model), and the pipeline has none "
                 f"before it: put '{'elmo' if upstream == '*' else upstream}' in [nlp] pipeline before '{name}' (with its "

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from spacy_elmo.cli import app
 from spacy_elmo.errors import InputError
 from spacy_elmo.change.gold import Gold, agreement, read_gold, spearman
-from spacy_elmo.change.senses import adjusted_rand, binary_change, sense_clusters, silhouette, word_evidence
+from spacy_elmo.change.senses import NOT_MOVED, adjusted_rand, binary_change, sense_clusters, silhouette, word_evidence
 
 from .test_wug_route import bilm_and_wug
 
@@ -146,7 +146,7 @@ def report(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("report")
     bilm, wug = bilm_and_wug(tmp)
     args = ["change", str(wug), str(wug), str(tmp / "change.json"), "--model", str(bilm), "--min-usages", "2", "--gold", str(wug)]
-    args += ["--report", str(tmp / "report"), "--answers", "--clusters"]
+    args += ["--report", str(tmp / "report"), "--answers", "--clusters", "--binary-change", "median"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     return tmp, result.output
@@ -169,7 +169,7 @@ def test_the_change_json_carries_the_evidence_and_the_check_against_people(repor
     task2 = (tmp / "report" / "answer" / "task2" / "english.txt").read_text().split()
     assert task2[0] == "gay_jj" and float(task2[1]) == pytest.approx(by_word["gay"]["apd"])
     task1 = (tmp / "report" / "answer" / "task1" / "english.txt").read_text().splitlines()
-    # no control words, so no verdict: task1 by the stated default rule, APD above the targets' median (by hand)
+    # no control words, so no verdict: task1 by the rule given, APD above the targets' median (by hand)
     middle = (by_word["gay"]["apd"] + by_word["plane"]["apd"]) / 2
     assert [line.split("\t")[1] for line in task1] == [str(int(by_word[w]["apd"] > middle)) for w in ("gay", "plane")]
     assert data["settings"]["binary_change"].startswith("apd above the targets' median")
@@ -408,42 +408,47 @@ def test_a_report_folder_used_again_keeps_no_word_of_the_earlier_run(report, tmp
 
 
 @pytest.mark.slow
-def test_answers_without_a_verdict_or_a_named_rule_write_no_binary_change(report):
+def test_answers_without_a_verdict_or_a_named_rule_write_no_binary_change(report, tmp_path):
     """The audit's case (issue 103): --answers with no control words wrote half the words as changed in task1 (the
     median rule, switched on silently) while the run's note said no word is called changed. A rule nobody asked for
     never answers: task1 is not written, said in one line; task2 (graded) is."""
-    tmp, output = report
-    assert not (tmp / "report" / "answer" / "task1").exists() or not any((tmp / "report" / "answer" / "task1").iterdir())
-    assert (tmp / "report" / "answer" / "task2" / "english.txt").is_file()
-    assert "task1 (binary change) was not written" in output and "--binary-change" in output
-    assert all("binary_change" not in w for w in json.loads((tmp / "change.json").read_text(encoding="utf8"))["words"])
+    tmp, _ = report
+    r = tmp_path / "r"
+    args = ["change", str(tmp / "wug"), str(tmp / "wug"), str(tmp_path / "out.json"), "--model", str(tmp / "bilm")]
+    result = CliRunner().invoke(app, args + ["--min-usages", "2", "--report", str(r), "--answers"])
+    assert result.exit_code == 0, result.output
+    assert not (r / "answer" / "task1" / "english.txt").exists() and (r / "answer" / "task2" / "english.txt").is_file()
+    assert "task1 (binary change) was not written" in result.output and "--binary-change" in result.output
+    assert all("binary_change" not in w for w in json.loads((tmp_path / "out.json").read_text(encoding="utf8"))["words"])
 
 
 @pytest.mark.slow
 def test_a_users_clusters_and_answer_files_stay_and_the_runs_go_beside_them(report, tmp_path):
-    """The audit's case: --clusters replaced a user's REPORT/clusters/WORD.csv and --answers their
+    """The audit's case (issue 103): --clusters replaced a user's REPORT/clusters/WORD.csv and --answers their
     REPORT/answer/task1/english.txt. Now each stays, this run's file goes beside it (NAME.spacy-elmo-2.EXT), said in
-    one line; the next run removes only its own."""
+    one line; the next run replaces only its own."""
+    from spacy_elmo.change.report import CHANGE_REPORT
+    from spacy_elmo.output_folders import mark
+
     tmp, _ = report
     bilm, wug = tmp / "bilm", tmp / "wug"
     r = tmp_path / "r"
-    args = ["change", str(wug), str(wug), str(tmp_path / "one.json"), "--model", str(bilm), "--min-usages", "2"]
-    args += ["--report", str(r), "--clusters", "--answers", "--binary-change", "median", "--words", "plane"]
-    assert CliRunner().invoke(app, args).exit_code == 0
-    (r / "clusters" / "plane_nn.csv").unlink()  # this run's own: replaced by the user's files below
+    for sub in ("clusters", "answer/task1"):
+        (r / sub).mkdir(parents=True)
+    mark(r, CHANGE_REPORT)  # a report folder of an earlier run, holding the user's files
     (r / "clusters" / "plane_nn.csv").write_text("my clusters\n", encoding="utf8")
-    (r / "answer" / "task1" / "english.txt").unlink()
     (r / "answer" / "task1" / "english.txt").write_text("my answers\n", encoding="utf8")
-    second = CliRunner().invoke(app, [*args[:3], str(tmp_path / "two.json"), *args[4:]])
-    assert second.exit_code == 0, second.output
-    assert (r / "clusters" / "plane_nn.csv").read_text(encoding="utf8") == "my clusters\n"
-    assert (r / "answer" / "task1" / "english.txt").read_text(encoding="utf8") == "my answers\n"
-    assert (r / "clusters" / "plane_nn.spacy-elmo-2.csv").read_text(encoding="utf8").startswith("identifier\tcluster")
-    assert (r / "answer" / "task1" / "english.spacy-elmo-2.txt").is_file()
-    assert "was not written by a report" in second.output
-    third = CliRunner().invoke(app, [*args[:3], str(tmp_path / "three.json"), *args[4:]])
-    assert third.exit_code == 0 and (r / "clusters" / "plane_nn.csv").read_text(encoding="utf8") == "my clusters\n"
-    assert not (r / "clusters" / "plane_nn.spacy-elmo-3.csv").exists()  # the second run's own file went first
+    args = ["change", str(wug), str(wug), "--model", str(bilm), "--min-usages", "2"]
+    args += ["--report", str(r), "--clusters", "--answers", "--binary-change", "median", "--words", "plane"]
+    for run in ("one", "two"):
+        result = CliRunner().invoke(app, [*args[:3], str(tmp_path / f"{run}.json"), *args[3:]])
+        assert result.exit_code == 0, result.output
+        assert (r / "clusters" / "plane_nn.csv").read_text(encoding="utf8") == "my clusters\n"
+        assert (r / "answer" / "task1" / "english.txt").read_text(encoding="utf8") == "my answers\n"
+        assert (r / "clusters" / "plane_nn.spacy-elmo-2.csv").read_text(encoding="utf8").startswith("identifier\tcluster")
+        assert (r / "answer" / "task1" / "english.spacy-elmo-2.txt").is_file()
+        assert "was not written by a report" in result.output
+    assert not (r / "clusters" / "plane_nn.spacy-elmo-3.csv").exists()  # the first run's own file went first
 
 
 @pytest.mark.slow
@@ -535,12 +540,14 @@ def test_the_page_tsv_and_json_say_the_same_of_each_sense(report, tmp_path):
     for w in data["words"]:
         ev = w["evidence"]
         periods = sense_periods(ev["cluster_freq_dist1"], ev["cluster_freq_dist2"])
-        assert ev["sense_periods"] == periods and ev["binary"] == int(any(p != "both" for p in periods))
-        assert cells[w["word"]]["sense_periods"] == sense_periods_cell(ev) and cells[w["word"]]["binary"] == str(ev["binary"])
+        assert ev["sense_periods"] == periods and ev["binary"] == int(any(p not in NOT_MOVED for p in periods))
+        assert cells[w["word"]]["sense_periods"] == sense_periods_cell(ev) and cells[w["word"]]["senses_binary"] == str(ev["binary"])
         section = page[page.index(f'id="w-{w["word"]}"') :]
         said = re.search(r"a sense that came, went or moved \((came or went: [^)]*\)[^)]*)\): (yes|no)", section)
         assert said and said.group(2) == ("yes" if ev["binary"] else "no")
         assert said.group(1).startswith("came or went: at most 1 usage in one period, at least 5 in the other (DWUG")
-        shown = re.findall(r"<td>(?:<span class=changed>)?(came in B|went from A|more in B|less in B|both)<", section)
+        shown = re.findall(
+            r"<td>(?:<span class=changed>)?(came in B|went from A|more in B|less in B|both|only in [AB], too few to tell)<", section
+        )
         assert shown[: len(periods)] == periods
     assert "sense_sides" not in json.dumps(data)

@@ -42,3 +42,15 @@ def test_the_tsv_cell_names_each_sense_of_one_period_with_its_counts():
     ev = {"sense_periods": ["both", "came in B", "less in B"], "cluster_freq_dist1": [40, 0, 30], "cluster_freq_dist2": [40, 41, 9]}
     assert sense_periods_cell(ev) == "2 came in B 0/41 | 3 less in B 30/9"
     assert sense_periods_cell({"sense_periods": ["both"], "cluster_freq_dist1": [5], "cluster_freq_dist2": [5]}) == ""
+
+
+def test_a_sense_of_one_period_too_small_to_tell_says_so_and_is_no_change():
+    """The audit's case (issue 103): a sense of 2 usages in A and none in B was shown as of "both" periods. It is of one
+    period, too small for the k/n rule (n = 5) or the share test: said so, and not counted as a change."""
+    assert sense_periods([40, 2], [40, 0]) == ["both", "only in A, too few to tell"]
+    assert sense_periods([40, 0], [40, 3]) == ["both", "only in B, too few to tell"]
+    assert binary_change([40, 2], [40, 0]) == 0 and binary_change([40, 0], [40, 3]) == 0
+    cell = sense_periods_cell(
+        {"sense_periods": ["both", "only in A, too few to tell"], "cluster_freq_dist1": [40, 2], "cluster_freq_dist2": [40, 0]}
+    )
+    assert cell == "2 only in A, too few to tell 2/0"

@@ -469,3 +469,26 @@ def test_the_strips_labels_run_inward_at_its_edges():
     )
     assert anchors["extraordinarily"][1] == "end" and anchors["extraordinarily"][0] > width - 80
     assert anchors["middling"][1] == "middle"
+
+
+def test_the_tsv_names_the_q_against_chance_for_what_it_is_and_the_senses_yes_no_apart(tmp_path):
+    """The audit's case (issue 103): without control words the TSV's `changed_q` held the q against chance (0.000999
+    for every DWUG word), and a row with `binary` 1 and `binary_change` 0 said nothing of which is the answer."""
+    from spacy_elmo.change.run import ChangeResult, write_table
+    from spacy_elmo.change.verdict import NO_NULL_BASIS
+
+    def word(name, basis):
+        return {
+            "word": name, "n_a": 9, "n_b": 9, "apd": 0.5, "note": "", "interval": {"apd": [0.4, 0.6]},
+            "evidence": {"senses": 2, "binary": 1, "sense_periods": ["both", "came in B"], "cluster_freq_dist1": [9, 0],
+                         "cluster_freq_dist2": [4, 5]},
+            "verdict": {"z": 1.0, "q": 0.000999, "changed": None, "basis": basis}, "binary_change": 0,
+        }  # fmt: skip
+
+    for basis, column in ((NO_NULL_BASIS, "q_vs_chance"), ("controls", "changed_q")):
+        data = {"settings": {"measures": ["apd"]}, "words": [word("plane", basis)]}
+        write_table(ChangeResult([], data, {}, []), tmp_path / f"{column}.tsv")
+        head, row = (tmp_path / f"{column}.tsv").read_text(encoding="utf8").splitlines()
+        cells = dict(zip(head.split("\t"), row.split("\t")))
+        assert cells[column] == "0.000999" and ({"q_vs_chance", "changed_q"} - {column}).isdisjoint(cells)
+        assert cells["senses_binary"] == "1" and cells["binary_change"] == "0" and "binary" not in cells

@@ -65,6 +65,16 @@ def test_a_listener_without_an_elmo_component_is_one_line_naming_it(user):
 
 
 @pytest.mark.slow
+def test_a_disabled_elmo_component_is_said_to_be_disabled_not_missing(user):
+    """The audit's case (issue 103): `spacy train ... --nlp.disabled '["elmo"]'` said elmo was missing from the
+    pipeline; it is there, disabled."""
+    run = _train(user, "ner.cfg", "--nlp.disabled", '["elmo"]')
+    ok, out = _said_in_one_line(run)
+    assert ok, out
+    assert "'elmo' is in the pipeline but disabled" in out and "put 'elmo' in [nlp] pipeline" not in out
+
+
+@pytest.mark.slow
 def test_an_elmo_component_nobody_listens_to_is_warned_about_at_initialize(user):
     nlp = spacy.blank("en")
     add_elmo(nlp, str(user / "bilm"))
