@@ -195,7 +195,8 @@ def _verify_docbin(path: Path) -> str:
 
 def _check_docbin_layers(path: Path, sidecar: str) -> str:
     """A DocBin without a record (a whole run of embed, or a merge): no digest to check against, so it is read, and
-    every Doc's layers checked to be there, of one shape but the tokens, and finite."""
+    every Doc's layers checked to be there, of one shape but the tokens, and finite; then a PartlyChecked, since its
+    values could not be checked."""
     import numpy
     from spacy.tokens import DocBin
     from spacy.vocab import Vocab
@@ -217,7 +218,9 @@ def _check_docbin_layers(path: Path, sidecar: str) -> str:
         shape = (data.layers.shape[0], data.layers.shape[2])
         if not numpy.isfinite(data.layers).all():
             raise InputError(f"{path}: document {number}'s layers hold values that are not finite: write it again")
-    return (
-        f"{path}: carries no digest (only a part of embed --shard has one, in {sidecar}); its {len(docs):,} documents "
-        "read, and their layers are there, of one shape and finite"
+    # read and sound, but no digest says these are the values written (a Doc's layers times 1.5 would pass): not a pass
+    raise PartlyChecked(
+        f"{path}: its {len(docs):,} documents read, and their layers are there, of one shape and finite, but their values "
+        f"could not be checked: it carries no digest (only a part of embed --shard has one, in {sidecar}, or it was "
+        "removed). Write it as HDF5 (which carries its digests) or as parts to have it checked"
     )

@@ -409,7 +409,8 @@ def test_a_whole_run_over_a_former_part_takes_its_record_and_a_refused_part_writ
     assert _run("embed", bilm_folder, lines, out, "--shard", "1/2", "-q").exit_code == 0 and sidecar.is_file()
     assert _run("embed", bilm_folder, lines, out, "--overwrite", "-q").exit_code == 0
     assert not sidecar.exists()
-    assert "damaged" not in _run("verify", out).output
+    verified = _run("verify", out)  # a whole DocBin: no digest, so not a pass, and never "damaged"
+    assert verified.exit_code == 1 and "could not be checked" in verified.output and "damaged" not in verified.output
     # a part whose output appears while it runs: nothing of its own is left beside the other file
     from spacy_elmo.pipeline import export
 
@@ -425,3 +426,23 @@ def test_a_whole_run_over_a_former_part_takes_its_record_and_a_refused_part_writ
         result = _run("embed", bilm_folder, lines, tmp_path / "taken.spacy", "--shard", "1/2", "-q")
     assert result.exit_code == 1 and (tmp_path / "taken.spacy").read_bytes() == b"theirs"
     assert not (tmp_path / "taken.spacy.shard.json").exists()
+
+
+def test_verify_never_passes_an_edited_docbin_that_carries_no_digest(bilm_folder, lines, tmp_path):
+    """The audit's case (issue 103): a Doc's layers times 1.5 in a DocBin without a digest (a whole run, or a part whose
+    .shard.json was removed) passed `verify` with exit 0. It is PartlyChecked (exit 1), as for HDF5 and indexes."""
+    from spacy.tokens import DocBin
+    from spacy.vocab import Vocab
+
+    from spacy_elmo.pipeline.elmo_data import register_extensions
+
+    out = tmp_path / "layers.spacy"
+    assert _run("embed", bilm_folder, lines, out, "--shard", "0/2", "-q").exit_code == 0  # the part that holds them all
+    (tmp_path / "layers.spacy.shard.json").unlink()
+    register_extensions()
+    docs = list(DocBin().from_disk(out).get_docs(Vocab()))
+    assert docs
+    docs[0]._.elmo.layers = docs[0]._.elmo.layers * 1.5
+    DocBin(docs=docs, store_user_data=True).to_disk(out)
+    result = _run("verify", out)
+    assert result.exit_code == 1 and "could not be checked" in result.output and "Traceback" not in result.output

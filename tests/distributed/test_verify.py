@@ -113,8 +113,9 @@ def test_a_merged_usage_index_and_a_docbin_part_verify(bilm_dir, corpus, tmp_pat
     result = _verify(docbins[0])
     assert result.exit_code == 1 and "not the DocBin its record" in result.output
     _run("embed", bilm_dir, corpus / "lines.txt", tmp_path / "whole.spacy", "-q")
-    result = _verify(tmp_path / "whole.spacy")  # a whole DocBin: no digest, its layers read and checked
-    assert result.exit_code == 0 and "carries no digest" in result.output and "37 documents read" in result.output
+    result = _verify(tmp_path / "whole.spacy")  # a whole DocBin: no digest, its layers read and checked, not a pass
+    assert result.exit_code == 1 and "carries no digest" in result.output and "37 documents read" in result.output
+    assert "could not be checked" in result.output
     (tmp_path / "whole.spacy").write_bytes((tmp_path / "whole.spacy").read_bytes()[:-40])
     assert "not a readable DocBin" in _fail("verify", tmp_path / "whole.spacy")
     with h5py.File(tmp_path / "foreign.hdf5", "w") as f:  # written by another program: no digest to check against
