@@ -38,3 +38,16 @@ def test_embed_and_index_usages_write_progress_lines_unless_quiet(tmp_path, monk
     assert embed.exit_code == 0 and index.exit_code == 0, embed.output + index.output
     assert ("Embedding: 3 docs" in embed.output) != quiet
     assert ("Indexing usages: " in index.output) != quiet
+
+
+def test_the_training_progress_line_says_what_the_biLM_reads_frozen_or_fine_tuned():
+    """The audit's case (issue 103): with `frozen = false` the line said the biLM read each doc once and cached the
+    layers; fine-tuned, it reads every batch and the dev set at each evaluation."""
+    from spacy_elmo.pipeline.train_progress import FirstPassProgress
+
+    for cached, said in ((True, "each once: their layers are then cached"), (False, "it reads every batch")):
+        lines = []
+        ticks = iter([0.0, 100.0])
+        progress = FirstPassProgress(lines.append, 15.0, clock=lambda: next(ticks), cached=cached)
+        progress.biLM_ran(3, 30)
+        assert len(lines) == 1 and said in lines[0] and "3 docs, 30 tokens" in lines[0]

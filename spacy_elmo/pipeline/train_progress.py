@@ -18,8 +18,11 @@ LogStep = Callable[[Optional[Dict[str, Any]]], None]
 class FirstPassProgress:
     """Counts the steps and the Docs and tokens the biLM reads, and says them in a line at most every `every_s`."""
 
-    def __init__(self, write: Callable[[str], None], every_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, write: Callable[[str], None], every_s: float, clock: Callable[[], float] = time.monotonic, cached: bool = True
+    ) -> None:
         self.write = write
+        self.cached = cached  # frozen with a layer cache: each Doc read once; else (fine-tuned, no cache) read every time
         self.every_s = every_s
         self.clock = clock
         self.started = self.last = clock()
@@ -46,7 +49,11 @@ class FirstPassProgress:
         self.last = now
         self.write(
             f"  step {self.step:,} ({now - self.started:,.0f} s): the biLM has read {self.docs:,} docs, {self.tokens:,} tokens "
-            "(each once: their layers are then cached)"
+            + (
+                "(each once: their layers are then cached)"
+                if self.cached
+                else "(it reads every batch, and the dev set at each evaluation: fine-tuned or without a layer cache, nothing is cached)"
+            )
         )
 
 
@@ -69,7 +76,8 @@ def console_logger_v1(
         elmos = [elmo_pipe(nlp, name) for name in elmo_names(nlp)]
         if not console_output or not elmos or every_s <= 0:
             return log_step, finalize
-        progress = FirstPassProgress(lambda line: print(line, file=stdout, flush=True), every_s)
+        cached = all(elmo.frozen and elmo.settings.cache_mb > 0 for elmo in elmos)
+        progress = FirstPassProgress(lambda line: print(line, file=stdout, flush=True), every_s, cached=cached)
         print(
             f"  The first row comes after step 0 and the first evaluation, once the biLM has read the dev set; until "
             f"then and between rows, a line every {every_s:g} s or so says how far training is",
