@@ -12,7 +12,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from .verdict import NO_NULL_BASIS
+from .verdict import NO_NULL_BASIS, without_null
 from ..output_folders import MARKER, claim_folder, is_plain_file, is_plain_folder, name_from_data, own_subfolder, write_atomically
 from ..errors import InputError
 from ..types import PathLike
@@ -327,7 +327,7 @@ def render_page(data: Dict[str, Any]) -> str:
     graded = gold.get("graded", {})
     tested = [m for m in settings["measures"] if m in ("apd", "prt")]
     with_verdict = any(w.get("verdict") for w in words)
-    no_null = with_verdict and all((w.get("verdict") or {}).get("basis") == NO_NULL_BASIS for w in words if w.get("verdict"))
+    no_null = without_null(words)
     # the verdict and its own figures first, beside the word; the scores and their tests after it, marked secondary
     head = ["#", "word", "changed"]
     head += ["energy z", "q vs chance (secondary)"] if no_null else ["verdict z", "vs controls p / q"] if with_verdict else []

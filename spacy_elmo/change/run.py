@@ -15,8 +15,8 @@ from ..output_folders import USAGE_INDEX, is_own, name_from_data, own_subfolder,
 from ..types import PathLike
 from ..usages.words import parse_words, split_pos
 from .sense_input import DEFAULT_SENSES
-from .senses import SIDE_ALPHA, SIDE_RATIO, TESTED
-from .verdict import DEFAULT_CONTROLS, VERDICT_FROM
+from .senses import BOTH, SIDE_ALPHA, SIDE_RATIO, TESTED
+from .verdict import DEFAULT_CONTROLS, VERDICT_FROM, is_control_word, without_null
 from .measures import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, energy, index_change, mean_usage
 
 Progress = Optional[Callable[[Iterable[Any]], Iterable[Any]]]
@@ -194,21 +194,18 @@ def _indexed_sides(
             built.append(folder)
         else:
             log(f"Indexing the corpus {side} with {settings.model}")
-            try:
-                build_usage_index(
-                    nlp,
-                    side,
-                    folder,
-                    model=settings.model,
-                    words=words,
-                    lemmas=settings.lemmas,
-                    pos=settings.pos,
-                    all_layers=True,
-                    progress=False,
-                    log=log,
-                )
-            except InputError as error:  # said of the corpus the user gave, not of this command's own scratch index
-                raise InputError(str(error).replace(f", and {folder} was left as it was", "")) from None
+            build_usage_index(
+                nlp,
+                side,
+                folder,
+                model=settings.model,
+                words=words,
+                lemmas=settings.lemmas,
+                pos=settings.pos,
+                all_layers=True,
+                progress=False,
+                log=log,
+            )
             built.append(folder)
     return built, controls
 
@@ -240,8 +237,6 @@ def _corpus_controls(nlp: Any, sides: List[Path], targets: List[str], settings: 
 def _by_lemma(counts: Any, lemma_of: Any) -> Any:
     """RETURNS (Counter): word counts merged by lemma (lowercase), a word without an entry its own lemma."""
     from collections import Counter
-
-    from .verdict import is_control_word
 
     merged: Counter = Counter()
     for word, n in counts.items():
@@ -288,7 +283,7 @@ def _index_controls(a: Any, b: Any, targets: List[str], settings: ChangeSettings
 
     from spacy.util import get_lang_class
 
-    from .verdict import draw_controls, is_control_word
+    from .verdict import draw_controls
 
     stop = {w.lower() for w in get_lang_class(settings.lang).Defaults.stop_words}
     shared = {k for k in set(a.keys) & set(b.keys) if is_control_word(split_pos(k)[0], stop)}
@@ -716,10 +711,7 @@ def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) ->
     tested_p = [m for m in measures if m in TESTED]
     with_verdict = any("verdict" in w for w in data["words"])
     with_binary = any("binary_change" in w for w in data["words"])
-    # without control words the verdict's q is against chance, not a verdict's (as the page heads it)
-    from .verdict import NO_NULL_BASIS
-
-    no_null = with_verdict and all((w.get("verdict") or {}).get("basis") == NO_NULL_BASIS for w in data["words"] if w.get("verdict"))
+    no_null = without_null(data["words"])  # without control words the q is against chance, not a verdict's
     if with_intervals:
         head += [f"{m}_{end}" for m in tested for end in ("low", "high")]
         head += [f"{m}_{end}" for m in tested_p for end in ("p", "q")]
@@ -780,8 +772,6 @@ def sense_periods_cell(evidence: Dict[str, Any]) -> str:
     "2 came in B 0/41 | 3 less in B 30/9"; "" where every sense is of both."""
     periods = evidence.get("sense_periods", [])
     counts = zip(evidence.get("cluster_freq_dist1", []), evidence.get("cluster_freq_dist2", []))
-    from .senses import BOTH
-
     return " | ".join(f"{j + 1} {p} {na}/{nb}" for j, (p, (na, nb)) in enumerate(zip(periods, counts)) if p != BOTH)
 
 

@@ -25,7 +25,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -54,6 +54,13 @@ class WordVerdict:
     changed: Optional[int] = None
     basis: str = NO_NULL_BASIS
     matched: Optional[bool] = None  # a scored control within MATCH_FACTOR of its usages on both sides (`nearest_control`)
+
+
+def without_null(words: Iterable[Dict[str, Any]]) -> bool:
+    """RETURNS (bool): whether the rows (the JSON's words) carry verdicts and every one has no null (no control words
+    were scored): their q is then against chance, not a verdict's, as the page and the TSV head it."""
+    verdicts = [w["verdict"] for w in words if w.get("verdict")]
+    return bool(verdicts) and all(v.get("basis") == NO_NULL_BASIS for v in verdicts)
 
 
 def is_control_word(word: str, stop_words: Iterable[str] = ()) -> bool:

@@ -7,6 +7,7 @@ through the biLM (and, for plain words, only the texts in which a regular expres
 are tokenized at all), each as a Doc of its own: a usage's vector depends on its sentence alone.
 """
 
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -147,9 +148,8 @@ def build_usage_index(
             writer.meta["shard"] = {**record, "chunks": writer.chunks}
         elif writer.n_usages == 0:
             what = f"no usage of {', '.join(sorted(chosen))}" if chosen else "no token"
-            raise InputError(
-                f"{what} in {corpus}: nothing was indexed, and {output} was left as it was. Check the words (--words) and the corpus"
-            )
+            kept = f", and {output} was left as it was" if os.path.lexists(output) else ""  # said only of what is there
+            raise InputError(f"{what} in {corpus}: nothing was indexed{kept}. Check the words (--words) and the corpus")
         type_list = sorted(types.items(), key=lambda item: (-item[1], item[0]))
         type_vectors = pipe.bilm.embed_words([t for t, _ in type_list])
         folder = writer.finish(type_list, type_vectors)
