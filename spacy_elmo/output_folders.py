@@ -180,7 +180,31 @@ def scratch_folder(output: PathLike, kind: str, command: str) -> Tuple[Path, "Fo
     folder = fresh_folder_beside(output)
     lock = FolderLock(folder, command).acquire()
     mark(folder, kind, scratch=True)
+    # Looked at once ours is locked and marked: of two builds started together, at least one sees the other's.
+    running = _running_build(parent, prefix, kind, folder)
+    if running:
+        lock.release()
+        shutil.rmtree(folder, ignore_errors=True)
+        raise OutputFolderError(
+            f"{output} is being built by {running}: wait for it to finish (or stop it), or choose another output "
+            "(a second build would replace the first one's)"
+        )
     return folder, lock
+
+
+def _running_build(parent: Path, prefix: str, kind: str, mine: Path) -> str:
+    """RETURNS (str): who holds the lock of another build's scratch folder of the same output ("" where none does)."""
+    for other in parent.glob(f"{glob.escape(prefix)}*{SCRATCH_SUFFIX}"):
+        if other == mine or not is_scratch(other, kind):
+            continue
+        try:
+            FolderLock(other, "").acquire().release()
+        except OutputFolderError:
+            try:
+                return (other / LOCK).read_text(encoding="utf8", errors="replace").strip() or "another process"
+            except OSError:
+                return "another process"
+    return ""
 
 
 def _holder_alive(lock_file: Path) -> bool:
@@ -310,10 +334,23 @@ def _pid_namespace() -> str:
     return digits or "0"
 
 
+def _host_tag() -> str:
+    """RETURNS (str): this machine in a file name: its host name reduced to letters, digits and "_" (at most 32), then a
+    digest of the exact host name and /etc/machine-id. Reduced alone, hosts named node-1 and node.1 read as one machine,
+    and every host's first PID namespace has the same number: one's temporaries on a shared folder read as the other's
+    killed run's."""
+    host = socket.gethostname()
+    try:
+        machine = Path("/etc/machine-id").read_text(encoding="utf8", errors="replace").strip()
+    except OSError:
+        machine = ""
+    readable = "".join(c if c.isalnum() else "_" for c in host)[:32] or "host"
+    return f"{readable}_{hashlib.sha256(chr(0).join([host, machine]).encode('utf8', 'surrogateescape')).hexdigest()[:10]}"
+
+
 def _writer_tag(pid: Optional[int] = None) -> str:
-    """RETURNS (str): "HOST-PIDNS-PID" of this process (or `pid`), the host reduced to letters, digits and "_"."""
-    host = "".join(c if c.isalnum() else "_" for c in socket.gethostname()) or "host"
-    return f"{host}-{_pid_namespace()}-{os.getpid() if pid is None else pid}"
+    """RETURNS (str): "HOST-PIDNS-PID" of this process (or `pid`), HOST as `_host_tag` gives it."""
+    return f"{_host_tag()}-{_pid_namespace()}-{os.getpid() if pid is None else pid}"
 
 
 TEMPORARY_MARK = "user.spacy-elmo.temporary"  # the extended attribute a temporary carries: its writer's HOST-PID

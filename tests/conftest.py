@@ -84,6 +84,27 @@ def leaves_the_process_as_it_found_it():
         pytest.fail("the test left the process changed: " + "; ".join(problems), pytrace=False)
 
 
+# How nlp.pipe(n_process=N) starts its workers is the user's Python's default: "fork" on Linux up to 3.13, which
+# 3.12 and 3.13 warn against in a process with threads (torch's and ONNX Runtime's are running by then);
+# "forkserver" from 3.14 on, and "spawn" on macOS and Windows, which send the pipeline to each worker pickled.
+FORK_WARNS = sys.version_info >= (3, 12)
+
+
+@pytest.fixture(params=["fork", "forkserver"])
+def start_method(request):
+    """nlp.pipe's workers started each way that spaCy's users get by default (see FORK_WARNS)."""
+    import multiprocessing
+
+    if request.param == "fork" and FORK_WARNS:
+        pytest.skip("Python 3.12+ warns against fork() in a process with threads: its workers are tested with forkserver here")
+    if request.param not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"this platform has no {request.param!r} start method")
+    before = multiprocessing.get_start_method(allow_none=True)
+    multiprocessing.set_start_method(request.param, force=True)
+    yield request.param
+    multiprocessing.set_start_method(before, force=True)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():

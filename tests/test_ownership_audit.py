@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from spacy_elmo.bilm import save_original
 from spacy_elmo.cli import app
-from spacy_elmo.errors import InputError
-from spacy_elmo.output_folders import LOCK, MARKER, USAGE_INDEX, _writer_tag, mark, scratch_folder, temporary_path
+from spacy_elmo.errors import InputError, OutputFolderError
+from spacy_elmo.output_folders import LOCK, MARKER, PREPARED_CORPUS, USAGE_INDEX, _writer_tag, mark, scratch_folder, temporary_path
 
 from .change.test_evidence import report  # noqa: F401 (a change run's JSON, its report's input)
 from .helpers import tiny_bilm
@@ -108,22 +108,85 @@ def test_a_link_named_like_a_scratch_folder_is_never_written_through(tmp_path):
     assert link.is_symlink() and json.loads((real / MARKER).read_text())["kind"] == USAGE_INDEX
 
 
+def _a_writers_temporary(folder, tag, text):
+    """A temporary of OUT named and marked as the writer `tag` wrote it (skips where no extended attribute is kept)."""
+    path = folder / f".out.json.{tag}.abcd.tmp"
+    path.write_text(text)
+    try:
+        os.setxattr(path, "user.spacy-elmo.temporary", tag.encode())
+    except OSError:
+        pytest.skip("this file system keeps no extended attributes: no temporary is ever removed here")
+    return path
+
+
 def test_a_temporary_of_another_pid_namespace_on_this_host_stays_and_is_said(tmp_path):
     host, namespace, _ = _writer_tag(0).split("-")
     target = tmp_path / "out.json"
     other = f"{host}-{int(namespace) + 1}-999999999"
-    theirs = tmp_path / f".out.json.{other}.abcd.tmp"
-    theirs.write_text("another container's run, still writing")
-    try:
-        os.setxattr(theirs, "user.spacy-elmo.temporary", other.encode())
-    except OSError:
-        pytest.skip("this file system keeps no extended attributes: no temporary is ever removed here")
+    theirs = _a_writers_temporary(tmp_path, other, "another container's run, still writing")
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         temporary_path(target).unlink()
     assert theirs.read_text() == "another container's run, still writing"
     assert any("another PID namespace" in str(w.message) for w in said)
     assert socket.gethostname()  # the same host name: only the namespace tells them apart
+
+
+def test_a_temporary_of_a_host_whose_name_reduces_alike_stays(tmp_path, monkeypatch):
+    """The audit's case by reading: hosts named node-1 and node.1 (one shared folder, each in its first PID namespace,
+    which has the same number on every host) read as one machine: node.1's live temporary, its process number not
+    running on node-1, was removed there as a killed run's."""
+    import spacy_elmo.output_folders as output_folders
+
+    monkeypatch.setattr(output_folders.socket, "gethostname", lambda: "node.1")
+    theirs_tag = _writer_tag(999999999)
+    target = tmp_path / "out.json"
+    theirs = _a_writers_temporary(tmp_path, theirs_tag, "node.1's run, still writing")
+    monkeypatch.setattr(output_folders.socket, "gethostname", lambda: "node-1")
+    assert _writer_tag(999999999) != theirs_tag and _writer_tag(0).split("-")[1] == theirs_tag.split("-")[1]
+    temporary_path(target).unlink()
+    assert theirs.read_text() == "node.1's run, still writing"
+    # the same host's killed run's temporary is still removed (the rule the digest must not break)
+    monkeypatch.setattr(output_folders.socket, "gethostname", lambda: "node.1")
+    temporary_path(target).unlink()
+    assert not theirs.exists()
+
+
+@pytest.mark.parametrize("kind", [USAGE_INDEX, PREPARED_CORPUS])
+def test_a_second_build_of_one_output_is_refused_while_the_first_runs(tmp_path, kind):
+    """The audit's case: two index-usages on one output both said "Indexed" and the later finisher replaced the other's
+    index. The second is refused at its start, leaving nothing; once the first ends, a new build starts."""
+    first, lock = scratch_folder(tmp_path / "out", kind, "spacy-elmo first")
+    with pytest.raises(OutputFolderError, match=r"out is being built by process \d+ \(spacy-elmo first\)"):
+        scratch_folder(tmp_path / "out", kind, "spacy-elmo second")
+    assert [p.name for p in tmp_path.iterdir()] == [first.name]
+    lock.release()
+    second, lock = scratch_folder(tmp_path / "out", kind, "spacy-elmo second")
+    lock.release()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, second.name])  # the first's process lives
+
+
+def test_of_two_builds_started_together_never_both_run(tmp_path):
+    import threading
+
+    for attempt in range(12):
+        barrier, started = threading.Barrier(2), []
+
+        def build(name):
+            barrier.wait()
+            try:
+                started.append(scratch_folder(tmp_path / f"out{attempt}", USAGE_INDEX, name))
+            except OutputFolderError:
+                pass
+
+        threads = [threading.Thread(target=build, args=(f"build {i}",)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(started) <= 1, f"attempt {attempt}: both builds ran"
+        for _, lock in started:
+            lock.release()
 
 
 def _onnx_with(tmp_path, int8, **metadata):
@@ -313,7 +376,7 @@ def test_a_build_in_another_pid_namespace_never_removes_a_build_that_is_publishi
     """The audit's case (issue 103): `IndexWriter.finish` released the scratch folder's lock before publishing, so a
     build in another PID namespace (where the first one's process id is not alive) took the folder for a killed
     build's and removed it, and the first published an empty index with exit 0. The lock is now held until the files
-    are in OUTPUT: the other build leaves the folder alone."""
+    are in OUTPUT: the other build leaves the folder alone, refused as a second build of the same output."""
     from spacy_elmo import output_folders
     from spacy_elmo.usages import storage
 
@@ -321,9 +384,8 @@ def test_a_build_in_another_pid_namespace_never_removes_a_build_that_is_publishi
 
     def another_build_starts_meanwhile(*args, **kwargs):
         monkeypatch.setattr(output_folders, "_holder_alive", lambda lock_file: False)  # as seen from the other namespace
-        folder, lock = scratch_folder(tmp_path / "idx", USAGE_INDEX, "spacy-elmo index-usages (the other build)")
-        lock.release()
-        output_folders.remove_own(folder, USAGE_INDEX)
+        with pytest.raises(OutputFolderError, match="is being built by process"):
+            scratch_folder(tmp_path / "idx", USAGE_INDEX, "spacy-elmo index-usages (the other build)")
         return real_publish(*args, **kwargs)
 
     monkeypatch.setattr(storage, "publish_files", another_build_starts_meanwhile)

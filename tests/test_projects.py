@@ -287,6 +287,41 @@ def test_fetch_never_writes_through_a_link_nor_over_a_file_it_did_not_write(tmp_
     assert [p.name for p in dest.parent.iterdir()] == ["train.conll"]  # no temporary left
 
 
+def test_fetch_wug_copies_whole_refuses_what_is_not_its_own_and_says_offline_in_one_line(tmp_path):
+    """projects/semantic_change's fetch (issue 103): offline, one line naming the var (not a 190-line traceback); a
+    link or a file at DEST stays as it is; the dataset arrives whole or not at all; the default var is the shared
+    folder's real name."""
+    wug = tmp_path / "local"
+    (wug / "data" / "bank").mkdir(parents=True)
+    (wug / "data" / "bank" / "uses.csv").write_text("lemma\tcontext\n")
+    (wug / "stats").mkdir()
+    (wug / "stats" / "stats.csv").write_text("lemma\tchange_graded\n")
+    dest = tmp_path / "assets" / "wug"
+
+    def fetch(local):
+        args = [sys.executable, str(SCRIPTS / "fetch_wug.py"), str(local), str(dest), "--url", "http://127.0.0.1:9/x.zip"]
+        return subprocess.run(args, capture_output=True, text=True)
+
+    offline = fetch(tmp_path / "nowhere")
+    assert offline.returncode != 0 and "--vars.wug_dir" in offline.stderr and "Traceback" not in offline.stderr
+    assert not dest.parent.exists() or not list(dest.parent.iterdir())
+    dest.parent.mkdir(exist_ok=True)
+    users = tmp_path / "mine"
+    users.mkdir()
+    dest.symlink_to(users, target_is_directory=True)
+    linked = fetch(wug)
+    assert linked.returncode != 0 and "left as it is" in linked.stderr and list(users.iterdir()) == []
+    dest.unlink()
+    copied = fetch(wug)
+    assert copied.returncode == 0, copied.stderr
+    assert (dest / "data" / "bank" / "uses.csv").read_text() == "lemma\tcontext\n" and (dest / "stats" / "stats.csv").is_file()
+    assert [p.name for p in dest.parent.iterdir()] == ["wug"] and "present" in fetch(wug).stdout
+    project = srsly.read_yaml(REPO / "projects" / "semantic_change" / "project.yml")
+    shared = (REPO / "projects" / "semantic_change" / project["vars"]["wug_dir"]).resolve()
+    assert shared.name == "dwug-en" and shared.parent == (REPO.parent / "shared" / "data").resolve()
+    assert project["workflows"]["all"][0] == "check-inputs"
+
+
 def test_seeds_runs_a_command_per_seed_and_names_the_runs(tmp_path):
     out = tmp_path / "out.txt"
     write = f"import sys; open({str(out)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')"

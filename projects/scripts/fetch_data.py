@@ -7,12 +7,12 @@ import hashlib
 import io
 import os
 import sys
-import urllib.request
 import zipfile
 from pathlib import Path
 from typing import Optional
 
 import typer
+from downloaded import downloaded
 
 from spacy_elmo.errors import InputError
 from spacy_elmo.output_folders import write_atomically
@@ -41,15 +41,11 @@ def main(
         source = str(local)
     else:
         print(f"{local} not found: downloading {url}")
-        try:
-            with urllib.request.urlopen(url, timeout=60) as response:
-                data = response.read()
-        except (OSError, ValueError) as err:  # offline (URLError is an OSError), refused, timed out, a bad URL
-            reason = getattr(err, "reason", None) or err
-            sys.exit(
-                f"{local} is not there and downloading {url} failed ({reason}): give the folder that holds "
-                f"{relative_path} with --vars.data_dir FOLDER (laid out like this repository's ../shared/data)"
-            )
+        data = downloaded(
+            url,
+            f"{local} is not there",
+            f"give the folder that holds {relative_path} with --vars.data_dir FOLDER (laid out like this repository's ../shared/data)",
+        )
         if member is not None:
             data = zipfile.ZipFile(io.BytesIO(data)).read(member)
         source = url if member is None else f"{url}:{member}"

@@ -16,6 +16,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import numpy
 
 from ..errors import ElmoFormatError
+from ..protobuf import grouped, varint
 from ..types import PathLike
 
 _MAGIC = 0xDB4775248B80FB57
@@ -35,44 +36,6 @@ def _unmask(masked: int) -> int:
     return ((rotated >> 17) | (rotated << 15)) & 0xFFFFFFFF
 
 
-def _varint(data: bytes, pos: int) -> Tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ValueError("a varint runs past its record")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-
-
-def _proto_fields(data: bytes) -> Dict[int, List[Any]]:
-    """The fields of a protocol buffer message: number -> values (ints, or bytes for length-delimited ones)."""
-    fields: Dict[int, List[Any]] = {}
-    pos = 0
-    while pos < len(data):
-        key, pos = _varint(data, pos)
-        number, wire = key >> 3, key & 7
-        value: Any
-        if wire == 0:
-            value, pos = _varint(data, pos)
-        elif wire == 1:
-            value, pos = int.from_bytes(data[pos : pos + 8], "little"), pos + 8
-        elif wire == 2:
-            length, pos = _varint(data, pos)
-            value, pos = data[pos : pos + length], pos + length
-        elif wire == 5:
-            value, pos = int.from_bytes(data[pos : pos + 4], "little"), pos + 4
-        else:
-            raise ValueError(f"wire type {wire} in a record")
-        if pos > len(data):
-            raise ValueError("a field runs past its record")
-        fields.setdefault(number, []).append(value)
-    return fields
-
-
 @dataclass(frozen=True)
 class BundleEntry:
     """Where one tensor is: its dtype (TensorFlow's enum), shape, shard, byte range and masked CRC32C."""
@@ -87,11 +50,11 @@ class BundleEntry:
 
 
 def _entry(record: bytes) -> BundleEntry:
-    fields = _proto_fields(record)
+    fields = grouped(record)
     shape: Tuple[int, ...] = ()
     if 2 in fields:
-        dims = _proto_fields(_bytes(fields, 2)).get(2, [])
-        shape = tuple(_number(_proto_fields(_checked_bytes(dim, "a dimension")), 1) for dim in dims)
+        dims = grouped(_bytes(fields, 2)).get(2, [])
+        shape = tuple(_number(grouped(_checked_bytes(dim, "a dimension")), 1) for dim in dims)
     return BundleEntry(
         dtype=_number(fields, 1),
         shape=shape,
@@ -136,7 +99,7 @@ class TensorBundle:
             raise ElmoFormatError(f"Could not read the TensorFlow checkpoint index {index}: {err.strerror or err}") from None
         try:
             records = dict(_table_records(table))
-            header = _proto_fields(records.pop(b"", b""))
+            header = grouped(records.pop(b"", b""))
             self.entries = {name.decode("utf8"): _entry(record) for name, record in records.items()}
         except (ValueError, UnicodeDecodeError, IndexError, struct.error) as err:
             raise ElmoFormatError(
@@ -190,13 +153,13 @@ def _table_records(table: bytes) -> Iterator[Tuple[bytes, bytes]]:
     if len(table) < _FOOTER or struct.unpack("<Q", table[-8:])[0] != _MAGIC:
         raise ValueError("no table footer")
     footer = table[-_FOOTER:]
-    _, pos = _varint(footer, 0)
-    _, pos = _varint(footer, pos)  # the metaindex block, unused here
-    index_offset, pos = _varint(footer, pos)
-    index_size, _ = _varint(footer, pos)
+    _, pos = varint(footer, 0)
+    _, pos = varint(footer, pos)  # the metaindex block, unused here
+    index_offset, pos = varint(footer, pos)
+    index_size, _ = varint(footer, pos)
     for _, handle in _block_records(_block(table, index_offset, index_size)):
-        offset, pos = _varint(handle, 0)
-        size, _ = _varint(handle, pos)
+        offset, pos = varint(handle, 0)
+        size, _ = varint(handle, pos)
         yield from _block_records(_block(table, offset, size))
 
 
@@ -220,9 +183,9 @@ def _block_records(block: bytes) -> Iterator[Tuple[bytes, bytes]]:
         raise ValueError("a block's restart array runs past its start")
     pos, key = 0, b""
     while pos < end:
-        shared, pos = _varint(block, pos)
-        unshared, pos = _varint(block, pos)
-        length, pos = _varint(block, pos)
+        shared, pos = varint(block, pos)
+        unshared, pos = varint(block, pos)
+        length, pos = varint(block, pos)
         if shared > len(key) or pos + unshared + length > end:
             raise ValueError("a record runs past its block")
         key = key[:shared] + block[pos : pos + unshared]

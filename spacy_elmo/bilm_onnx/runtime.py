@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy
 
 from ..errors import InputError
+from .model_file import NotAModel, read_model_file
 from ..machine_load import MAX_THREADS, LoadLooks, default_threads
 from ..token_ids import UTF8, LearnedVocab, TokenInput, check_sentences, sentence_ids
 
@@ -65,10 +66,15 @@ class OnnxBiLM:
         if not isinstance(model, bytes) and not self.path.is_file():
             raise InputError(f"{self.path} not found (or not a file): give the .onnx file `spacy-elmo convert MODEL OUT.onnx` wrote")
         self._source: "str | bytes" = model if isinstance(model, bytes) else str(self.path)
-        self._looks = None if threads is not None else LoadLooks(default_threads()[0])
-        self.threads = threads if threads is not None else self._looks.threads  # type: ignore[union-attr]
-        self.session = self._session(self.threads)
-        self.metadata: Dict[str, str] = dict(self.session.get_modelmeta().custom_metadata_map)
+        try:  # what the file holds, read before ONNX Runtime opens it (its versions read only some IR versions)
+            held = read_model_file(self._source)
+        except NotAModel as err:
+            raise InputError(f"{self.path} is not a readable ONNX model ({err}): export it again with spacy-elmo convert") from None
+        except OSError as err:
+            raise InputError(f"{self.path} could not be read ({err.strerror or err}): check the file's permissions") from None
+        self.ir_version = held.ir_version
+        self.op_types = held.op_types
+        self.metadata: Dict[str, str] = held.metadata
         if self.metadata.get("spacy_elmo.format") != FORMAT:
             found = self.metadata.get("spacy_elmo.format")
             seen = f"its format is {found!r}" if found else "no spacy_elmo.format in its metadata"
@@ -91,6 +97,9 @@ class OnnxBiLM:
                 "'int8'): the file was edited or is another tool's; export it again with spacy-elmo convert"
             )
         self.weights_sha256 = self.metadata.get("spacy_elmo.weights_sha256", "")
+        self._looks = None if threads is not None else LoadLooks(default_threads()[0])
+        self.threads = threads if threads is not None else self._looks.threads  # type: ignore[union-attr]
+        self.session = self._session(self.threads)
         self.input_names = [i.name for i in self.session.get_inputs()]
         self._check_graph()
         self._check_graph_nodes()
@@ -129,7 +138,7 @@ class OnnxBiLM:
                 f"{damaged} (its options say {n_layers!r} biLSTM layers, its output holds {self.n_output_layers} layers, "
                 f"the token layer and one per biLSTM layer): {fix}"
             )
-        int8_nodes = _count_op(self._source, "DynamicQuantizeMatMul")
+        int8_nodes = self.op_types["DynamicQuantizeMatMul"]
         graph_precision = "int8" if int8_nodes else "fp32"
         if graph_precision != self.precision:
             held = f"{int8_nodes} int8 products" if int8_nodes else "no int8 product"
@@ -143,9 +152,13 @@ class OnnxBiLM:
         settings.inter_op_num_threads = 1
         try:
             return ort.InferenceSession(self._source, settings, providers=["CPUExecutionProvider"])
-        except Exception as err:  # ORT raises its own classes for damaged files
-            first = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
-            raise InputError(f"{self.path} is not a readable ONNX model ({first}): export it again with spacy-elmo convert") from None
+        except Exception as err:  # ORT raises its own classes for damaged files and IR versions it does not read
+            reason = " ".join(str(err).split()) or type(err).__name__
+            raise InputError(
+                f"{self.path} (ONNX IR version {self.ir_version}) is not a readable ONNX model for onnxruntime "
+                f"{getattr(ort, '__version__', '?')} ({reason}): export it again with spacy-elmo convert, or "
+                "pip install -U onnxruntime where the reason is its IR version"
+            ) from None
 
     def follow_load(self) -> None:
         """Between batches: where no number of threads was given, follow the machine's load (a new session when
@@ -204,16 +217,3 @@ class OnnxBiLM:
             for row, i in enumerate(group):
                 results[i] = numpy.ascontiguousarray(layers[:, row, 1 : len(sentences[i]) + 1])
         return results
-
-
-def _count_op(source: "str | bytes", op_type: str) -> int:
-    """RETURNS (int): the nodes of type `op_type` in an ONNX model (a path or its bytes), read with onnx where it is
-    installed (without the weights' external data); else the op type's name counted in the file's bytes, where each
-    node's type is stored as that string."""
-    try:
-        import onnx
-    except ImportError:
-        data = source if isinstance(source, bytes) else Path(source).read_bytes()
-        return data.count(op_type.encode())
-    model = onnx.load_from_string(source) if isinstance(source, bytes) else onnx.load(source, load_external_data=False)
-    return sum(node.op_type == op_type for node in model.graph.node)

@@ -232,8 +232,25 @@ def test_a_file_that_is_not_an_export_is_refused(tmp_path):
         ),
         tmp_path / "other.onnx",
     )
+    # onnx writes its newest IR version, which an older onnxruntime cannot open: the metadata is read first
     with pytest.raises(InputError, match="not a biLM exported by spacy-elmo"):
         OnnxBiLM(tmp_path / "other.onnx")
+
+
+def test_onnxruntimes_whole_reason_is_given_where_it_cannot_open_a_file(tmp_path):
+    """An IR version newer than the installed onnxruntime reads: its reason whole (not cut at 200 characters, where
+    onnxruntime's source location hid it), in one line, with what to do."""
+    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    export_onnx(tiny_bilm(seed=2), tmp_path / "m.onnx")
+    model = onnx.load(str(tmp_path / "m.onnx"))
+    model.ir_version = 99
+    onnx.save(model, str(tmp_path / "future.onnx"))
+    with pytest.raises(InputError, match="IR version 99") as err:
+        OnnxBiLM(tmp_path / "future.onnx")
+    said = str(err.value)
+    assert "Unsupported model IR version: 99, max supported IR version" in said and "pip install -U onnxruntime" in said
+    assert "\n" not in said
 
 
 def test_the_docs_table_of_metadata_is_the_runtimes():

@@ -212,7 +212,7 @@ def test_elmo_data_validates():
         ElmoData(numpy.zeros((2, 3, 4), dtype="float64"))
 
 
-def test_pipe_with_two_processes(nlp):
+def test_pipe_with_two_processes(nlp, start_method):
     texts = [f"Text number {i}. It has two sentences." for i in range(12)] + [""]
     together = list(nlp.pipe(texts, n_process=2, batch_size=4))
     for text, doc in zip(texts, together):

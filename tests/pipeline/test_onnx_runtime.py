@@ -110,7 +110,7 @@ def test_settings_are_checked_and_saved(bilm_dir, tmp_path):
 
 
 @pytest.mark.timeout(300)
-def test_two_processes_after_the_parent_ran_give_the_same_layers(bilm_dir):
+def test_two_processes_after_the_parent_ran_give_the_same_layers(bilm_dir, start_method):
     """The parent's ONNX Runtime session does not go into the workers (its threads would not be there)."""
     import pickle
 

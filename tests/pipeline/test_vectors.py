@@ -95,7 +95,7 @@ def test_the_same_word_in_two_senses_is_farther_apart(shared_bilm):
                 assert same == pytest.approx(1.0, abs=1e-5) and other == pytest.approx(1.0, abs=1e-5)
 
 
-def test_vectors_come_back_from_worker_processes(tiny_files):
+def test_vectors_come_back_from_worker_processes(tiny_files, start_method):
     """nlp.pipe(n_process=2) rebuilds Docs from bytes, which carry doc._.elmo but not the user
     hooks: doc.vector was (0,) and similarity 0.0 there."""
     nlp = _nlp(tiny_files, "top")
