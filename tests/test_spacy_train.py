@@ -125,6 +125,56 @@ def test_textcat_trains(sst, elmo_files, tmp_path, config):
     assert sum(doc.cats.values()) == pytest.approx(1.0, abs=1e-4)
 
 
+ENTITY_TYPES = ("PER", "ORG", "LOC", "MISC")
+
+
+@pytest.fixture(scope="module")
+def which_entities(conll, tmp_path_factory):
+    """A multi-label set from the CoNLL slices: each sentence labelled with the entity types it holds (any number of
+    the four, none included)."""
+    folder = tmp_path_factory.mktemp("multilabel")
+    out = []
+    for path, name in zip(conll, ("train", "dev")):
+        docs = []
+        for doc in DocBin().from_disk(path).get_docs(spacy.blank("en").vocab):
+            for sentence in doc.sents:
+                one = sentence.as_doc()
+                one.cats = {label: float(any(e.label_ == label for e in sentence.ents)) for label in ENTITY_TYPES}
+                docs.append(one)
+        DocBin(docs=docs).to_disk(folder / f"{name}.spacy")
+        out.append(folder / f"{name}.spacy")
+    return out
+
+
+@pytest.mark.parametrize("variant", ["elmo", "baseline"])
+def test_multilabel_textcat_trains_with_and_without_elmo_reloads_and_scores(which_entities, elmo_files, tmp_path, variant):
+    """`spacy-elmo init-config --pipeline textcat_multilabel` (issue 105): the listener feeds spaCy's multi-label
+    textcat as it feeds textcat; trained by `spacy train`, reloaded, scored by spaCy's multi-label scorer."""
+    from spacy.cli.evaluate import evaluate
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    config = tmp_path / "config.cfg"
+    variant_flag = ["--baseline"] if variant == "baseline" else []
+    written = CliRunner().invoke(app, ["init-config", str(config), "--pipeline", "textcat_multilabel", *variant_flag])
+    assert written.exit_code == 0, written.output
+    overrides = {"paths.train": str(which_entities[0]), "paths.dev": str(which_entities[1]), **QUICK}
+    if variant == "elmo":
+        overrides.update({"paths.elmo_options": str(elmo_files[0]), "paths.elmo_weights": str(elmo_files[1]), **TINY_ELMO})
+    train(config, tmp_path / "out", overrides=overrides)
+    nlp = spacy.load(tmp_path / "out" / "model-best")
+    assert nlp.pipe_names == (["elmo", "textcat_multilabel"] if variant == "elmo" else ["textcat_multilabel"])
+    assert nlp.get_pipe_meta("textcat_multilabel").factory == "textcat_multilabel"
+    if variant == "elmo":
+        assert nlp.get_pipe("elmo").listening_components == ["textcat_multilabel"]
+    doc = nlp("Peter Blackburn of the European Commission said in Brussels .")
+    assert set(doc.cats) == set(ENTITY_TYPES) and all(0.0 <= p <= 1.0 for p in doc.cats.values())
+    scores = evaluate(tmp_path / "out" / "model-best", which_entities[1], silent=True)
+    assert scores["cats_score_desc"] == "macro AUC" and 0.0 <= scores["cats_score"] <= 1.0
+    assert set(scores["cats_auc_per_type"]) == set(ENTITY_TYPES)
+
+
 def test_missing_elmo_data_is_an_error_not_zeros(conll, elmo_files, tmp_path):
     nlp = spacy.load(_train("ner_elmo.cfg", conll, elmo_files, tmp_path))
     with nlp.select_pipes(disable=["elmo"]):
@@ -186,7 +236,7 @@ def test_inspect_prints_layer_weights_and_plots(trained_ner, tmp_path):
     from spacy_elmo.bilm.precision import cpu_class
 
     lines = result.output.splitlines()
-    assert lines[:2] == ["elmo: the biLM runs in fp32 (precision = 'fp32') on cpu", f"CPU: {cpu_class().describe()}"]
+    assert lines[:2] == ["elmo: the layers are computed by PyTorch at fp32 (precision = 'fp32') on cpu", f"CPU: {cpu_class().describe()}"]
     lines = lines[2:]
     assert lines[0].split() == ["component", "layer", "0", "layer", "1", "layer", "2", "gamma"]
     values = [float(v) for v in lines[1].split()[1:]]

@@ -2,7 +2,6 @@
 
 import contextlib
 import logging
-import warnings
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, cast
 
 import numpy
@@ -16,10 +15,11 @@ from .dropout import dropout
 from .lstm import BiLstmLayer, LstmState
 from .options import ElmoOptions
 from .packed_matmul import PackedWeights
-from .measured import at_threads, fastest_of, machine_key, measured, measuring_on
+from .measured import at_threads, fastest_of, how_measured, machine_key, measured, measuring_on
 from .precision import DTYPES, PRECISIONS, resolve, unavailable_reason
 from .threads import between_batches
 from ..token_ids import check_sentences
+from ..user_warnings import warn_at_user
 
 logger = logging.getLogger("spacy_elmo")
 _SAID_SLOWER: Set[str] = set()  # explicit precisions already said to be slower than float32 here
@@ -77,7 +77,7 @@ class BiLM(nn.Module):
         if actual == value:
             self._say_if_slower(value)
         if message and (warn or actual != self._precision):
-            warnings.warn(message, UserWarning, stacklevel=3)
+            warn_at_user(message)
         # The packed weights and cached word vectors of the former precision stay (see
         # PackedWeights): switching back costs nothing; clear_caches() frees them.
         self._setting, self._precision = value, actual
@@ -94,7 +94,7 @@ class BiLM(nn.Module):
         if entry is None:
             return None
         rates = ", ".join(f"{p} {1 / s:,.0f}" for p, s in entry["seconds"].items())
-        how = "kept from an earlier measurement" if entry["cached"] else f"measured in {entry['cost_s']:.2f} s"
+        how = how_measured(entry)
         said = (str(self.device), entry["choice"])
         # the first time in a process one line says what was measured and chosen; after that, at INFO
         level = logging.INFO if said in _SAID_AUTO else logging.WARNING
@@ -121,7 +121,7 @@ class BiLM(nn.Module):
             with at_threads(AUTO_THREADS):
                 return self._seconds_per_token(candidates)
 
-        return measured(key, measure, choices=candidates, again=again)
+        return measured(key, measure, choices=candidates, again=again, default="fp32")
 
     def _say_if_slower(self, precision: str) -> None:
         """An explicit precision that measures slower than float32 here is obeyed, and said once."""
@@ -133,11 +133,9 @@ class BiLM(nn.Module):
         seconds = entry["seconds"]
         if seconds[precision] > seconds["fp32"]:
             _SAID_SLOWER.add(precision)
-            warnings.warn(
+            warn_at_user(
                 f"precision {precision!r} runs this biLM at {seconds['fp32'] / seconds[precision]:.2f}x float32's speed on this "
-                f"machine (measured); 'fp32' is faster here, 'auto' picks {entry['choice']!r}",
-                UserWarning,
-                stacklevel=4,
+                f"machine (measured); 'fp32' is faster here, 'auto' picks {entry['choice']!r}"
             )
 
     def _seconds_per_token(self, precisions: Sequence[str]) -> Dict[str, float]:

@@ -12,7 +12,7 @@ from ._util import bilm_source, check_not_an_input, command
 @command("init-config")
 def init_config_cli(
     output: Path = typer.Argument(..., help="Where to write the config"),
-    pipeline: str = typer.Option("ner", "--pipeline", "-p", help="The task: ner, textcat, tagger or parser"),
+    pipeline: str = typer.Option("ner", "--pipeline", "-p", help="The task: ner, textcat, textcat_multilabel, tagger or parser"),
     bilm: str = typer.Option(
         None,
         "--bilm",
@@ -24,7 +24,7 @@ def init_config_cli(
         False,
         "--spacy-pretrain",
         help="The baseline with a tok2vec that `spacy pretrain` trains on raw text "
-        "(its [pretraining] block included; then --paths.init_tok2vec); ner and textcat",
+        "(its [pretraining] block included; then --paths.init_tok2vec); ner, textcat and textcat_multilabel",
     ),
     elmo_at: str = typer.Option(
         "input", "--elmo-at", help="Where ELMo joins the task's encoder: input ([x_k; ELMo_k]), output ([h_k; ELMo_k]) or both"
@@ -91,13 +91,13 @@ def init_config(
     vectors: Optional[Path] = None,
     lang: str = "en",
 ) -> str:
-    """The text of a training config for PIPELINE (ner, textcat, tagger, parser): with ELMo joining the
+    """The text of a training config for PIPELINE (ner, textcat, textcat_multilabel, tagger, parser): with ELMo joining the
     encoder at ELMO_AT ("elmo"), its baseline ("baseline") or the baseline with a `spacy pretrain` tok2vec
     ("spacy_pretrain"); BILM (a folder or a released name) filled in where given."""
-    from ..configs import task_config
+    from ..configs import task_text
     from ..configs.editing import fill_config_text, place_elmo_text, set_values, use_static_vectors
 
-    text = task_config(pipeline, variant).read_text(encoding="utf8")
+    text = task_text(pipeline, variant)
     if variant == "elmo":
         text = place_elmo_text(text, elmo_at)
     if bilm is not None:

@@ -68,7 +68,8 @@ def machine_report(model: Optional[str] = None, say: Any = print, again: bool = 
         when = datetime.datetime.fromtimestamp(entry.get("when", 0)).strftime("%Y-%m-%d %H:%M")
         say(
             f"  {key.get('kind')} ({size}; {key.get('threads')} threads, torch {key.get('torch')}): {entry['choice']} "
-            f"(tokens/s {rates}; measured {when} in {entry.get('cost_s', 0):.1f} s)"
+            f"(tokens/s {rates}; measured {when} in {entry.get('cost_s', 0):.1f} s"
+            f"{'' if entry.get('quiet', True) else ', while other work ran'}{'; a toss-up' if entry.get('toss_up') else ''})"
         )
 
 
@@ -91,8 +92,7 @@ def inspect_cli(
 
     nlp = spacy.load(pipeline)
     for name in elmo_names(nlp):
-        bilm = elmo_pipe(nlp, name).bilm
-        typer.echo(f"{name}: the biLM runs in {bilm.precision} (precision = {bilm.precision_setting!r}) on {bilm.device.type}")
+        typer.echo(f"{name}: the layers are computed by {elmo_pipe(nlp, name).describe_runtime()}")
     typer.echo(f"CPU: {cpu_class().describe()}")
     rows = layer_weights(nlp)
     if not rows:

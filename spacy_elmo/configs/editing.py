@@ -120,6 +120,47 @@ def place_elmo_text(text: str, place: str) -> str:
     return "".join(note + lines[:start] + new_block + lines[end:])
 
 
+_MULTILABEL = [
+    # (what textcat's config says, what multi-label textcat's says): each must be there exactly once
+    ('"textcat"]', '"textcat_multilabel"]'),
+    ('factory = "textcat"\n', 'factory = "textcat_multilabel"\n'),
+    ("exclusive_classes = true\n", "exclusive_classes = false\n"),
+    ("threshold = 0.0\n", "threshold = 0.5\n"),
+]
+_MULTILABEL_SCORES = """# Multi-label: scored by spaCy's cats_score, the macro AUC over the labels (textcat_multilabel's own)
+[training.score_weights]
+cats_score = 1.0
+cats_macro_f = 0.0
+cats_micro_f = 0.0
+cats_macro_auc = 0.0
+cats_score_desc = null
+cats_micro_p = null
+cats_micro_r = null
+cats_macro_p = null
+cats_macro_r = null
+cats_f_per_type = null
+cats_auc_per_type = null
+"""
+
+
+def multilabel_text(text: str) -> str:
+    """RETURNS (str): a textcat training config made multi-label (spaCy's textcat_multilabel: each label a yes/no
+    of its own, threshold 0.5, scored by macro AUC), its component renamed to `textcat_multilabel` and nothing
+    else changed."""
+    for old, new in _MULTILABEL:
+        if text.count(old) != 1:
+            raise ValueError(f"a textcat config holds {old.strip()!r} {text.count(old)} times, not once: it cannot be made multi-label")
+        text = text.replace(old, new)
+    text = re.sub(r"^\[components\.textcat([.\]])", r"[components.textcat_multilabel\1", text, flags=re.M)
+    text = text.replace("components.textcat.", "components.textcat_multilabel.")  # interpolations, comments
+    scores = re.search(r"^(#[^\n]*\n)*\[training\.score_weights\]\n(?:[^\n\[]*\n)*", text, flags=re.M)
+    if scores is None:
+        raise ValueError("a textcat config without [training.score_weights]: it cannot be made multi-label")
+    text = text[: scores.start()] + _MULTILABEL_SCORES + "\n" + text[scores.end() :].lstrip("\n")
+    text = text.replace("--pipeline textcat ", "--pipeline textcat_multilabel ").replace("textcat_baseline.cfg", "its --baseline")
+    return re.sub(r"^# TEXTCAT", "# TEXTCAT_MULTILABEL", text, count=1)
+
+
 def use_static_vectors(text: str, vectors: Union[str, Path]) -> str:
     """Give a task config static vectors: every `spacy.MultiHashEmbed` block gets
     `include_static_vectors = true`, `[paths] vectors` names the pipeline folder that `spacy init

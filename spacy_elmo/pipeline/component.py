@@ -4,7 +4,6 @@ import os
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-import warnings
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union, cast
 
 import srsly
@@ -19,6 +18,7 @@ from thinc.types import Floats3d
 
 from ..bilm import BiLM, ElmoFormatError, ElmoOptions
 from ..errors import InputError
+from ..user_warnings import warn_at_user
 from ..bilm.folders import BilmFolder
 from ..layers.bilm_model import bilm_config, get_bilm, load_folder_into, load_weights_into
 from ..layers.replace_listener import set_replace_listener_hooks
@@ -170,6 +170,19 @@ class Elmo(TrainablePipe):
         return self.bilm.options
 
     @property
+    def precision(self) -> str:
+        """RETURNS (str): the precision the layers are computed at when the component predicts: ONNX Runtime's
+        ("fp32", "int8") with runtime = "onnx", where the torch biLM (`bilm.precision`) only fine-tunes in fp32."""
+        return self.onnx.precision if self.onnx is not None else self.bilm.precision
+
+    def describe_runtime(self) -> str:
+        """RETURNS (str): what computes the layers when the component predicts, in words."""
+        setting = f"precision = {self.settings.precision!r}"
+        if self.onnx is not None:
+            return f"ONNX Runtime at {self.onnx.precision} (runtime = 'onnx', {setting}; fine-tuning runs the PyTorch biLM in fp32)"
+        return f"PyTorch at {self.bilm.precision} ({setting}) on {self.bilm.device.type}"
+
+    @property
     def listeners(self) -> List[ElmoListener]:
         """RETURNS (List[ElmoListener]): the listener layers of the downstream components."""
         return [m for c in self.listening_components for m in self.listener_map[c]]
@@ -241,7 +254,7 @@ class Elmo(TrainablePipe):
     def set_annotations(self, docs: Iterable[Doc], layers: List[Floats3d]) -> None:
         if not self.has_weights and not self._warned_random:
             self._warned_random = True
-            warnings.warn(_random_weights_message(self.name), UserWarning, stacklevel=3)
+            warn_at_user(_random_weights_message(self.name))
         dtype = self.settings.dtype
         for doc, doc_layers in zip(docs, layers):
             doc._.elmo = ElmoData(self.model.ops.to_numpy(doc_layers).astype(dtype, copy=False), self.vector_weights)
@@ -354,7 +367,7 @@ class Elmo(TrainablePipe):
                 if not allow_random:
                     raise InputError(_random_weights_message(self.name, "No biLM weights were given") + " " + fix)
                 self._warned_random = True
-                warnings.warn(_random_weights_message(self.name), UserWarning, stacklevel=2)
+                warn_at_user(_random_weights_message(self.name))
         except InitializeError:
             raise
         except InputError as err:
@@ -428,13 +441,11 @@ def _warn_if_no_listener(pipe: "Elmo", nlp: Language) -> None:
     others = [name for name, proc in nlp.pipeline if proc is not pipe and isinstance(proc, TrainablePipe) and proc.is_trainable]
     if not others:
         return
-    warnings.warn(
+    warn_at_user(
         f"[{pipe.name}] no component listens to the '{pipe.name}' component, so the biLM runs on every batch for "
         f"nothing: {', '.join(others)} could use its layers. Write the config with `spacy-elmo init-config CONFIG "
         f"--pipeline {others[0]} --bilm BILM` (it puts a spacy-elmo.ElmoListener.v2 in the task's tok2vec), or remove "
-        f"'{pipe.name}' from [nlp] pipeline.",
-        UserWarning,
-        stacklevel=3,
+        f"'{pipe.name}' from [nlp] pipeline."
     )
 
 

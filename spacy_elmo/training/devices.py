@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
 
-from ..bilm.measured import MEASURE_ENV, fastest_of, machine_key, measured, measuring_on
+from ..bilm.measured import MEASURE_ENV, fastest_of, how_measured, machine_key, measured, measuring_on
 from ..bilm.precision import bf16_supported
 from .checkpoint import rng_state, set_rng_state
 
@@ -46,10 +46,9 @@ def _measured_choice(
 ) -> str:
     """The kept (or new) measurement's choice among `choices`, said in one line: what chose it, and what choosing
     without a measurement (`off`) would be."""
-    entry = measured(key, seconds_per_token, choices=choices)
+    entry = measured(key, seconds_per_token, choices=choices, default=choices[0])
     rates = ", ".join(f"{p} {1 / s:,.0f}" for p, s in sorted(entry["seconds"].items()))
-    how = "kept from an earlier measurement" if entry["cached"] else f"measured in {entry['cost_s']:.1f} s"
-    log(f"{what}: {entry['choice']} (tokens/s of a step here: {rates}; {how}; {MEASURE_ENV}=0 picks {off})")
+    log(f"{what}: {entry['choice']} (tokens/s of a step here: {rates}; {how_measured(entry)}; {MEASURE_ENV}=0 picks {off})")
     return str(entry["choice"])
 
 

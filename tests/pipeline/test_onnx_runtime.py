@@ -120,3 +120,18 @@ def test_two_processes_after_the_parent_ran_give_the_same_layers(bilm_dir, start
     assert pickle.loads(pickle.dumps(nlp.get_pipe("elmo").onnx))._session is None
     for doc, expected in zip(nlp.pipe(texts, n_process=2, batch_size=2), alone):
         numpy.testing.assert_allclose(doc._.elmo.layers, expected, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_inspect_and_the_component_say_what_computes_the_layers(bilm_dir, tmp_path, precision):
+    """A pipeline saved with runtime "onnx" and precision "int8" was said to run "in fp32" (the torch biLM's own
+    precision, which only fine-tunes): what runs is ONNX Runtime at int8 (issue 105)."""
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    _nlp(bilm_dir, runtime="onnx", precision=precision).to_disk(tmp_path / "pipeline")
+    elmo = spacy.load(tmp_path / "pipeline").get_pipe("elmo")
+    assert elmo.precision == precision and elmo.bilm.precision == "fp32"
+    said = CliRunner().invoke(app, ["inspect", str(tmp_path / "pipeline")]).output.splitlines()[0]
+    assert said.startswith(f"elmo: the layers are computed by ONNX Runtime at {precision} (runtime = 'onnx', precision = '{precision}'")
