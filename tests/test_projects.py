@@ -422,7 +422,11 @@ def test_compare_gives_means_and_sd_over_seeds(tmp_path):
     assert [r["seed"] for r in base["runs"]] == [0, 1, 2] and [r["folder"] for r in base["runs"]] == ["base", "base_s1", "base_s2"]
     assert base["best_step"] == 333 and elmo["best_step"] == 267 and base["steps"] == 400
     table = (metrics / "results.md").read_text()
-    assert "79.67 ± 1.53" in table and "+4.33" in table and "seed 2: 78.00" in table
+    assert "79.67 ± 1.53" in table and "+4.33" in table and "seed 2: 78.00" in table and "smoke" not in table
+    smoke = subprocess.run(cmd + ["--smoke"], capture_output=True, text=True)
+    assert smoke.returncode == 0, smoke.stderr
+    table = (metrics / "results.md").read_text()
+    assert "| vs baseline (smoke: meaningless) |" in table and "measure nothing about ELMo" in table
     # a seed that was not run is named
     run = subprocess.run(cmd[:-1] + ["0,1,2,3"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "300"})
     assert run.returncode != 0 and "base_s3.json is missing" in run.stderr
@@ -610,10 +614,16 @@ def test_few_labels_report_interpolates_in_log_fraction(tmp_path):
     assert [p["mean"] for p in elmo["points"]] == pytest.approx([79.0, 85.0])
     assert elmo["points"][0]["sd"] == pytest.approx(2**0.5)
     # the baseline's 10% score (80) is reached between 1% (79) and 10% (85): 10 ** (1/6)
-    assert "at 1.5%" in elmo["reaches"][0]
+    assert elmo["reaches"][0] == "'baseline''s 10% score (80.00) reached at 1.5% of the data"
     table = (metrics.parent / "few_labels.md").read_text()
     assert "| 1% | 71.00 ± 1.41 (n=2) | 79.00 ± 1.41 (n=2) **+8.00** |" in table
     assert (metrics.parent / "few_labels.png").stat().st_size > 0
+    # a smoke run's table says in the table that its figures measure nothing, and draws no "reaches" from them
+    run = subprocess.run(run.args + ["--smoke"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    table = (metrics.parent / "few_labels.md").read_text()
+    assert "**+8.00** (smoke) |" in table and "measure nothing about ELMo" in table and "not computed for a smoke run" in table
+    assert srsly.read_json(metrics.parent / "few_labels.json")["rows"][1]["reaches"] == []
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ from typing import Dict, List, Optional
 import srsly
 import typer
 from seeds import parse_seeds, run_suffix
+from smoke import SMOKE_RUN
 
 
 def main(
@@ -23,6 +24,7 @@ def main(
     row: List[str] = typer.Option(..., help="NAME=DIR, the first row is the baseline"),
     training: Path = typer.Option(Path("training"), help="The project's training folder"),
     seeds: str = typer.Option("0", help="Comma-separated seeds of every row (run folders as scripts/seeds.py names them)"),
+    smoke: bool = typer.Option(False, "--smoke", help="A smoke run's table: said in the table that its figures measure nothing"),
 ) -> None:
     times = _read_json(metrics / "times.json") or {}
     rows = []
@@ -48,7 +50,7 @@ def main(
     for r in rows:
         r["delta"] = r["score"] - rows[0]["score"]
     pretraining = _pretraining(training)
-    result = {"title": title, "score": score, "score_name": score_name, "rows": rows, "pretraining": pretraining}
+    result = {"title": title, "score": score, "score_name": score_name, "rows": rows, "pretraining": pretraining, "smoke": smoke}
     srsly.write_json(metrics / "results.json", result)
     table = _markdown(result)
     (metrics / "results.md").write_text(table, encoding="utf8")
@@ -123,10 +125,11 @@ def _markdown(result: Dict) -> str:
     several = n_seeds > 1
     score_head = f"dev {name}, mean ± sd of {n_seeds} seeds" if several else f"dev {name}"
     mean = " (means)" if several else ""
-    lines = [
-        f"### {result['title']}",
-        "",
-        f"| system | {score_head} | vs baseline | best step / steps{mean} | training min (CPU min){mean} | predict words/s |",
+    smoke = result.get("smoke", False)
+    versus = "vs baseline (smoke: meaningless)" if smoke else "vs baseline"
+    lines = [f"### {result['title']}", ""] + ([SMOKE_RUN, ""] if smoke else [])
+    lines += [
+        f"| system | {score_head} | {versus} | best step / steps{mean} | training min (CPU min){mean} | predict words/s |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for r in result["rows"]:

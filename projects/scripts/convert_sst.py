@@ -9,6 +9,8 @@ import typer
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
+from spacy_elmo.output_folders import write_atomically
+
 SST5_LABELS = ("very_negative", "negative", "neutral", "positive", "very_positive")
 _LEAF = re.compile(r"\(\d+ ([^()\s]+)\)")
 _UNESCAPE = {"-LRB-": "(", "-RRB-": ")", "\\/": "/", "\\*": "*"}
@@ -51,7 +53,7 @@ def main(
     """Write the trees of INPUT_PATH to OUTPUT, one Doc per sentence."""
     doc_bin = sst_to_docbin(input_path, Vocab(), binary=binary)
     output.parent.mkdir(parents=True, exist_ok=True)
-    doc_bin.to_disk(output)
+    write_atomically(output, doc_bin.to_bytes())  # renamed into place: a link there is replaced, never written through
     typer.echo(f"Wrote {len(doc_bin)} sentences to {output}")
 
 

@@ -22,6 +22,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import typer
 
 from seeds import parse_seeds, run_suffix
+from smoke import SMOKE_RUN
 
 app = typer.Typer(add_completion=False)
 
@@ -156,6 +157,7 @@ def report(
     fractions: str = typer.Option("1,3,10,30,100"),
     seeds: str = typer.Option("0,1,2", help="The seeds to read (a missing run is left out and the n column says so)"),
     row: List[str] = typer.Option(..., help="'NAME=FOLDER'; the first row is the reference"),
+    smoke: bool = typer.Option(False, "--smoke", help="A smoke run's table: said in the table that its figures measure nothing"),
 ) -> None:
     """metrics/few_labels.md and .json (mean ± sd per fraction and row, the difference to the first row,
     where each other row reaches the first row's 10% and 100% scores) and few_labels.png."""
@@ -165,8 +167,10 @@ def report(
     lines = [
         f"# {title}",
         "",
-        f"{score_name} (dev), mean ± sd over seeds (n = runs); difference to '{measured[0]['name']}'.",
+        f"{score_name} (dev), mean ± sd over seeds (n = runs); difference to '{measured[0]['name']}'"
+        + (" (smoke: meaningless)." if smoke else "."),
         "",
+        *([SMOKE_RUN, ""] if smoke else []),
         "| fraction | " + " | ".join(r["name"] for r in measured) + " |",
         "|---:|" + "---:|" * len(measured),
     ]
@@ -179,23 +183,27 @@ def report(
                 continue
             text = cell(point)
             if r is not measured[0] and fraction in reference:
-                text += f" **{point['mean'] - reference[fraction]:+.2f}**"
+                text += f" **{point['mean'] - reference[fraction]:+.2f}**" + (" (smoke)" if smoke else "")
             cells.append(text)
         lines.append(f"| {label(fraction)}% | " + " | ".join(cells) + " |")
+    first = measured[0]["name"]
     lines += [
         "",
-        f"Where each row reaches '{measured[0]['name']}' at 10% and at 100% (linear in log-fraction between measured fractions):",
+        f"Where each row reaches '{first}''s scores at 10% and at 100% of the data (linear in log-fraction between "
+        "measured fractions):" + (" not computed for a smoke run." if smoke else ""),
         "",
     ]
     for r in measured[1:]:
         fs, ms = [p["fraction"] for p in r["points"]], [p["mean"] for p in r["points"]]
         found = []
         for at in (10.0, 100.0):
-            if at in reference:
+            if at in reference and not smoke:
                 f = reaches(fs, ms, reference[at])
-                found.append(f"its {label(at)}% score ({reference[at]:.2f}) at " + (f"{f:.2g}%" if f is not None else "not reached"))
+                where = f"reached at {f:.2g}% of the data" if f is not None else "not reached at any fraction measured"
+                found.append(f"'{first}''s {label(at)}% score ({reference[at]:.2f}) {where}")
         r["reaches"] = found
-        lines.append(f"- {r['name']}: " + "; ".join(found))
+        if found:
+            lines.append(f"- {r['name']}: " + "; ".join(found))
     out_md = metrics.parent / "few_labels.md"
     out_md.write_text("\n".join(lines) + "\n", encoding="utf8")
     (metrics.parent / "few_labels.json").write_text(
