@@ -137,9 +137,13 @@ def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     # Built from a copy: an in-tree build/ folder could hold modules deleted since.
     source = out / "source"
-    shutil.copytree(
-        REPO_ROOT, source, ignore=shutil.ignore_patterns(".*", "build", "dist", "*.egg-info", "__pycache__", "tests", "projects")
-    )
+    everywhere = shutil.ignore_patterns(".*", "build", "dist", "*.egg-info", "__pycache__")
+
+    def left_out(folder: str, names: list) -> set:
+        at_the_top = {"tests", "projects"} if Path(folder) == REPO_ROOT else set()  # spacy_elmo/projects/ goes in
+        return set(everywhere(folder, names)) | (at_the_top & set(names))
+
+    shutil.copytree(REPO_ROOT, source, ignore=left_out)
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(source)]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=out)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]

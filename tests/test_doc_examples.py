@@ -105,6 +105,11 @@ def _user_files(folder: Path) -> None:
         ]
         (folder / f"{split}.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf8")
     write_ner_docbins(folder, {"train.spacy": 40, "dev.spacy": 10})
+    # the Stanford Sentiment Treebank as it comes (PTB trees, one a line; docs/tasks.md converts it)
+    (folder / "sst").mkdir()
+    trees = "(3 (2 A) (4 (4 lovely) (2 film)))\n(1 (2 A) (0 (0 dreadful) (2 film)))\n(2 (2 It) (2 exists))\n"
+    for split in ("train", "dev"):
+        (folder / "sst" / f"{split}.txt").write_text(trees, encoding="utf8")
 
 
 @pytest.fixture(scope="module")

@@ -31,16 +31,12 @@ ROWS = [
 
 
 def _copy_project(project: str, tmp_path: Path) -> Path:
-    """A copy of the project and its scripts alone (no package source), so that the run leaves
-    the checkout as it was."""
-    root = tmp_path / "repo"
-    shutil.copytree(REPO / "projects" / "scripts", root / "projects" / "scripts")
-    shutil.copytree(
-        REPO / "projects" / project,
-        root / "projects" / project,
-        ignore=shutil.ignore_patterns("assets", "corpus", "training", "metrics", "project.lock"),
-    )
-    return root / "projects" / project
+    """A copy of the project folder alone, outside any checkout (its steps come with the installed package), so that
+    the run leaves the checkout as it was and shows that a project copied alone runs."""
+    copy = tmp_path / "elsewhere" / project
+    leave_out = shutil.ignore_patterns("assets", "corpus", "training", "metrics", "project.lock")
+    shutil.copytree(REPO / "projects" / project, copy, ignore=leave_out)
+    return copy
 
 
 def _wheel_env(installed: Path, cwd: Path) -> dict:
@@ -118,11 +114,12 @@ def _run_probe_project(project: str, workflow: str, shared_data: Path, shared_bi
 
 
 def _run_workflow(project_dir: Path, workflow: str, installed: Path, tmp_path: Path, **variables: Path) -> None:
-    """`spacy project run WORKFLOW` in `project_dir` from the installed wheel, with --vars.NAME VALUE; it must succeed."""
+    """`spacy project run WORKFLOW` in `project_dir` from the installed wheel; it must succeed. The paths are set in one
+    place, as the projects' README says for a project outside this repository: WEASEL_CONFIG_OVERRIDES, which every
+    `spacy project run` reads (--vars.NAME VALUE on each command line would do the same, each time)."""
     cmd = [sys.executable, "-m", "spacy", "project", "run", workflow, str(project_dir)]
-    for name, value in variables.items():
-        cmd += [f"--vars.{name}", str(value)]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=tmp_path, env=_wheel_env(installed, tmp_path))
+    env = {**_wheel_env(installed, tmp_path), "WEASEL_CONFIG_OVERRIDES": " ".join(f"--vars.{k} {v}" for k, v in variables.items())}
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=tmp_path, env=env)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 
 
@@ -191,14 +188,11 @@ def test_a_ready_biLM_replaces_the_pretraining(tmp_path):
 
     from .helpers import tiny_bilm
 
-    script = REPO / "projects" / "scripts" / "ready_bilm.py"
     save_original(tiny_bilm(), tmp_path / "ready" / "options.json", tmp_path / "ready" / "weights.hdf5")
     marker = tmp_path / "pretrained"
     pretrain = [sys.executable, "-c", f"open({str(marker)!r}, 'w').write('x')"]
     (tmp_path / "bilm" / "model-best").mkdir(parents=True)  # empty: nothing of anybody's is in it
-    run = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "bilm"), str(tmp_path / "ready"), *pretrain], capture_output=True, text=True
-    )
+    run = subprocess.run([*_step("ready_bilm"), str(tmp_path / "bilm"), str(tmp_path / "ready"), *pretrain], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert not marker.exists()
     best = tmp_path / "bilm" / "model-best"
@@ -206,19 +200,19 @@ def test_a_ready_biLM_replaces_the_pretraining(tmp_path):
     assert load_original(best / "options.json", best / "weights.hdf5").options == tiny_bilm().options
     assert srsly.read_json(tmp_path / "bilm" / "ready.json")["bilm"] == str((tmp_path / "ready").resolve())
     # again with a ready biLM: its own links are replaced
-    run = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "bilm"), str(tmp_path / "ready"), *pretrain], capture_output=True, text=True
-    )
+    run = subprocess.run([*_step("ready_bilm"), str(tmp_path / "bilm"), str(tmp_path / "ready"), *pretrain], capture_output=True, text=True)
     assert run.returncode == 0 and (best / "weights.hdf5").resolve() == (tmp_path / "ready" / "weights.hdf5").resolve(), run.stderr
-    run = subprocess.run([sys.executable, str(script), str(tmp_path / "bilm"), "", *pretrain], capture_output=True, text=True)
+    run = subprocess.run([*_step("ready_bilm"), str(tmp_path / "bilm"), "", *pretrain], capture_output=True, text=True)
     assert run.returncode == 0 and marker.exists() and not (tmp_path / "bilm" / "ready.json").exists()
-    run = subprocess.run([sys.executable, str(script), str(tmp_path / "bilm"), str(tmp_path), *pretrain], capture_output=True, text=True)
+    run = subprocess.run([*_step("ready_bilm"), str(tmp_path / "bilm"), str(tmp_path), *pretrain], capture_output=True, text=True)
     assert run.returncode != 0 and "options.json + weights.hdf5" in run.stderr
-    run = subprocess.run([sys.executable, str(script), str(tmp_path / "bilm"), "smal", *pretrain], capture_output=True, text=True)
+    run = subprocess.run([*_step("ready_bilm"), str(tmp_path / "bilm"), "smal", *pretrain], capture_output=True, text=True)
     assert run.returncode != 0 and "did you mean 'small'" in run.stderr and "var bilm = smal" in run.stderr
 
 
-SCRIPTS = REPO / "projects" / "scripts"
+def _step(name: str) -> list:
+    """The command line of a project step (spacy_elmo/projects/NAME.py), as the projects run it."""
+    return [sys.executable, "-m", f"spacy_elmo.projects.{name}"]
 
 
 def test_a_ready_biLM_never_replaces_a_pretrained_one_or_its_log(tmp_path):
@@ -236,7 +230,7 @@ def test_a_ready_biLM_never_replaces_a_pretrained_one_or_its_log(tmp_path):
     before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
 
     def ready():
-        args = [sys.executable, str(SCRIPTS / "ready_bilm.py"), str(run_dir), str(tmp_path / "ready"), "false"]
+        args = [*_step("ready_bilm"), str(run_dir), str(tmp_path / "ready"), "false"]
         return subprocess.run(args, capture_output=True, text=True)
 
     run = ready()
@@ -270,7 +264,7 @@ def test_fetch_never_writes_through_a_link_nor_over_a_file_it_did_not_write(tmp_
     dest.symlink_to(users)
 
     def fetch():
-        args = [sys.executable, str(SCRIPTS / "fetch_data.py"), str(data), "sub/train.conll", str(dest), "--url", "http://127.0.0.1:9/x"]
+        args = [*_step("fetch_data"), str(data), "sub/train.conll", str(dest), "--url", "http://127.0.0.1:9/x"]
         return subprocess.run(args + ["--sha256", digest], capture_output=True, text=True)
 
     run = fetch()
@@ -299,7 +293,7 @@ def test_fetch_wug_copies_whole_refuses_what_is_not_its_own_and_says_offline_in_
     dest = tmp_path / "assets" / "wug"
 
     def fetch(local):
-        args = [sys.executable, str(SCRIPTS / "fetch_wug.py"), str(local), str(dest), "--url", "http://127.0.0.1:9/x.zip"]
+        args = [*_step("fetch_wug"), str(local), str(dest), "--url", "http://127.0.0.1:9/x.zip"]
         return subprocess.run(args, capture_output=True, text=True)
 
     offline = fetch(tmp_path / "nowhere")
@@ -327,8 +321,7 @@ def test_seeds_runs_a_command_per_seed_and_names_the_runs(tmp_path):
     write = f"import sys; open({str(out)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')"
     run = subprocess.run(
         [
-            sys.executable,
-            str(SCRIPTS / "seeds.py"),
+            *_step("seeds"),
             "0,1,7",
             sys.executable,
             "-c",
@@ -347,10 +340,10 @@ def test_seeds_runs_a_command_per_seed_and_names_the_runs(tmp_path):
         "--output training/ner_s1 --system.seed 1",
         "--output training/ner_s7 --system.seed 7",
     ]
-    failing = subprocess.run([sys.executable, str(SCRIPTS / "seeds.py"), "0,1", sys.executable, "-c", "raise SystemExit(3)"])
+    failing = subprocess.run([*_step("seeds"), "0,1", sys.executable, "-c", "raise SystemExit(3)"])
     assert failing.returncode == 3
     for bad in ("0,x", "1,1", ""):
-        run = subprocess.run([sys.executable, str(SCRIPTS / "seeds.py"), bad, "true"], capture_output=True, text=True)
+        run = subprocess.run([*_step("seeds"), bad, "true"], capture_output=True, text=True)
         assert run.returncode != 0 and "seeds" in run.stderr
 
 
@@ -364,7 +357,7 @@ def test_convert_sst_writes_sst5_and_sst2_categories(tmp_path):
     ):
         out = tmp_path / f"sst_{binary}.spacy"
         run = subprocess.run(
-            [sys.executable, str(SCRIPTS / "convert_sst.py"), str(trees), str(out), *(["--binary"] if binary else [])],
+            [*_step("convert_sst"), str(trees), str(out), *(["--binary"] if binary else [])],
             capture_output=True,
             text=True,
         )
@@ -374,9 +367,7 @@ def test_convert_sst_writes_sst5_and_sst2_categories(tmp_path):
         assert [([t.text for t in doc], max(doc.cats, key=doc.cats.get)) for doc in docs] == expected
         assert all(sorted(doc.cats.values()) == [0.0] * (len(doc.cats) - 1) + [1.0] for doc in docs)
     trees.write_text("not a tree\n", encoding="utf8")
-    run = subprocess.run(
-        [sys.executable, str(SCRIPTS / "convert_sst.py"), str(trees), str(tmp_path / "x.spacy")], capture_output=True, text=True
-    )
+    run = subprocess.run([*_step("convert_sst"), str(trees), str(tmp_path / "x.spacy")], capture_output=True, text=True)
     assert run.returncode != 0 and "not an SST tree" in run.stderr
 
 
@@ -394,8 +385,7 @@ def test_compare_gives_means_and_sd_over_seeds(tmp_path):
             (training / run).mkdir(parents=True)
             srsly.write_jsonl(training / run / "log.jsonl", log)
     cmd = [
-        sys.executable,
-        str(SCRIPTS / "compare.py"),
+        *_step("compare"),
         str(metrics),
         "--training",
         str(training),
@@ -444,9 +434,9 @@ def test_the_projects_train_evaluate_and_compare_every_seed(project, rows):
     text = (REPO / "projects" / project / "project.yml").read_text()
     for row in rows:
         assert f"--output training/{row}{{run}} --system.seed {{seed}}" in text
-        assert f"seeds.py ${{vars.seeds}} python ../scripts/evaluate.py training/{row}{{run}}/model-best" in text
+        assert f"seeds ${{vars.seeds}} python -m spacy_elmo.projects.evaluate training/{row}{{run}}/model-best" in text
         assert f"train-{row}{{run}} python -m spacy train" in text
-    assert text.count("compare.py metrics --seeds ${vars.seeds}") == 1
+    assert text.count("compare metrics --seeds ${vars.seeds}") == 1
 
 
 # What only the data decides: where it comes from, how it is converted and sliced, and how the
@@ -527,14 +517,10 @@ def test_every_row_of_a_fraction_trains_on_the_same_subset_with_the_same_setting
 
 
 def _script_module(name: str):
-    """A module of projects/scripts, imported as the scripts import each other."""
+    """A project step's module (spacy_elmo/projects/NAME.py)."""
     import importlib
 
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(SCRIPTS))
+    return importlib.import_module(f"spacy_elmo.projects.{name}")
 
 
 @pytest.mark.slow
@@ -549,7 +535,7 @@ def test_few_labels_subsets_are_whole_articles_drawn_per_seed(tmp_path):
     assert len(few.conll_articles(conll.read_text())) == 10
     out = tmp_path / "few"
     run = subprocess.run(
-        [sys.executable, str(SCRIPTS / "few_labels.py"), "conll-subsets", str(conll), str(out), "--fractions", "30,100", "--seeds", "0,1"],
+        [*_step("few_labels"), "conll-subsets", str(conll), str(out), "--fractions", "30,100", "--seeds", "0,1"],
         capture_output=True,
         text=True,
     )
@@ -590,8 +576,7 @@ def test_few_labels_report_interpolates_in_log_fraction(tmp_path):
             srsly.write_json(metrics / f"f{fraction}" / f"{row}{'' if seed == 0 else '_s1'}.json", {"ents_f": value})
     run = subprocess.run(
         [
-            sys.executable,
-            str(SCRIPTS / "few_labels.py"),
+            *_step("few_labels"),
             "report",
             str(metrics),
             "--score",
@@ -677,8 +662,7 @@ def test_sentence_probe_reads_the_subsets_and_scores_every_feature_set(shared_bi
     docs(40, 5).to_disk(tmp_path / "dev.spacy")
     run = subprocess.run(
         [
-            sys.executable,
-            str(SCRIPTS / "sentence_probe.py"),
+            *_step("sentence_probe"),
             str(subsets),
             str(tmp_path / "dev.spacy"),
             str(tmp_path / "out" / "probe"),
@@ -742,7 +726,7 @@ def test_semantic_change_scores_a_wug_set_against_its_judgments(tmp_path):
     (tmp_path / "bilm").mkdir()
     save_original(tiny_bilm(seed=1), tmp_path / "bilm" / "options.json", tmp_path / "bilm" / "weights.hdf5")
     out = tmp_path / "metrics"
-    command = [sys.executable, str(SCRIPTS / "semantic_change.py"), str(tmp_path / "wug"), str(out), "--bilm", f"tiny={tmp_path / 'bilm'}"]
+    command = [*_step("semantic_change"), str(tmp_path / "wug"), str(out), "--bilm", f"tiny={tmp_path / 'bilm'}"]
     run = subprocess.run(command, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads((out / "change.json").read_text())
@@ -759,7 +743,7 @@ def test_semantic_change_scores_a_wug_set_against_its_judgments(tmp_path):
     for g in ("1", "2"):
         build = ["spacy-elmo", "index-usages", str(tmp_path / "bilm"), str(tmp_path / "wug"), str(tmp_path / f"idx{g}")]
         assert subprocess.run([*build, "--grouping", g, "--all-layers", "-q"], capture_output=True).returncode == 0
-    senses = [sys.executable, str(SCRIPTS / "change_senses.py"), str(tmp_path / "wug"), str(out / "senses.json")]
+    senses = [*_step("change_senses"), str(tmp_path / "wug"), str(out / "senses.json")]
     senses += ["--bilm", f"tiny={tmp_path / 'idx1'},{tmp_path / 'idx2'}", "--rule", "silhouette", "--rule", "min=1"]
     run = subprocess.run(senses, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -775,9 +759,7 @@ def test_semantic_change_scores_a_wug_set_against_its_judgments(tmp_path):
     assert (out / "vectors-tiny.npz").exists() and "| tiny | token layer |" in (out / "change.md").read_text()
     again = subprocess.run(command, capture_output=True, text=True)  # from the kept vectors
     assert again.returncode == 0 and json.loads((out / "change.json").read_text())["results"] == rows
-    more = subprocess.run(
-        [sys.executable, str(SCRIPTS / "change_measures.py"), str(tmp_path / "wug"), str(out), "tiny"], capture_output=True, text=True
-    )
+    more = subprocess.run([*_step("change_measures"), str(tmp_path / "wug"), str(out), "tiny"], capture_output=True, text=True)
     assert more.returncode == 0, more.stderr[-3000:]
     table = (out / "more-measures.md").read_text().splitlines()[2:]
     assert len(table) == 8 * 4 * 5  # token layer, average, 2 biLSTM layers whole and in halves; plain and 3 cuts; 5 measures
@@ -796,7 +778,7 @@ def test_semantic_change_scores_a_wug_set_against_its_judgments(tmp_path):
         tmp_path / "lm", tiny_bilm(seed=1), Vocabulary(lm_words, list(range(1, len(lm_words) + 1))), SharedSoftmax(8, len(lm_words))
     )
     subs = subprocess.run(
-        [sys.executable, str(SCRIPTS / "change_substitutes.py"), str(tmp_path / "wug"), str(out), f"tiny={tmp_path / 'lm'}"],
+        [*_step("change_substitutes"), str(tmp_path / "wug"), str(out), f"tiny={tmp_path / 'lm'}"],
         capture_output=True,
         text=True,
     )
@@ -806,7 +788,7 @@ def test_semantic_change_scores_a_wug_set_against_its_judgments(tmp_path):
     assert all(-1 <= r["spearman_all"] <= 1 for r in found if r["spearman_all"] == r["spearman_all"])
     assert [r["spearman_A"] for r in found] == sorted((r["spearman_A"] for r in found), reverse=True)
     no_softmax = subprocess.run(
-        [sys.executable, str(SCRIPTS / "change_substitutes.py"), str(tmp_path / "wug"), str(out), f"tiny={tmp_path / 'bilm'}"],
+        [*_step("change_substitutes"), str(tmp_path / "wug"), str(out), f"tiny={tmp_path / 'bilm'}"],
         capture_output=True,
         text=True,
     )
@@ -814,11 +796,8 @@ def test_semantic_change_scores_a_wug_set_against_its_judgments(tmp_path):
 
 
 def test_the_further_change_measures_by_hand():
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        from change_measures import across, nearest_across, within
-    finally:
-        sys.path.remove(str(SCRIPTS))
+    from spacy_elmo.projects.change_measures import across, nearest_across, within
+
     a, b = numpy.array([[1.0, 0.0], [0.0, 2.0]]), numpy.array([[3.0, 0.0], [1.0, 0.0]])
     assert across(a, b) == pytest.approx(0.5)  # cosines 1, 1, 0, 0
     assert within(a) == pytest.approx(1.0) and within(b) == pytest.approx(0.0)
@@ -829,11 +808,8 @@ def test_the_further_change_measures_by_hand():
 
 
 def test_the_bootstrap_interval_holds_the_rho():
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        from semantic_change import bootstrap_interval, spearman
-    finally:
-        sys.path.remove(str(SCRIPTS))
+    from spacy_elmo.projects.semantic_change import bootstrap_interval, spearman
+
     assert bootstrap_interval([1, 2, 3, 4, 5], [2, 4, 6, 8, 10]) == (1.0, 1.0)  # every resampling is in order
     rng = numpy.random.default_rng(1)
     x = rng.normal(size=40)
@@ -847,11 +823,8 @@ def test_substitute_distributions_and_measures_by_hand():
 
     from spacy_elmo.change.measures import jensen_shannon
 
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        from change_substitutes import measures, substitutes
-    finally:
-        sys.path.remove(str(SCRIPTS))
+    from spacy_elmo.projects.change_substitutes import measures, substitutes
+
     log = torch.log(torch.tensor([[0.5, 0.25, 0.25]]))
     prior = torch.log(torch.tensor([0.5, 0.25, 0.25]))
     keep = torch.zeros(1, 3, dtype=torch.bool)

@@ -21,7 +21,6 @@ from .helpers import tiny_bilm, tiny_overrides, tiny_model_config
 pytestmark = pytest.mark.slow
 
 TINY_ELMO = tiny_overrides("components.elmo.model")  # the listeners' widths follow
-PROJECT_SCRIPTS = Path(__file__).resolve().parents[1] / "projects" / "scripts"
 QUICK = {"training.max_steps": 12, "training.eval_frequency": 6, "training.batcher.size.start": 200, "training.batcher.size.stop": 200}
 
 
@@ -61,7 +60,8 @@ def sst(shared_data, tmp_path_factory):
     for split, n in (("train", 200), ("dev", 40)):
         convert = [
             sys.executable,
-            str(PROJECT_SCRIPTS / "convert_sst.py"),
+            "-m",
+            "spacy_elmo.projects.convert_sst",
             str(shared_data / "sst" / f"{split}.txt"),
             str(folder / "all.spacy"),
         ]

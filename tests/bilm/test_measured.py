@@ -204,7 +204,7 @@ def test_pretraining_keeps_the_measured_precision_when_it_resumes(cache, tmp_pat
     monkeypatch.setattr(devices, "bf16_supported", lambda device: True)
     timed = []
 
-    def fake(key, seconds_per_token, choices=None):
+    def fake(key, seconds_per_token, choices=None, default=None):
         timed.append(seconds_per_token())  # the run's own step, in both precisions
         return {"choice": "bf16", "seconds": {"fp32": 2.0, "bf16": 1.0}, "cost_s": 0.1, "cached": False}
 
@@ -215,7 +215,7 @@ def test_pretraining_keeps_the_measured_precision_when_it_resumes(cache, tmp_pat
     assert sorted(timed[0]) == ["bf16", "fp32"] and all(s > 0 for s in timed[0].values())
     assert load_checkpoint(tmp_path / "run")["precision"] == "bf16"
     assert any("mixed_precision = auto: bf16" in line for line in lines)
-    monkeypatch.setattr(devices, "measured", lambda key, f, choices=None: pytest.fail("a resumed run measured again"))
+    monkeypatch.setattr(devices, "measured", lambda key, f, choices=None, default=None: pytest.fail("a resumed run measured again"))
     lines.clear()
     result = pretrain(_config(corpus, **settings, **{"training.max_steps": 5}), tmp_path / "run", resume=True, log=lines.append)
     assert result["step"] == 5 and load_checkpoint(tmp_path / "run")["precision"] == "bf16"
@@ -236,7 +236,7 @@ def test_measuring_a_training_step_leaves_the_run_as_it_was(cache, tmp_path, mon
     corpus.write_text(TEXT * 3, encoding="utf8")
     monkeypatch.setattr(devices, "bf16_supported", lambda device: True)
 
-    def measure_then_float32(key, seconds_per_token, choices=None):
+    def measure_then_float32(key, seconds_per_token, choices=None, default=None):
         seconds_per_token()
         if tuple(choices or ()) == ("blas", "onednn"):  # training's products: the library the class rule picks
             return {"choice": packed_matmul.class_rule_library(), "seconds": {"blas": 1.0, "onednn": 1.0}, "cost_s": 0.1, "cached": False}
@@ -473,7 +473,7 @@ def test_trainings_products_follow_the_measurement_not_the_class_and_a_resumed_r
     monkeypatch.setattr("spacy_elmo.training.trainer.set_training_library", lambda library: (used.append(library), real_set(library))[1])
     timed = []
 
-    def stand_in(key, seconds_per_token, choices=None):
+    def stand_in(key, seconds_per_token, choices=None, default=None):
         timed.append(seconds_per_token())  # the run's own float32 step, through each library
         return {"choice": "blas", "seconds": {"blas": 1.0, "onednn": 2.0}, "cost_s": 0.1, "cached": False}
 
@@ -488,7 +488,7 @@ def test_trainings_products_follow_the_measurement_not_the_class_and_a_resumed_r
         assert used == ["blas"] and load_checkpoint(tmp_path / "run")["products"] == "blas"
         assert any("Training's products: blas" in line for line in lines)
 
-        def onednn_now(key, seconds_per_token, choices=None):
+        def onednn_now(key, seconds_per_token, choices=None, default=None):
             return {"choice": "onednn", "seconds": {"blas": 2.0, "onednn": 1.0}, "cost_s": 0.1, "cached": False}
 
         monkeypatch.setattr(devices, "measured", onednn_now)

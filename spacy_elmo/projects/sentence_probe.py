@@ -21,9 +21,9 @@ import numpy
 import typer
 from spacy.tokens import Doc, DocBin
 
-from few_labels import cell, parse_fractions, summary
-from few_labels import label as fraction_label
-from seeds import parse_seeds, run_suffix
+from .few_labels import cell, parse_fractions, summary
+from .few_labels import label as fraction_label
+from .seeds import parse_seeds, run_suffix
 
 PENALTIES = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
 FOLDS = 5

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from downloaded import downloaded
+from .downloaded import downloaded
 
 from spacy_elmo.errors import InputError
 from spacy_elmo.output_folders import write_atomically

@@ -16,7 +16,8 @@ def main(args: List[str]) -> int:
     for name, path in missing:
         print(
             f"var {name}: {path} does not exist (the default assumes this repository's ../shared beside the clone): "
-            f"give yours with --vars.{name} PATH",
+            f"give yours with --vars.{name} PATH, or once for every run: set it in project.yml's vars, or "
+            f"export WEASEL_CONFIG_OVERRIDES='--vars.{name} PATH'",
             file=sys.stderr,
         )
     return 1 if missing else 0

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Dict
 
 import typer
-from downloaded import downloaded
+from .downloaded import downloaded
 
 
 def main(

@@ -19,7 +19,7 @@ from typing import Callable, Dict, List
 import numpy
 import typer
 
-from semantic_change import bootstrap_interval, halves_of, read_graded, spearman
+from .semantic_change import bootstrap_interval, halves_of, read_graded, spearman
 
 Rep = Callable[[numpy.ndarray], numpy.ndarray]
 

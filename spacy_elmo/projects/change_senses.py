@@ -11,7 +11,7 @@ average), over the dataset's words:
   the mean adjusted Rand index over the words, on all, half A and half B;
 - binary accuracy of the senses' rule (k = 1, n = 5) against `change_binary`.
 
-    python projects/scripts/change_senses.py WUG OUT.json --bilm NAME=IDX1,IDX2 [--bilm ...] [--rule ...]
+    python python -m spacy_elmo.projects.change_senses WUG OUT.json --bilm NAME=IDX1,IDX2 [--bilm ...] [--rule ...]
 """
 
 import json

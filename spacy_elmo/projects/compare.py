@@ -1,8 +1,8 @@
 """The results table (markdown + JSON) and plot of a project: one row per system.
 
-Reads, for each row NAME=DIR and each seed: metrics/DIR{run}.json (scripts/evaluate.py),
+Reads, for each row NAME=DIR and each seed: metrics/DIR{run}.json (evaluate.py),
 training/DIR{run}/log.jsonl (spaCy's ConsoleLogger.v3) and the step times in metrics/times.json
-(scripts/timed.py), {run} as scripts/seeds.py names the seed's runs. Several seeds: the rows give
+(timed.py), {run} as seeds.py names the seed's runs. Several seeds: the rows give
 means, the score's standard deviation and each seed's score; the plot shows the first seed's curves.
 """
 
@@ -12,8 +12,8 @@ from typing import Dict, List, Optional
 
 import srsly
 import typer
-from seeds import parse_seeds, run_suffix
-from smoke import SMOKE_RUN
+from .seeds import parse_seeds, run_suffix
+from .smoke import SMOKE_RUN
 
 
 def main(
@@ -23,7 +23,7 @@ def main(
     title: str = typer.Option(..., help="Title of the table and plot"),
     row: List[str] = typer.Option(..., help="NAME=DIR, the first row is the baseline"),
     training: Path = typer.Option(Path("training"), help="The project's training folder"),
-    seeds: str = typer.Option("0", help="Comma-separated seeds of every row (run folders as scripts/seeds.py names them)"),
+    seeds: str = typer.Option("0", help="Comma-separated seeds of every row (run folders as seeds.py names them)"),
     smoke: bool = typer.Option(False, "--smoke", help="A smoke run's table: said in the table that its figures measure nothing"),
 ) -> None:
     times = _read_json(metrics / "times.json") or {}
@@ -62,7 +62,7 @@ def main(
 
 
 def _run(metrics: Path, training: Path, folder: str, seed: int, score: str, times: Dict) -> Dict:
-    """One seed's figures: its dev score (scripts/evaluate.py), log and training time."""
+    """One seed's figures: its dev score (evaluate.py), log and training time."""
     scores = _read_json(metrics / f"{folder}.json")
     if scores is None:
         raise typer.BadParameter(f"{metrics / folder}.json is missing: run the evaluate step first")
@@ -210,7 +210,7 @@ def _logged(entry: Dict, score: str) -> float:
 
 
 def _minutes(entry: Optional[Dict[str, float]], key: str) -> Optional[float]:
-    """Minutes of a scripts/timed.py entry ({"wall_s": ..., "cpu_s": ...})."""
+    """Minutes of a timed.py entry ({"wall_s": ..., "cpu_s": ...})."""
     return None if entry is None or key not in entry else round(entry[key] / 60, 1)
 
 

@@ -26,7 +26,7 @@ from typing import Dict, List, Tuple
 import torch
 import typer
 
-from semantic_change import halves_of, read_graded, spearman
+from .semantic_change import halves_of, read_graded, spearman
 from spacy_elmo.bilm.context_prediction import context_log_probs
 from spacy_elmo.training.checkpoint import load_model_dir
 from spacy_elmo.change.measures import jensen_shannon

@@ -8,7 +8,7 @@ A subset is drawn per fraction and seed (`random.Random(f"{fraction}/{seed}")`),
 articles (the file is split at its -DOCSTART- lines before conversion, which then makes Docs of 10
 sentences as `spacy convert -n 10` does) or whole Docs of a .spacy file (SST: one sentence each); 100%
 is the whole split. Files: OUTPUT/train_f{pct}{run}.spacy, {run} as in seeds.py ("" for seed 0, "_sN").
-The report reads metrics/few/f{pct}/{row}{run}.json (scripts/evaluate.py) and writes few_labels.md,
+The report reads metrics/few/f{pct}/{row}{run}.json (evaluate.py) and writes few_labels.md,
 .json and, with matplotlib, few_labels.png beside the metrics folder.
 """
 
@@ -21,8 +21,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import typer
 
-from seeds import parse_seeds, run_suffix
-from smoke import SMOKE_RUN
+from .seeds import parse_seeds, run_suffix
+from .smoke import SMOKE_RUN
 
 app = typer.Typer(add_completion=False)
 
