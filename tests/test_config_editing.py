@@ -8,7 +8,7 @@ import spacy
 from thinc.api import Config
 
 from spacy_elmo import load_original, save_original
-from spacy_elmo.configs import CONFIG_DIR as CONFIGS, TASKS, task_config
+from spacy_elmo.configs import CONFIG_DIR as CONFIGS, TASKS, task_text
 from spacy_elmo.configs.editing import fill_config_text, use_static_vectors
 
 from .helpers import tiny_bilm
@@ -99,7 +99,7 @@ def test_each_elmo_config_is_its_baseline_plus_the_elmo_part(task, vectors, tmp_
     and encode, and the baseline remains."""
 
     def read(elmo: bool) -> Config:
-        text = task_config(task, "elmo" if elmo else "baseline").read_text(encoding="utf8")
+        text = task_text(task, "elmo" if elmo else "baseline")
         return Config().from_str(use_static_vectors(text, tmp_path) if vectors else text, interpolate=False)
 
     elmo, baseline = read(True), read(False)
@@ -122,7 +122,7 @@ def test_each_elmo_config_is_its_baseline_plus_the_elmo_part(task, vectors, tmp_
 
 @pytest.mark.parametrize("task", TASKS)
 def test_static_vectors_change_the_embed_and_the_vectors_setting_only(task, tmp_path):
-    text = task_config(task, "baseline").read_text(encoding="utf8")
+    text = task_text(task, "baseline")
     plain = Config().from_str(text, interpolate=False)
     with_vectors = Config().from_str(use_static_vectors(text, tmp_path / "vectors"), interpolate=False)
     embed = with_vectors["components"][task]["model"]["tok2vec"]["embed"]
