@@ -2,6 +2,7 @@
 from the built wheel alone: the projects need no checkout), their scripts, and the two task
 projects kept in step."""
 
+import json
 import math
 import os
 import re
@@ -314,6 +315,44 @@ def test_fetch_wug_copies_whole_refuses_what_is_not_its_own_and_says_offline_in_
     shared = (REPO / "projects" / "semantic_change" / project["vars"]["wug_dir"]).resolve()
     assert shared.name == "dwug-en" and shared.parent == (REPO.parent / "shared" / "data").resolve()
     assert project["workflows"]["all"][0] == "check-inputs"
+
+
+def test_the_steps_write_atomically_never_through_a_link_and_fresh_removes_only_its_own(tmp_path):
+    """Issue 103's rule for the projects' steps: a link at an output's name is replaced, what it points to keeps its
+    bytes; a failed stream leaves the former file; `fresh` refuses a link and a path outside the project folder."""
+    from spacy_elmo.projects.written import write_json, write_text, written
+
+    users = tmp_path / "mine.md"
+    users.write_text("my notes\n")
+    out = tmp_path / "project" / "metrics" / "results.md"
+    out.parent.mkdir(parents=True)
+    out.symlink_to(users)
+    write_text(out, "| a table |\n")
+    assert users.read_text() == "my notes\n" and not out.is_symlink() and out.read_text() == "| a table |\n"
+    write_json(out.with_suffix(".json"), {"score": 1.0})
+    assert json.loads(out.with_suffix(".json").read_text()) == {"score": 1.0}
+    with pytest.raises(RuntimeError):
+        with written(out) as stream:
+            stream.write("half a ta")
+            raise RuntimeError("killed")
+    assert out.read_text() == "| a table |\n" and sorted(p.name for p in out.parent.iterdir()) == ["results.json", "results.md"]
+
+    project = tmp_path / "project"
+    (project / "training" / "smoke").mkdir(parents=True)
+    (project / "training" / "smoke" / "model").write_text("a run's")
+    elsewhere = tmp_path / "yours"
+    elsewhere.mkdir()
+    (elsewhere / "keep").write_text("yours")
+    (project / "training" / "linked").symlink_to(elsewhere, target_is_directory=True)
+
+    def fresh(*paths):
+        return subprocess.run([*_step("fresh"), *paths], cwd=project, capture_output=True, text=True)
+
+    refused = fresh("training/linked")
+    assert refused.returncode != 0 and "is a link" in refused.stderr and (elsewhere / "keep").read_text() == "yours"
+    outside = fresh(str(elsewhere))
+    assert outside.returncode != 0 and "not inside the project folder" in outside.stderr and (elsewhere / "keep").exists()
+    assert fresh("training/smoke", "metrics/nothing-yet").returncode == 0 and not (project / "training" / "smoke").exists()
 
 
 def test_seeds_runs_a_command_per_seed_and_names_the_runs(tmp_path):

@@ -20,6 +20,7 @@ import numpy
 import typer
 
 from .semantic_change import bootstrap_interval, halves_of, read_graded, spearman
+from .written import write_text
 
 Rep = Callable[[numpy.ndarray], numpy.ndarray]
 
@@ -98,7 +99,7 @@ def main(wug_dir: Path, out: Path, names: List[str]) -> None:
                         )
                     )
         lines += [row for _, row in sorted(rows, key=lambda r: -r[0])]
-    (out / "more-measures.md").write_text("\n".join(lines) + "\n", encoding="utf8")
+    write_text(out / "more-measures.md", "\n".join(lines) + "\n")
     print(f"Wrote {out / 'more-measures.md'} ({len(lines) - 2} settings)")
 
 

@@ -28,6 +28,7 @@ from spacy_elmo.usages.index import UsageIndex
 from spacy_elmo.change.senses import SenseRule, adjusted_rand, binary_change, sense_clusters
 from spacy_elmo.change.substitutes import Substitutes, substitute_bags
 from spacy_elmo.change.wug import read_dataset
+from .written import write_text
 
 LAYERS = ("0", "1", "2", "average")
 
@@ -138,7 +139,7 @@ def main(
                     row[f"{r}:senses_mean"] = float(numpy.mean(counts))
                 rows.append(row)
                 print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)
-    out.write_text(json.dumps(rows, indent=1, default=lambda v: None if isinstance(v, float) and not math.isfinite(v) else v) + "\n")
+    write_text(out, json.dumps(rows, indent=1, default=lambda v: None if isinstance(v, float) and not math.isfinite(v) else v) + "\n")
 
 
 if __name__ == "__main__":

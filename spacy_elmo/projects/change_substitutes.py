@@ -31,6 +31,7 @@ from spacy_elmo.bilm.context_prediction import context_log_probs
 from spacy_elmo.training.checkpoint import load_model_dir
 from spacy_elmo.change.measures import jensen_shannon
 from spacy_elmo.change.wug import read_dataset
+from .written import write_text
 
 BETAS = (0.0, 0.5, 1.0)
 COMBINATIONS = ("product", "mixture", "forward", "backward")
@@ -100,12 +101,12 @@ def main(wug_dir: Path, out: Path, bilm: str = typer.Argument(..., help="NAME=PA
         rows.append({"combination": combination, "beta": beta, "measure": measure, **{f"spearman_{h}": r for h, r in rho.items()}})
     rows.sort(key=lambda r: -r["spearman_A"])
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"substitutes-{name}.json").write_text(json.dumps({"bilm": name, "words": len(words), "results": rows}, indent=1) + "\n")
+    write_text(out / f"substitutes-{name}.json", json.dumps({"bilm": name, "words": len(words), "results": rows}, indent=1) + "\n")
     lines = ["| biLM | substitutes | beta | measure | rho all | rho A | rho B |", "|---|---|---:|---|---:|---:|---:|"]
     for r in rows:
         rhos = " | ".join(f"{r[f'spearman_{h}']:.3f}" for h in halves)
         lines.append(f"| {name} | {r['combination']} | {r['beta']} | {r['measure']} | {rhos} |")
-    (out / f"substitutes-{name}.md").write_text("\n".join(lines) + "\n", encoding="utf8")
+    write_text(out / f"substitutes-{name}.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -14,6 +14,7 @@ import srsly
 import typer
 from .seeds import parse_seeds, run_suffix
 from .smoke import SMOKE_RUN
+from .written import write_figure, write_json, write_text
 
 
 def main(
@@ -51,9 +52,9 @@ def main(
         r["delta"] = r["score"] - rows[0]["score"]
     pretraining = _pretraining(training)
     result = {"title": title, "score": score, "score_name": score_name, "rows": rows, "pretraining": pretraining, "smoke": smoke}
-    srsly.write_json(metrics / "results.json", result)
+    write_json(metrics / "results.json", result)
     table = _markdown(result)
-    (metrics / "results.md").write_text(table, encoding="utf8")
+    write_text(metrics / "results.md", table)
     print(table)
     try:
         _plot(result, metrics / "results.png")
@@ -199,7 +200,7 @@ def _plot(result: Dict, path: Path) -> None:
         label.set_horizontalalignment("right")
     fig.suptitle(result["title"])
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    write_figure(fig, path)
     plt.close(fig)
 
 

@@ -7,9 +7,9 @@ which for exclusive classes is the accuracy).
 from pathlib import Path
 
 import spacy
-import srsly
 import typer
 from spacy.training import Corpus
+from .written import write_json
 
 
 def main(model: Path, data: Path, output: Path) -> None:
@@ -17,7 +17,7 @@ def main(model: Path, data: Path, output: Path) -> None:
     examples = list(Corpus(data)(nlp))
     scores = nlp.evaluate(examples)
     output.parent.mkdir(parents=True, exist_ok=True)
-    srsly.write_json(output, scores)
+    write_json(output, scores)
     flat = {k: round(v, 4) for k, v in scores.items() if isinstance(v, float)}
     print(f"{model} on {data}: {flat}")
 

@@ -23,6 +23,7 @@ import typer
 
 from .seeds import parse_seeds, run_suffix
 from .smoke import SMOKE_RUN
+from .written import write_docbin, write_figure, write_text
 
 app = typer.Typer(add_completion=False)
 
@@ -101,9 +102,7 @@ def docbin_subsets(train: Path, output: Path, fractions: str = typer.Option(...)
 
 
 def _write(doc_bin, path: Path, what: str) -> None:  # type: ignore[no-untyped-def]
-    tmp = path.with_name(path.name + ".tmp")
-    doc_bin.to_disk(tmp)
-    tmp.replace(path)
+    write_docbin(path, doc_bin)
     print(f"{path}: {what}")
 
 
@@ -205,10 +204,8 @@ def report(
         if found:
             lines.append(f"- {r['name']}: " + "; ".join(found))
     out_md = metrics.parent / "few_labels.md"
-    out_md.write_text("\n".join(lines) + "\n", encoding="utf8")
-    (metrics.parent / "few_labels.json").write_text(
-        json.dumps({"title": title, "score": score, "rows": measured}, indent=2) + "\n", encoding="utf8"
-    )
+    write_text(out_md, "\n".join(lines) + "\n")
+    write_text(metrics.parent / "few_labels.json", json.dumps({"title": title, "score": score, "rows": measured}, indent=2) + "\n")
     print("\n".join(lines))
     _plot(measured, metrics.parent / "few_labels.png", title, score_name)
 
@@ -242,7 +239,7 @@ def _plot(measured: List[Dict], path: Path, title: str, score_name: str) -> None
     ax.set_title(title)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    write_figure(fig, path)
     plt.close(fig)
     print(f"Wrote {path}")
 

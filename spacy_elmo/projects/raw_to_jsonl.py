@@ -5,8 +5,8 @@ import itertools
 from pathlib import Path
 from typing import List
 
-import srsly
 import typer
+from .written import write_jsonl
 
 
 def main(output: Path, inputs: List[Path], limit: int = typer.Option(0, help="Keep the first LIMIT lines (0: all)")) -> None:
@@ -23,7 +23,7 @@ def main(output: Path, inputs: List[Path], limit: int = typer.Option(0, help="Ke
 
     output.parent.mkdir(parents=True, exist_ok=True)
     lines = records()
-    srsly.write_jsonl(output, itertools.islice(lines, limit) if limit else lines)
+    write_jsonl(output, itertools.islice(lines, limit) if limit else lines)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ OUT/vectors-NAME.npz, so that a second run only scores.
 """
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Callable, Dict, List, Sequence, Tuple
@@ -30,6 +31,7 @@ import typer
 from spacy_elmo.change.measures import apd, cluster_jsd, prt
 from spacy_elmo.change.gold import bootstrap_interval, ranks, spearman  # noqa: F401  (the other scripts import them from here)
 from spacy_elmo.change.wug import read_dataset
+from .written import write_bytes, write_figure, write_text
 
 Vectors = Dict[str, Tuple[numpy.ndarray, numpy.ndarray]]  # word -> (period 1, period 2) usage vectors (n, L + 1, D)
 
@@ -84,7 +86,9 @@ def embed(wug: Dict, name: str, model: str, out: Path) -> Vectors:
         groups = numpy.array([u.grouping for u in uses])
         vectors[word] = (embedded[groups == "1"], embedded[groups == "2"])
         print(f"{name}: {word} {len(vectors[word][0])} + {len(vectors[word][1])} usages", flush=True)
-    numpy.savez(cache, **{f"{w}/{g + 1}": v[g] for w, v in vectors.items() for g in (0, 1)})
+    arrays = io.BytesIO()
+    numpy.savez(arrays, **{f"{w}/{g + 1}": v[g] for w, v in vectors.items() for g in (0, 1)})
+    write_bytes(cache, arrays.getvalue())
     return vectors
 
 
@@ -180,7 +184,7 @@ def main(
         chosen = max(own, key=lambda r: r["spearman_a"] if r["spearman_a"] == r["spearman_a"] else -2.0)
         summary[f"chosen_on_a:{name}"] = chosen
     # a measure that gives every word the same score ranks nothing: its rho is undefined (null, "n/a")
-    (out / "change.json").write_text(json.dumps(_no_nan(summary), indent=1) + "\n", encoding="utf8")
+    write_text(out / "change.json", json.dumps(_no_nan(summary), indent=1) + "\n")
     lines = [
         f"DWUG-style evaluation, {len(words)} words (half A {len(half_a)}, half B {len(half_b)}); "
         f"APD over every pair; clusters seeded with {seed}.",
@@ -194,7 +198,7 @@ def main(
             f"| {r['bilm']} | {r['representation']} | {r['vectors']} | {r['measure']} | {rhos} | {_figure(r['accuracy_b'], 2)} | "
             f"{_figure(r['accuracy_all'], 2)} | {_figure(r['usage_pairs_spearman'], 3)} |"
         )
-    (out / "change.md").write_text("\n".join(lines) + "\n", encoding="utf8")
+    write_text(out / "change.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
     _plot(results, out / "change.png")
 
@@ -236,7 +240,7 @@ def _plot(results: List[Dict], path: Path) -> None:
     ax.set_title("APD of plain usage vectors, per representation")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    write_figure(fig, path)
     plt.close(fig)
 
 

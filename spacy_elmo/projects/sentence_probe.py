@@ -24,6 +24,7 @@ from spacy.tokens import Doc, DocBin
 from .few_labels import cell, parse_fractions, summary
 from .few_labels import label as fraction_label
 from .seeds import parse_seeds, run_suffix
+from .written import write_text
 
 PENALTIES = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
 FOLDS = 5
@@ -159,9 +160,7 @@ def main(
             typer.echo(f"{feature:>24} {fraction_label(fraction):>4}% seed {seed}: {100 * score:.2f} (penalty {penalty:g})")
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{output}.json").write_text(
-        json.dumps({"labels": labels, "embed_seconds": embed_seconds, "runs": results}, indent=2) + "\n", encoding="utf8"
-    )
+    write_text(f"{output}.json", json.dumps({"labels": labels, "embed_seconds": embed_seconds, "runs": results}, indent=2) + "\n")
     names = list(features)
     lines = [
         "Linear probe: dev accuracy of a logistic regression on mean-pooled frozen features "
@@ -176,7 +175,7 @@ def main(
             for feature in names
         ]
         lines.append(f"| {fraction_label(fraction)}% | " + " | ".join(cells) + " |")
-    Path(f"{output}.md").write_text("\n".join(lines) + "\n", encoding="utf8")
+    write_text(f"{output}.md", "\n".join(lines) + "\n")
     typer.echo("\n".join(lines))
 
 

@@ -5,12 +5,13 @@ from pathlib import Path
 import typer
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
+from .written import write_docbin
 
 
 def main(input_path: Path, output: Path, n_docs: int = typer.Option(..., "--n-docs")) -> None:
     docs = list(DocBin().from_disk(input_path).get_docs(Vocab()))[:n_docs]
     output.parent.mkdir(parents=True, exist_ok=True)
-    DocBin(docs=docs, store_user_data=True).to_disk(output)
+    write_docbin(output, DocBin(docs=docs, store_user_data=True))
     print(f"{output}: {len(docs)} documents")
 
 

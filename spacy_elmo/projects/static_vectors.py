@@ -7,6 +7,7 @@ from typing import Iterator, List
 import spacy
 import typer
 
+from spacy_elmo.output_folders import publish_file, temporary_path
 from spacy_elmo.text_corpus import read_texts
 
 
@@ -34,10 +35,9 @@ def main(
         raise SystemExit("Error: training static vectors needs floret: pip install floret") from None
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    # the tokenized text and the table are written beside OUTPUT under temporary names: a failure
-    # leaves a former OUTPUT as it was
-    tokens_path = output.with_name(output.name + ".tokens.tmp")
-    table_path = output.with_name(output.name + ".tmp")
+    # the tokenized text and the table are written beside OUTPUT as temporaries of fresh names (never a file that
+    # is there): a failure leaves a former OUTPUT as it was
+    tokens_path, table_path = temporary_path(output), temporary_path(output)
     nlp = spacy.blank("en")
     try:
         with tokens_path.open("w", encoding="utf8") as file_:
@@ -58,7 +58,7 @@ def main(
             verbose=0,
         )
         model.save_floret_vectors(str(table_path))
-        table_path.replace(output)
+        publish_file(table_path, output)
     finally:
         tokens_path.unlink(missing_ok=True)
         table_path.unlink(missing_ok=True)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import srsly
+from .written import write_json
 
 
 def main() -> None:
@@ -27,7 +28,7 @@ def main() -> None:
     times = srsly.read_json(times_path) if times_path.is_file() else {}
     times[name] = entry
     times_path.parent.mkdir(parents=True, exist_ok=True)
-    srsly.write_json(times_path, times)
+    write_json(times_path, times)
 
 
 if __name__ == "__main__":

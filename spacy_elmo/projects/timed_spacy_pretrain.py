@@ -14,6 +14,7 @@ from typing import List
 
 import srsly
 import typer
+from .written import write_json
 
 
 def main(
@@ -48,7 +49,7 @@ def main(
     shutil.copyfile(weights, output / "model-budget.bin")
     log = list(srsly.read_jsonl(output / "log.jsonl")) if (output / "log.jsonl").exists() else []
     summary = {"minutes": round(elapsed / 60, 2), "weights": weights.name, "words": log[-1]["nr_word"] if log else None}
-    srsly.write_json(output / "budget.json", summary)
+    write_json(output / "budget.json", summary)
     print(summary)
 
 

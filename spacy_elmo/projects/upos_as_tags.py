@@ -6,6 +6,7 @@ from pathlib import Path
 import typer
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
+from .written import write_docbin
 
 
 def main(input_path: Path, output: Path) -> None:
@@ -14,7 +15,7 @@ def main(input_path: Path, output: Path) -> None:
         for token in doc:
             token.tag_ = token.pos_
     output.parent.mkdir(parents=True, exist_ok=True)
-    DocBin(docs=docs).to_disk(output)
+    write_docbin(output, DocBin(docs=docs))
     tags = {t.tag_ for doc in docs for t in doc}
     print(f"{output}: {len(docs)} documents, {sum(len(d) for d in docs)} tokens, {len(tags)} UPOS tags")
 

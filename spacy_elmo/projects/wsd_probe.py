@@ -12,6 +12,7 @@ from spacy.tokens import Doc
 
 from spacy_elmo.pipeline.loading import elmo_names, load_elmo_pipeline
 from spacy_elmo.usages import sense_probe as probe
+from .written import write_text
 
 
 def main(
@@ -70,7 +71,7 @@ def main(
         "embed_seconds": round(seconds, 1),
     }
     output.parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{output}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
+    write_text(f"{output}.json", json.dumps(result, indent=2) + "\n")
     lines = [
         f"Word-sense probe, leave-one-out within {data_xml.name} ({n_probed:,} of {len(wsd.instances):,} instances have "
         f"another usage of their lemma and POS); biLM: {result['name']}",
@@ -86,7 +87,7 @@ def main(
         f"Nearest usage, layer 1 against layer {n_layers - 1}: {only_1} instances right only with layer 1, {only_2} only with "
         f"layer {n_layers - 1} (two-sided sign test p = {sign_p:.2g}).",
     ]
-    Path(f"{output}.md").write_text("\n".join(lines) + "\n", encoding="utf8")
+    write_text(f"{output}.md", "\n".join(lines) + "\n")
     typer.echo("\n".join(lines))
 
 

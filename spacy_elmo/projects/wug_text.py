@@ -9,12 +9,13 @@ from pathlib import Path
 import typer
 
 from spacy_elmo.change.wug import read_dataset
+from .written import written
 
 
 def main(wug_dir: Path, out: Path) -> None:
     wug = read_dataset(wug_dir)
     n_uses = n_tokens = 0
-    with open(out, "w", encoding="utf8") as f:
+    with written(out) as f:
         for word in sorted(wug):
             for use in wug[word][0]:
                 f.write(" ".join(use.tokens) + "\n\n")
