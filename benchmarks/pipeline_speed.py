@@ -122,21 +122,21 @@ def profile(nlp: Any, texts: List[str], batch_size: int) -> None:
         finally:
             bilm_seconds[0] += time.perf_counter() - started
 
-    for name, component in nlp.pipeline:
-        batch_docs = plain if name == "elmo" else docs
-        BiLM.forward = timed_forward  # type: ignore[method-assign]
-        try:
+    BiLM.forward = timed_forward  # type: ignore[method-assign]
+    try:
+        for name, component in nlp.pipeline:
+            bilm_seconds[0] = 0.0
             started = time.perf_counter()
-            for start in range(0, len(batch_docs), batch_size):
-                component.predict(batch_docs[start : start + batch_size]) if name != "elmo" else list(
-                    component.pipe(batch_docs[start : start + batch_size], batch_size=batch_size)
-                )
+            for start in range(0, len(texts), batch_size):
+                if name == "elmo":  # the component itself, from plain Docs: the layers it sets
+                    list(component.pipe(plain[start : start + batch_size], batch_size=batch_size))
+                else:  # a listening component reads the layers the full pass set
+                    component.predict(docs[start : start + batch_size])
             seconds = time.perf_counter() - started
-        finally:
-            BiLM.forward = forward  # type: ignore[method-assign]
-        inside = f" (the biLM's forward: {bilm_seconds[0]:.3f} s)" if name == "elmo" and elmo.onnx is None else ""
-        print(f"  {name}: {seconds:.3f} s{inside}")
-        bilm_seconds[0] = 0.0
+            inside = f" (the biLM's forward: {bilm_seconds[0]:.3f} s)" if name == "elmo" and elmo.onnx is None else ""
+            print(f"  {name}: {seconds:.3f} s{inside}")
+    finally:
+        BiLM.forward = forward  # type: ignore[method-assign]
 
 
 def main() -> None:
@@ -155,8 +155,8 @@ def main() -> None:
 
     print(f"CPU: {cpu_class().describe()}; torch {torch.__version__}, {torch.get_num_threads()} threads")
     texts = read_texts(args.task, args.texts)
-    biLM = args.bilm if (args.bilm / "options.json").is_file() else None
-    print(f"{args.task}: {len(texts)} texts; biLM: {biLM or 'the released small size, random weights'}")
+    trained = (args.bilm / "options.json").is_file()  # as `build` reads it
+    print(f"{args.task}: {len(texts)} texts; biLM: {args.bilm if trained else 'the released small size, random weights'}")
     rates: Dict[str, float] = {}
     for row in args.rows:
         try:

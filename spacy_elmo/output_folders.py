@@ -14,6 +14,7 @@ through a temporary file of a fresh name and a rename, with the mode a plain `op
 """
 
 import errno
+import functools
 import glob
 import hashlib
 import os
@@ -26,8 +27,9 @@ import warnings
 import threading
 import time
 import weakref
+from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Optional, Sequence, Tuple, Union
+from typing import IO, Any, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy
 import srsly
@@ -334,18 +336,23 @@ def _pid_namespace() -> str:
     return digits or "0"
 
 
+@functools.lru_cache(maxsize=1)
+def _machine_id() -> str:
+    """RETURNS (str): /etc/machine-id ("" where there is none), read once a process: it names the machine for good."""
+    try:
+        return Path("/etc/machine-id").read_text(encoding="utf8", errors="replace").strip()
+    except OSError:
+        return ""
+
+
 def _host_tag() -> str:
     """RETURNS (str): this machine in a file name: its host name reduced to letters, digits and "_" (at most 32), then a
     digest of the exact host name and /etc/machine-id. Reduced alone, hosts named node-1 and node.1 read as one machine,
     and every host's first PID namespace has the same number: one's temporaries on a shared folder read as the other's
     killed run's."""
     host = socket.gethostname()
-    try:
-        machine = Path("/etc/machine-id").read_text(encoding="utf8", errors="replace").strip()
-    except OSError:
-        machine = ""
     readable = "".join(c if c.isalnum() else "_" for c in host)[:32] or "host"
-    return f"{readable}_{hashlib.sha256(chr(0).join([host, machine]).encode('utf8', 'surrogateescape')).hexdigest()[:10]}"
+    return f"{readable}_{hashlib.sha256(chr(0).join([host, _machine_id()]).encode('utf8', 'surrogateescape')).hexdigest()[:10]}"
 
 
 def _writer_tag(pid: Optional[int] = None) -> str:
@@ -497,13 +504,19 @@ def write_atomically(path: PathLike, text: Union[str, bytes], overwrite: bool = 
     """Write a text (str) or binary (bytes) file through a temporary file and a rename: a failure
     (a full disk) leaves the former file as it was. Without `overwrite`, the file is published only
     where its name is free at that moment (`publish_file`)."""
-    path = Path(path)
+    with written_atomically(path, binary=isinstance(text, bytes), overwrite=overwrite) as stream:
+        stream.write(text)
+
+
+@contextmanager
+def written_atomically(path: PathLike, binary: bool = False, overwrite: bool = True) -> Iterator[IO[Any]]:
+    """A stream (text, UTF-8, or `binary`) into a temporary file beside `path` that takes the name `path` when the block
+    ends without an error (`publish_file`, with `overwrite` as there); after an error it is removed and `path` stays as
+    it was. `write_atomically` for what is written piece by piece."""
     tmp = temporary_path(path)
     try:
-        if isinstance(text, bytes):
-            tmp.write_bytes(text)
-        else:
-            tmp.write_text(text, encoding="utf8")
+        with open(tmp, "wb" if binary else "w", encoding=None if binary else "utf8") as stream:
+            yield stream
         publish_file(tmp, path, overwrite)
     finally:
         tmp.unlink(missing_ok=True)

@@ -121,10 +121,9 @@ def entry_problem(entry: Any, choices: Optional[Sequence[str]] = None) -> str:
         return f"it names {', '.join(unknown)}, which {'is' if len(unknown) == 1 else 'are'} not among {', '.join(sorted(allowed))}"
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in seconds.values()):
         return "its timings are not positive numbers"
-    fastest = min(seconds, key=seconds.__getitem__)
-    close = entry.get("choice") in seconds and seconds[entry["choice"]] <= seconds[fastest] * CLEAR_RATIO
-    if entry.get("choice") != fastest and not (entry.get("toss_up") is True and close):
-        return f"its choice {entry.get('choice')!r} is not the fastest of its own timings"
+    choice = entry.get("choice")
+    if choice != min(seconds, key=seconds.__getitem__) and not (entry.get("toss_up") is True and _close_to_fastest(seconds, choice)):
+        return f"its choice {choice!r} is not the fastest of its own timings"
     for field in ("when", "cost_s"):
         value = entry.get(field, 0)
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
@@ -228,13 +227,12 @@ def _measure(key: Dict[str, Any], measure: Callable[[], Dict[str, float]], defau
         again = measure()
         seconds = {name: min(seconds[name], again.get(name, seconds[name])) for name in seconds}
         rounds += 1
-    fastest = min(seconds, key=seconds.__getitem__)
     toss_up = not is_clear(seconds)
     return {
         "quiet": quiet and busy_cores(samples=3) == 0,
         "key": key,
         "seconds": seconds,
-        "choice": default if toss_up and default in seconds and seconds[default] <= seconds[fastest] * CLEAR_RATIO else fastest,
+        "choice": default if toss_up and _close_to_fastest(seconds, default) else min(seconds, key=seconds.__getitem__),
         "toss_up": toss_up,
         "rounds": rounds,
         "cost_s": round(time.perf_counter() - started, 3),
@@ -242,10 +240,14 @@ def _measure(key: Dict[str, Any], measure: Callable[[], Dict[str, float]], defau
     }
 
 
+def _close_to_fastest(seconds: Dict[str, float], choice: Any) -> bool:
+    """RETURNS (bool): whether `choice` is timed within CLEAR_RATIO of the fastest (the fastest itself included)."""
+    return choice in seconds and seconds[choice] <= min(seconds.values()) * CLEAR_RATIO
+
+
 def is_clear(seconds: Dict[str, float]) -> bool:
     """RETURNS (bool): whether the fastest choice is faster than every other by more than CLEAR_RATIO."""
-    ranked = sorted(seconds.values())
-    return len(ranked) < 2 or ranked[1] > ranked[0] * CLEAR_RATIO
+    return sum(_close_to_fastest(seconds, name) for name in seconds) < 2
 
 
 def how_measured(entry: Dict[str, Any]) -> str:

@@ -179,8 +179,8 @@ class Elmo(TrainablePipe):
         """RETURNS (str): what computes the layers when the component predicts, in words."""
         setting = f"precision = {self.settings.precision!r}"
         if self.onnx is not None:
-            return f"ONNX Runtime at {self.onnx.precision} (runtime = 'onnx', {setting}; fine-tuning runs the PyTorch biLM in fp32)"
-        return f"PyTorch at {self.bilm.precision} ({setting}) on {self.bilm.device.type}"
+            return f"ONNX Runtime at {self.precision} (runtime = 'onnx', {setting}; fine-tuning runs the PyTorch biLM in fp32)"
+        return f"PyTorch at {self.precision} ({setting}) on {self.bilm.device.type}"
 
     @property
     def listeners(self) -> List[ElmoListener]:

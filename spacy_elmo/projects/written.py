@@ -10,7 +10,7 @@ from typing import IO, Any, Iterable, Iterator, Union
 
 import srsly
 
-from ..output_folders import publish_file, temporary_path, write_atomically
+from ..output_folders import write_atomically, written_atomically
 
 PathLike = Union[str, Path]
 
@@ -43,15 +43,10 @@ def write_figure(figure: Any, path: PathLike, dpi: int = 120) -> None:
 @contextmanager
 def written(path: PathLike, binary: bool = False) -> Iterator[IO[Any]]:
     """A file to write a stream into (lines of a corpus): it takes the name `path` when the block ends without an
-    error; otherwise it is removed and `path` stays as it was."""
+    error; otherwise it is removed and `path` stays as it was (`written_atomically`)."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary_path(path)
-    try:
-        with open(tmp, "wb" if binary else "w", **({} if binary else {"encoding": "utf8"})) as stream:
-            yield stream
-        publish_file(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with written_atomically(path, binary=binary) as stream:
+        yield stream
 
 
 def write_jsonl(path: PathLike, records: Iterable[Any]) -> None:
