@@ -90,17 +90,51 @@ def with_case_of(model: str, word: str) -> str:
     return word
 
 
+PLANTED = "\ue000"  # marks a planted usage while the corpora are built (planted_windows takes it out)
+
+
 def plant(paragraphs: List[str], donor: str, target: str, k: int, rng: numpy.random.Generator) -> Tuple[List[str], int]:
-    """Replace `k` of the donor's usages (drawn with `rng`) by the target, its capitals kept.
+    """Replace `k` of the donor's usages (drawn with `rng`) by the target, its capitals kept, each marked PLANTED.
     RETURNS: the paragraphs and how many usages were replaced."""
     pattern = word_pattern(donor)
-    places = [(i, m.start(), m.end()) for i, p in enumerate(paragraphs) for m in pattern.finditer(p)]
+    places = [
+        (i, m.start(), m.end()) for i, p in enumerate(paragraphs) for m in pattern.finditer(p) if p[m.start() - 1 : m.start()] != PLANTED
+    ]
     chosen = sorted((places[j] for j in rng.choice(len(places), min(k, len(places)), replace=False)), reverse=True)
     out = list(paragraphs)
     for i, start, end in chosen:  # from the end of each paragraph: offsets before stay valid
         p = out[i]
-        out[i] = p[:start] + with_case_of(p[start:end], target) + p[end:]
+        out[i] = p[:start] + PLANTED + with_case_of(p[start:end], target) + p[end:]
     return out, len(chosen)
+
+
+WINDOW = 60  # characters each side of a planted usage kept to know it again in change's output
+
+
+def planted_windows(paragraphs: List[str]) -> Tuple[List[str], Dict[str, List[Tuple[str, str]]]]:
+    """The paragraphs with the PLANTED marks taken out, and per planted word (lowercase) the text around each of
+    its planted usages: (WINDOW characters before, WINDOW after), within its paragraph."""
+    clean, windows = [], {}  # type: Tuple[List[str], Dict[str, List[Tuple[str, str]]]]
+    for p in paragraphs:
+        parts = p.split(PLANTED)
+        text = "".join(parts)
+        start = 0
+        for part in parts[:-1]:
+            start += len(part)
+            word = re.match(r"\w+", text[start:]).group(0)  # type: ignore[union-attr]
+            end = start + len(word)
+            windows.setdefault(word.lower(), []).append((text[max(0, start - WINDOW) : start], text[end : end + WINDOW]))
+        clean.append(text)
+    return clean, windows
+
+
+def is_planted(snippet: str, windows: Sequence[Tuple[str, str]], context: int = 30) -> bool:
+    """Whether a map point's text ("...before[[target]]after...", run._snippet) is one of the planted usages."""
+    found = re.match(r"^(?:…)?(.*?)\[\[(.+?)\]\](.*?)(?:…)?$", snippet, re.S)
+    if not found:
+        return False
+    before, after = found.group(1)[-context:], found.group(3)[:context]
+    return any(left.endswith(before) and right.startswith(after) for left, right in windows)
 
 
 def draw_words(
@@ -182,31 +216,61 @@ def spelling_shares(data: Dict) -> Dict[str, List[int]]:
     return found
 
 
-def build_setting(args, setting: str, seed: int, work: Path, nouns: set, stop: set) -> Dict:
-    rng = numpy.random.default_rng(seed)
-    wiki = read_paragraphs(args.wiki, args.paragraphs)
-    order = rng.permutation(len(wiki))
-    half = len(wiki) // 2
-    b = [wiki[i] for i in order[half:]]
-    if setting == "halves":
-        a = [wiki[i] for i in order[:half]]
-    else:
-        reuters = read_paragraphs(args.reuters, 10**9)
-        words_b = sum(len(p.split()) for p in b)
-        a, total = [], 0
-        for i in rng.permutation(len(reuters)):
-            if total >= words_b:
+def read_articles(path: Path, n: int) -> List[List[str]]:
+    """The articles (blocks of paragraphs between blank lines) of a .txt.gz, in file order, until `n` paragraphs."""
+    articles: List[List[str]] = [[]]
+    seen = 0
+    with gzip.open(path, "rt", encoding="utf8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                if articles[-1]:
+                    articles.append([])
+                continue
+            articles[-1].append(line)
+            seen += 1
+            if seen >= n:
                 break
-            a.append(reuters[i])
-            total += len(reuters[i].split())
+    return [a for a in articles if a]
+
+
+def build_setting(args, setting: str, seed: int, work: Path, nouns: set, stop: set) -> Dict:
+    """Corpora A and B of a setting, a document a paragraph ("halves", "genre") or an article ("order": A the first
+    half of the articles in the dump's order, B the second: topics drift, no word's sense is planted in A)."""
+    rng = numpy.random.default_rng(seed)
+    if setting == "order":
+        articles = read_articles(args.wiki, args.paragraphs)
+        sizes = numpy.cumsum([len(x) for x in articles])
+        cut = int(numpy.searchsorted(sizes, sizes[-1] / 2))
+        docs_a, docs_b = articles[: cut + 1], articles[cut + 1 :]
+    else:
+        wiki = read_paragraphs(args.wiki, args.paragraphs)
+        order = rng.permutation(len(wiki))
+        half = len(wiki) // 2
+        docs_b = [[wiki[i]] for i in order[half:]]
+        if setting == "halves":
+            docs_a = [[wiki[i]] for i in order[:half]]
+        else:
+            reuters = read_paragraphs(args.reuters, 10**9)
+            words_b = sum(len(p.split()) for d in docs_b for p in d)
+            docs_a, total = [], 0
+            for i in rng.permutation(len(reuters)):
+                if total >= words_b:
+                    break
+                docs_a.append([reuters[i]])
+                total += len(reuters[i].split())
+    a = [p for d in docs_a for p in d]
+    b = [p for d in docs_b for p in d]
+    where = [j for j, d in enumerate(docs_b) for _ in d]  # each paragraph of B's document
     count_a, count_b = counts(a), counts(b)
     n = args.targets
-    words = draw_words(nouns, count_a, count_b, 3 * n, args.min_count, args.max_count, rng, stop)
-    targets, controls, spare = words[:n], words[n : 2 * n], words[2 * n :]
+    words = draw_words(nouns, count_a, count_b, 2 * n, args.min_count, args.max_count, rng, stop)
+    targets, controls = words[:n], words[n : 2 * n]
     planted: Dict[str, Dict] = {}
     used = set(words)
+    shares = args.shares
     for j, target in enumerate(targets):
-        share = SHARES[j % len(SHARES)]
+        share = shares[j % len(shares)]
         k = math.ceil(share * count_b[target] / (1 - share))
         donors = [
             w
@@ -225,30 +289,67 @@ def build_setting(args, setting: str, seed: int, work: Path, nouns: set, stop: s
         used.add(donor)
         b, done = plant(b, donor, target, k, rng)
         planted[target] = {"donor": donor, "share": share, "replaced": done, "n_b_before": count_b[target]}
-    del spare
+    b, windows = planted_windows(b)
     folder = work / f"{setting}-{seed}"
     folder.mkdir(parents=True, exist_ok=True)
-    # a paragraph a document (a blank line between them): the unit the halves were drawn by
-    (folder / "A.txt").write_text("\n\n".join(a) + "\n", encoding="utf8")
-    (folder / "B.txt").write_text("\n\n".join(b) + "\n", encoding="utf8")
+    # a blank line between documents (the unit the verdict's test shuffles), a paragraph a line
+    by_doc: List[List[str]] = [[] for _ in docs_b]
+    for j, p in zip(where, b):
+        by_doc[j].append(p)
+    (folder / "A.txt").write_text("\n\n".join("\n".join(d) for d in docs_a) + "\n", encoding="utf8")
+    (folder / "B.txt").write_text("\n\n".join("\n".join(d) for d in by_doc) + "\n", encoding="utf8")
     listed = list(planted) + controls
     rng.shuffle(listed)
     (folder / "words.txt").write_text("\n".join(listed) + "\n", encoding="utf8")
-    return {"setting": setting, "seed": seed, "folder": str(folder), "planted": planted, "controls": controls}
+    return {
+        "setting": setting,
+        "seed": seed,
+        "folder": str(folder),
+        "planted": planted,
+        "controls": controls,
+        "windows": {w: windows.get(w, []) for w in planted},
+        "documents": [len(docs_a), len(docs_b)],
+    }
 
 
 def run_change(args, plan: Dict) -> Dict:
+    """`spacy-elmo change` on the corpora, their indexes kept (--keep-indexes); where kept by an earlier run, on them."""
     folder = Path(plan["folder"])
     out = folder / "change.json"
+    kept = folder / "indexes"
     if not out.exists() or args.again:
+        if (kept / "B" / "meta.json").exists():
+            sides = [str(kept / "A"), str(kept / "B")]
+        else:
+            sides = [str(folder / "A.txt"), str(folder / "B.txt"), "--keep-indexes", str(kept)]
         command = [
-            sys.executable, "-m", "spacy_elmo", "change", str(folder / "A.txt"), str(folder / "B.txt"), str(out),
+            sys.executable, "-m", "spacy_elmo", "change", *sides[:2], str(out), *sides[2:],
             "--model", str(args.bilm), "--words", str(folder / "words.txt"), "--evidence", "--overwrite", *args.change_args,
         ]  # fmt: skip
         started = time.perf_counter()
         subprocess.run(command, check=True)
         plan["seconds"] = time.perf_counter() - started
     return json.loads(out.read_text())
+
+
+MARKS = ("came in B", "went from A", "more in B", "less in B")
+
+
+def sense_purity(ev: Dict, windows: Sequence[Tuple[str, str]]) -> List[Dict]:
+    """Each marked sense of a word (MARKS): its mark, its usages and how many of them are planted (read from the
+    map's points: every usage the senses were found from)."""
+    periods = ev.get("sense_periods", [])
+    out = []
+    for j, period in enumerate(periods):
+        if period not in MARKS:
+            continue
+        members = [p for p in ev.get("points", []) if p["sense"] == j]
+        planted = sum(p["side"] == "B" and is_planted(p["text"], windows) for p in members)
+        out.append({"sense": j, "mark": period, "usages": len(members), "planted": planted})
+    return out
+
+
+PURE = 0.7  # a sense marked "came in B" holding at least this share of planted usages shows the planted sense
 
 
 def evaluate(plan: Dict, data: Dict) -> Dict:
@@ -289,6 +390,13 @@ def evaluate(plan: Dict, data: Dict) -> Dict:
             donor = info["donor"]
             row["named"] += any(same_noun(n, donor) for n in names)
     result["per_share"] = per_share
+    purity = {w: sense_purity(words[w]["evidence"], plan["windows"].get(w, [])) for w in planted if w in scored}
+    total_planted = {
+        w: sum(p["side"] == "B" and is_planted(p["text"], plan["windows"].get(w, [])) for p in words[w]["evidence"].get("points", []))
+        for w in purity
+    }
+    result["purity"] = {w: {"marked": purity[w], "planted_usages": total_planted[w]} for w in purity}
+    result["controls_marked"] = [w for w in controls if w in scored and any(sense_purity(words[w]["evidence"], []))]
     result["spelling"] = spelling_shares(data)
     # the verdict's variants, computed again from the controls that change scored: which statistic, how many controls
     from spacy_elmo.change.senses import benjamini_hochberg
@@ -321,7 +429,8 @@ def main() -> None:
     parser.add_argument(
         "--ewt", type=Path, default=SHARED / "data" / "ud-ewt" / "en_ewt-ud-train.conllu", help=f"UD English-EWT train {beside}"
     )
-    parser.add_argument("--settings", nargs="+", default=["halves", "genre"], choices=["halves", "genre"])
+    parser.add_argument("--settings", nargs="+", default=["halves", "genre"], choices=["halves", "genre", "order"])
+    parser.add_argument("--shares", nargs="+", type=float, default=list(SHARES), help="the planted shares of B's usages, in turn")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--paragraphs", type=int, default=40_000, help="Wikipedia paragraphs split into halves")
     parser.add_argument("--targets", type=int, default=20, help="planted targets, and as many controls")
@@ -415,18 +524,19 @@ def pooled(rs: List[Dict], shares: Sequence[float], key: str) -> str:
 
 
 def summarise(results: List[Dict]) -> None:
+    shares = sorted({float(s) for r in results for s in r["per_share"]})
     print(
         "\n| setting | seeds | AUC the page's order | AUC apd | AUC energy z | controls changed | "
-        + " | ".join(f"recall {s:.0%}" for s in SHARES)
+        + " | ".join(f"recall {s:.0%}" for s in shares)
         + " |"
     )
-    print("|---|---|---:|---:|---:|---:|" + "---:|" * len(SHARES))
+    print("|---|---|---:|---:|---:|---:|" + "---:|" * len(shares))
     for setting in sorted({r["setting"] for r in results}):
         rs = [r for r in results if r["setting"] == setting]
         fp = sum(len(r["controls_changed"]) for r in rs)
         nc = sum(r["controls_scored"] for r in rs)
         recalls = []
-        for s in map(str, SHARES):
+        for s in map(str, shares):
             n = sum(r["per_share"].get(s, {}).get("n", 0) for r in rs)
             c = sum(r["per_share"].get(s, {}).get("changed", 0) for r in rs)
             recalls.append(f"{c}/{n}")
@@ -442,7 +552,7 @@ def summarise(results: List[Dict]) -> None:
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for setting in sorted({r["setting"] for r in results}):
         rs = [r for r in results if r["setting"] == setting]
-        high = [s for s in SHARES if s >= 0.2]
+        high = [s for s in shares if s >= 0.2]
         one_side_controls = f"{sum(len(r['controls_one_side']) for r in rs)}/{sum(r['controls_scored'] for r in rs)}"
         moved_controls = f"{sum(len(r.get('controls_shifted', [])) for r in rs)}/{sum(r['controls_scored'] for r in rs)}"
         ev = [sum(r["spelling"]["evidence"][j] for r in rs) for j in (0, 1)]
@@ -452,6 +562,38 @@ def summarise(results: List[Dict]) -> None:
             f"| {setting} | {pooled(rs, [0.1, 0.15], 'changed')} | {pooled(rs, [0.3, 0.5], 'changed')} | {one_side} | {moved} | "
             f"{pooled(rs, high, 'named')} | {one_side_controls} | {moved_controls} | "
             f"{ev[0] / max(ev[1], 1):.1%} / {every[0] / max(every[1], 1):.1%} |"
+        )
+
+    summarise_purity(results)
+
+
+def summarise_purity(results: List[Dict]) -> None:
+    """Do the senses marked as change hold the planted usages, and do untouched words get no mark?"""
+    print(
+        f"\n| setting | seeds | planted >= 30%: a 'came in B' sense >= {PURE:.0%} planted | 'came in B' senses >= {PURE:.0%} planted | "
+        "their planted usages / usages | planted words with any mark | untouched words with a mark | untouched words called changed |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for setting in sorted({r["setting"] for r in results}):
+        rs = [r for r in results if r["setting"] == setting]
+        high = found = pure = came = planted = usages = marked = 0
+        for r in rs:
+            for w, p in r.get("purity", {}).items():
+                senses = [m for m in p["marked"] if m["mark"] == "came in B"]
+                good = [m for m in senses if m["usages"] and m["planted"] / m["usages"] >= PURE]
+                if r["plan"]["planted"][w]["share"] >= 0.3:
+                    high += 1
+                    found += bool(good)
+                came += len(senses)
+                pure += len(good)
+                planted += sum(m["planted"] for m in senses)
+                usages += sum(m["usages"] for m in senses)
+                marked += bool(p["marked"])
+        n_planted = sum(len(r.get("purity", {})) for r in rs)
+        controls = sum(r["controls_scored"] for r in rs)
+        print(
+            f"| {setting} | {len(rs)} | {found}/{high} | {pure}/{came} | {planted}/{usages} | {marked}/{n_planted} | "
+            f"{sum(len(r.get('controls_marked', [])) for r in rs)}/{controls} | {sum(len(r['controls_changed']) for r in rs)}/{controls} |"
         )
 
 

@@ -6,15 +6,17 @@ import json
 import math
 import tempfile
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from ..errors import InputError
 from ..output_folders import USAGE_INDEX, is_own, name_from_data, own_subfolder, write_atomically
 from ..types import PathLike
 from ..usages.words import parse_words, split_pos
 from .sense_input import DEFAULT_SENSES
+from .sense_checks import STABILITY_RUNS
 from .senses import BOTH, SIDE_ALPHA, SIDE_RATIO, TESTED
 from .verdict import DEFAULT_CONTROLS, VERDICT_FROM, is_control_word, without_null
 from .measures import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, energy, index_change, mean_usage
@@ -48,6 +50,8 @@ class ChangeSettings:
     controls: int = DEFAULT_CONTROLS  # control words drawn from the corpora (or indexes of every word) for the verdict
     verdict_from: str = VERDICT_FROM  # the vectors the verdict's statistic reads: a layer spec, or "scores"
     binary_change: Optional[str] = None  # binary answers (SemEval's subtask 1) where no verdict: binary.BINARY_RULES; None: none
+    stability_runs: int = STABILITY_RUNS  # clusterings of resamples that measure each sense's stability (sense_checks); 0: none
+    keep_indexes: Optional[Path] = None  # a new folder: the indexes of sides given as corpora or WUG datasets kept in it (A, B)
 
 
 @dataclass
@@ -86,7 +90,7 @@ def run_change(
     people = read_gold(gold) if gold is not None else None  # a bad gold is said before any embedding
     notes: List[str] = []
     wants_verdict = (settings.evidence or people is not None) and settings.permutations > 0
-    with tempfile.TemporaryDirectory(prefix="spacy-elmo-change-") as scratch:
+    with _index_folder(settings.keep_indexes) as scratch:
         sides, controls = _indexed_sides(
             [Path(side_a), Path(side_b)], raw_targets, settings, Path(scratch), log, settings.controls if wants_verdict else 0
         )
@@ -124,12 +128,17 @@ def run_change(
             )
         found = _evidence(a, b, rows, settings, progress, notes) if settings.evidence or people is not None else {}
         evidence = found.get("words", {})
+        marks = _marks_against_controls(a, b, evidence, [r for r in control_rows if r.scores], settings, notes) if evidence else None
         verdicts = _verdicts(a, b, rows, control_rows, evidence, settings, notes) if wants_verdict else {}
         rows, order = in_order(rows, verdicts.get("targets", {}), settings.measures[0])
         data = _data(a, b, side_a, side_b, rows, evidence, settings, notes, found.get("settings", {}))
         data["settings"]["order"] = order
         if wants_verdict:
             _add_verdicts(data, verdicts, control_rows, settings)
+        if marks is not None:
+            data["settings"]["sense_marks"] = marks["summary"]
+            for c in data.get("controls", []):
+                c["sense_periods"] = marks["periods"].get(c["word"])
         if settings.binary_change is not None:
             _add_binary_change(data, settings)
     if people is not None:
@@ -137,6 +146,21 @@ def run_change(
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=2)
     return ChangeResult(rows, data, evidence, notes)
+
+
+@contextmanager
+def _index_folder(keep: Optional[Path]) -> Iterator[str]:
+    """Where the sides given as corpora or WUG datasets are indexed: a temporary folder, or `keep`, a new folder
+    (made here; one that exists is refused, never written into), whose A and B are then usage indexes to compare again."""
+    if keep is None:
+        with tempfile.TemporaryDirectory(prefix="spacy-elmo-change-") as scratch:
+            yield scratch
+        return
+    try:
+        Path(keep).mkdir(parents=True)
+    except FileExistsError:
+        raise InputError(f"{keep} exists: give --keep-indexes a new folder (the indexes are made in it)") from None
+    yield str(keep)
 
 
 def in_order(rows: List[WordChange], verdicts: Dict[str, Any], measure: str) -> Tuple[List[WordChange], str]:
@@ -182,7 +206,7 @@ def _indexed_sides(
     words = None if targets is None else targets + controls
     built = []
     for k, side in enumerate(sides):
-        folder = scratch / f"index-{k}"
+        folder = scratch / "AB"[k]
         if is_own(side, USAGE_INDEX):
             built.append(side)
         elif is_wug_dataset(side):
@@ -359,6 +383,33 @@ def _verdicts(
     return {"targets": targets, "controls": controls}
 
 
+def _marks_against_controls(
+    a: Any, b: Any, evidence: Dict[str, Any], control_rows: List[WordChange], settings: ChangeSettings, notes: List[str]
+) -> Dict[str, Any]:
+    """The control words' senses found and marked as the targets' are (sense_checks); where more than MARK_RATE of
+    them get a mark, every target's marks withheld, said in a note. RETURNS: {"summary": what the JSON's settings say,
+    "periods": each control word's sense periods}."""
+    from .sense_checks import MARK_RATE, control_marks, describe_checks, withhold_marks
+
+    if not control_rows:
+        return {
+            "summary": {"checks": describe_checks(), "controls": 0, "checked": False, "shown": True},
+            "periods": {},
+        }
+    found = _evidence(a, b, control_rows, settings, None, []).get("words", {})
+    checked = control_marks(found)
+    summary = {"checks": describe_checks(), "controls": checked["controls"], "marked": checked["marked"], "checked": True}
+    summary["shown"] = checked["within"]
+    if not checked["within"]:
+        had = withhold_marks(evidence)
+        notes.append(
+            f"{len(checked['marked'])} of {checked['controls']} control words got a sense marked as come, gone or moved (more than "
+            f"{MARK_RATE:.0%}: {', '.join(checked['marked'][:8])}): the corpora differ beyond the targets' senses (topic, genre), so "
+            f"the marks of {had} target words are withheld; their senses are shown, unmarked"
+        )
+    return {"summary": summary, "periods": {w: ev["sense_periods"] for w, ev in found.items()}}
+
+
 def _match_frequencies(
     targets: Dict[str, Any], controls: Dict[str, Tuple[int, int]], read: Dict[str, Tuple[int, int]], notes: List[str]
 ) -> None:
@@ -456,6 +507,7 @@ def usage_record(index: Any, row: int) -> Dict[str, Any]:
 
 
 def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, progress: Progress, notes: List[str]) -> Dict[str, Any]:
+    from .sense_checks import name_like
     from .sense_input import SenseInput
     from .senses import SenseRule, benjamini_hochberg, evidence_rows, word_evidence
 
@@ -472,6 +524,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
         ub = UsageRows(b.vectors, b.rows_of(row.word), centres[1])
         sampled = evidence_rows(ua, ub, seed=settings.seed)
         sense_vectors, bags, witness_vectors = inputs.word(sampled, row.word)
+        records = {(side, int(r)): usage_record(index_of[side], int(r)) for side, side_rows in zip("AB", sampled) for r in side_rows}
         ev = word_evidence(
             ua,
             ub,
@@ -484,11 +537,13 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
             rule=rule,
             permutations=settings.permutations,
             witness_vectors=witness_vectors,
+            groups=usage_documents(a, b, *sampled),
+            name_usages=[name_like(u["text"], u["start"], u["end"]) for u in records.values()],
+            stability_runs=settings.stability_runs,
         )
-        records = {(side, int(r)): usage_record(index_of[side], int(r)) for side, side_rows in zip("AB", sampled) for r in side_rows}
         ids = {key: record["id"] for key, record in records.items()}
         usage_labels = [ev.labels[side][int(r)] for side, side_rows in zip("AB", sampled) for r in side_rows]
-        named[row.word] = (bags, usage_labels, ev.senses)
+        named[row.word] = (bags, usage_labels, len(ev.is_sense))
 
         def record(side: str, r: int, **more: Any) -> Dict[str, Any]:
             return {"side": side, **records.get((side, r), usage_record(index_of[side], r)), **more}
@@ -499,6 +554,10 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
             "cluster_freq_dist1": ev.freq_a,
             "cluster_freq_dist2": ev.freq_b,
             "sense_periods": ev.periods,
+            "sense_stability": ev.stability,
+            "is_sense": ev.is_sense,
+            "name_senses": ev.names,
+            "period_p": [[round(x, 6) for x in pair] for pair in ev.period_p],
             "sense_jsd": ev.sense_jsd,
             "binary": ev.binary,
             "intervals": {m: [_finite(x) for x in v] for m, v in ev.intervals.items()},

@@ -14,6 +14,21 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from .measures import UsageRows, Usages, _unit, energy_from_sums, jensen_shannon
+from .sense_checks import (
+    FEW_DOCUMENTS,
+    NAMES,
+    STABILITY_RUNS,
+    STABLE,
+    UNSETTLED,
+    WITHHELD,
+    check_marks,
+    jaccard_stability,
+    marks_allowed,
+    name_senses,
+    period_p_values,
+    settled,
+)
+from .sense_checks import stability_runs as stability_runs_of
 
 MAX_SENSES, N_INIT, ITERATIONS = 8, 10, 50
 EVIDENCE_USAGES, DRAWS, SEED = 1000, 1000, 0
@@ -30,6 +45,7 @@ class SenseClusters:
     labels: numpy.ndarray
     centres: numpy.ndarray
     silhouette: float
+    rule_silhouette: float = float("nan")  # the silhouette the SenseRule compared with its least (of both periods' usages)
 
 
 def spherical_kmeans(unit: numpy.ndarray, k: int, seed: int = SEED, n_init: int = N_INIT) -> SenseClusters:
@@ -167,6 +183,28 @@ def cluster_sides(labels: numpy.ndarray, n_a: int, k: int) -> List[str]:
     return sides
 
 
+def leaning_clusters(labels: numpy.ndarray, n_a: int, k: int) -> List[str]:
+    """Per cluster of a fine split, "A", "B" or "both": the clusters whose share of one period's usages is at least
+    SIDE_RATIO times their share of the other's are that period's where, together, they pass the share test of
+    `cluster_sides` (exact binomial at SIDE_ALPHA / 2, at least SIDE_LEAST usages). Tested together, not one by one:
+    a fine split cuts a sense of one period into pieces, and a piece of under 11 usages cannot pass the test alone
+    (one sense of 40 B usages was cut into a sense of one period and one of both)."""
+    n = len(labels)
+    n_b = n - n_a
+    out = ["both"] * k
+    if not n_a or not n_b:
+        return out
+    a = numpy.bincount(labels[:n_a], minlength=k)
+    b = numpy.bincount(labels[n_a:], minlength=k)
+    for side, mine, other, n_mine, n_other in (("B", b, a, n_b, n_a), ("A", a, b, n_a, n_b)):
+        lean = [j for j in range(k) if out[j] == "both" and mine[j] >= 2 and mine[j] / n_mine >= SIDE_RATIO * other[j] / n_other]
+        x, m = int(mine[lean].sum()), int((mine[lean] + other[lean]).sum())
+        if m >= SIDE_LEAST and binomial_tail(x, m, n_mine / n) <= SIDE_ALPHA / 2:
+            for j in lean:
+                out[j] = side
+    return out
+
+
 def side_sense_clusters(
     vectors: numpy.ndarray, n_a: int, seed: int = SEED, rule: Optional[SenseRule] = None
 ) -> Tuple[SenseClusters, List[str]]:
@@ -181,12 +219,12 @@ def side_sense_clusters(
     if len(unit) < 3:
         return sense_clusters(unit, seed, rule=rule), ["both"]
     over = spherical_kmeans(unit, min(SIDE_CLUSTERS, len(unit) - 1), seed)
-    k = int(over.labels.max()) + 1
-    sides = cluster_sides(over.labels, n_a, k)
+    sides = leaning_clusters(over.labels, n_a, int(over.labels.max()) + 1)
     period = numpy.array([sides[j] for j in over.labels])
     shared = period == "both"
     labels = numpy.zeros(len(unit), dtype=int)
     names: List[str] = []
+    inner: Optional[SenseClusters] = None
     if shared.sum() >= 1:
         inner = sense_clusters(unit[shared], seed, rule=SenseRule(rule.min_silhouette, rule.max_senses)) if shared.sum() >= 3 else None
         labels[shared] = inner.labels if inner is not None else 0
@@ -196,7 +234,8 @@ def side_sense_clusters(
             labels[period == side] = len(names)
             names.append(side)
     centres = _unit(numpy.stack([unit[labels == j].sum(0) for j in range(len(names))]))
-    return SenseClusters(labels, centres, silhouette(unit, labels) if len(names) > 1 else float("nan")), names
+    ruled = inner.rule_silhouette if inner is not None else float("nan")
+    return SenseClusters(labels, centres, silhouette(unit, labels) if len(names) > 1 else float("nan"), ruled), names
 
 
 def sense_clusters(
@@ -216,8 +255,9 @@ def sense_clusters(
         if best is None or found.silhouette > best.silhouette + 1e-12:
             best = found
     assert best is not None
+    best.rule_silhouette = best.silhouette
     if rule.min_silhouette > 0 and not best.silhouette >= rule.min_silhouette:
-        one.silhouette = best.silhouette
+        one.silhouette = one.rule_silhouette = best.silhouette
         return one
     return best
 
@@ -402,7 +442,7 @@ def share_interval(labels_a: numpy.ndarray, labels_b: numpy.ndarray, k: int, dra
 CAME, WENT, MORE, LESS, BOTH = "came in B", "went from A", "more in B", "less in B", "both"
 # a sense whose usages are all in one period, too few for any rule to tell (2 in A and 0 in B was shown as "both")
 ONLY_A, ONLY_B = "only in A, too few to tell", "only in B, too few to tell"
-NOT_MOVED = (BOTH, ONLY_A, ONLY_B)
+NOT_MOVED = (BOTH, ONLY_A, ONLY_B, UNSETTLED, NAMES, FEW_DOCUMENTS, WITHHELD)
 
 
 def sense_periods(freq_a: Sequence[int], freq_b: Sequence[int], k: int = 1, n: int = 5) -> List[str]:
@@ -471,6 +511,10 @@ class WordEvidence:
     labels: Dict[str, Dict[int, int]] = field(default_factory=dict)  # side -> row -> sense
     p_values: Dict[str, float] = field(default_factory=dict)  # measure -> the permutation test's p-value
     periods: List[str] = field(default_factory=list)  # per sense: `sense_periods` ("came in B", "less in B", "both", ...)
+    stability: List[Optional[float]] = field(default_factory=list)  # per sense (sense_checks); None: not measured
+    is_sense: List[bool] = field(default_factory=list)  # per group: False for the usages no stable sense holds
+    names: List[bool] = field(default_factory=list)  # per sense: its usages write the word as a name or in a heading
+    period_p: List[Tuple[float, float]] = field(default_factory=list)  # per sense: the documents' test, toward B and A
 
 
 def witness(unit: numpy.ndarray, n_a: int) -> numpy.ndarray:
@@ -533,6 +577,9 @@ def word_evidence(
     rule: Optional[SenseRule] = None,
     permutations: int = 0,
     witness_vectors: Optional[numpy.ndarray] = None,
+    groups: Optional[numpy.ndarray] = None,
+    name_usages: Optional[Sequence[bool]] = None,
+    stability_runs: int = STABILITY_RUNS,
 ) -> WordEvidence:
     """The evidence of one word's change between its usages `a` and `b` (arrays, or `UsageRows` of indexes):
     see `WordEvidence`; at most `max_usages` a side (drawn with `seed`: `evidence_rows`).
@@ -544,28 +591,52 @@ def word_evidence(
     permutations (int): the permutation test of each measure (APD, PRT) with this many shuffles; 0: none.
     witness_vectors (Optional[numpy.ndarray]): what the changed usages' witness reads, one row per usage as
         `sense_vectors`: the context-only vectors; None: the senses' input.
+    groups (Optional[numpy.ndarray]): each usage's document (as `sense_vectors`), for the test of a sense's lean to
+        one period (sense_checks.period_p_values); None: the usages are shuffled one by one.
+    name_usages (Optional[Sequence[bool]]): per usage, whether it writes the word as a name or in a heading
+        (sense_checks.name_like): a sense mostly of them is flagged and never marked.
+    stability_runs (int): clusterings of resamples that measure each sense's stability (sense_checks); 0: none, every
+        sense kept.
     """
     rows_a, va = _rows_and_vectors(a, max_usages, seed)
     rows_b, vb = _rows_and_vectors(b, max_usages, seed + 1)
     both = numpy.concatenate([va, vb]) if sense_vectors is None else numpy.asarray(sense_vectors, dtype=numpy.float64)
     if len(both) != len(va) + len(vb):
         raise ValueError(f"{len(both)} sense vectors for {len(va)} + {len(vb)} usages: give one a usage of evidence_rows")
-    if rule is not None and rule.sides:
-        found, _ = side_sense_clusters(both, len(va), seed, rule)
-    else:
-        found = sense_clusters(both, seed, rule=rule)
+
+    def cluster(index: numpy.ndarray, at: int) -> SenseClusters:
+        if rule is not None and rule.sides:
+            return side_sense_clusters(both[index], int((index < len(va)).sum()), at, rule)[0]
+        return sense_clusters(both[index], at, rule=rule)
+
+    everything = numpy.arange(len(both))
+    found = cluster(everything, seed)
     unit = _unit(both)
-    k = len(found.centres)
-    labels_a, labels_b = found.labels[: len(va)], found.labels[len(va) :]
+    stability = [None] * (int(found.labels.max()) + 1)  # type: List[Optional[float]]
+    is_sense = [True] * len(stability)
+    labels_all = found.labels
+    if stability_runs and len(stability) > 1:
+        measured = jaccard_stability(found.labels, stability_runs_of(len(both), lambda i, at: cluster(i, at).labels, seed, stability_runs))
+        labels_all, is_sense = settled(found.labels, measured)
+        kept = [float(x) for x in measured if x >= STABLE]
+        stability = [round(x, 4) for x in kept][: len(is_sense)] + [None] * (len(is_sense) - len(kept[: len(is_sense)]))
+        if len(is_sense) == 1:
+            stability = [None]
+    k = int(labels_all.max()) + 1
+    centres = _unit(numpy.stack([unit[labels_all == j].sum(0) for j in range(k)]))
+    labels_a, labels_b = labels_all[: len(va)], labels_all[len(va) :]
     freq_a = numpy.bincount(labels_a, minlength=k).tolist()
     freq_b = numpy.bincount(labels_b, minlength=k).tolist()
     periods = sense_periods(freq_a, freq_b, binary_k, binary_n)
+    flags = name_senses(labels_all, numpy.asarray(name_usages, dtype=bool), k) if name_usages is not None else [False] * k
+    p_b, p_a = period_p_values(labels_all, len(va), groups, k, seed=seed)
+    periods = check_marks(periods, is_sense, flags, marks_allowed(p_b, p_a, sum(is_sense)))
     sides = numpy.array(["A"] * len(va) + ["B"] * len(vb))
     rows = numpy.concatenate([rows_a, rows_b])
     examples = []
     for j in range(k):
-        members = numpy.flatnonzero(found.labels == j)
-        near = members[distinct(unit[members], numpy.argsort(-(unit[members] @ found.centres[j]), kind="stable"))]
+        members = numpy.flatnonzero(labels_all == j)
+        near = members[distinct(unit[members], numpy.argsort(-(unit[members] @ centres[j]), kind="stable"))]
         examples.append([(str(sides[i]), int(rows[i])) for i in near])
     # the changed usages: the energy distance's witness read from the context-only vectors (where given), which the
     # word's spelling does not enter: read from the word's own vectors, its capitalised and derived forms were 63 of
@@ -585,11 +656,11 @@ def word_evidence(
     _, _, vt = numpy.linalg.svd(centred, full_matrices=False)
     axes = vt[:2] * numpy.sign(vt[:2, [0]] + (vt[:2, [0]] == 0))  # signs fixed: the same map every run
     xy = centred @ axes.T if len(axes) == 2 else numpy.zeros((len(unit), 2))
-    points = [(str(sides[i]), int(rows[i]), float(xy[i, 0]), float(xy[i, 1]), int(found.labels[i])) for i in range(len(unit))]
+    points = [(str(sides[i]), int(rows[i]), float(xy[i, 0]), float(xy[i, 1]), int(labels_all[i])) for i in range(len(unit))]
     labels = {"A": dict(zip(rows_a.tolist(), labels_a.tolist())), "B": dict(zip(rows_b.tolist(), labels_b.tolist()))}
     return WordEvidence(
-        senses=k,
-        silhouette=found.silhouette,
+        senses=sum(is_sense),
+        silhouette=found.rule_silhouette,
         freq_a=freq_a,
         freq_b=freq_b,
         sense_jsd=jensen_shannon(numpy.array(freq_a) / len(va), numpy.array(freq_b) / len(vb)),
@@ -601,4 +672,8 @@ def word_evidence(
         labels=labels,
         p_values=p_values,
         periods=periods,
+        stability=stability,
+        is_sense=is_sense,
+        names=flags,
+        period_p=[(float(x), float(y)) for x, y in zip(p_b, p_a)],
     )

@@ -398,6 +398,12 @@ def change_cli(
         "words is reached: median (the first measure above the targets' median) or senses (a sense came, went or moved); "
         "with control words, the verdict. Without it and without a verdict --answers writes no task1",
     ),
+    keep_indexes: Path = typer.Option(
+        None,
+        "--keep-indexes",
+        help="A new folder: keep in it the usage indexes (DIR/A, DIR/B, every layer) of sides given as corpora or WUG datasets, "
+        "to compare them again (other senses, layers, measures) without embedding",
+    ),
     seed: int = typer.Option(0, "--seed", help="The seed of the senses' clusters, the intervals' resamplings and the permutations", min=0),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it exists"),
@@ -436,7 +442,9 @@ def change_cli(
     if len(pair) != 2 or not all(pair):
         raise typer.BadParameter(f"{groupings!r}: give the groupings of A and of B, e.g. 1,2", param_hint="--groupings")
     inputs = [index_a, index_b] + ([gold] if gold is not None else []) + ([Path(words)] if words and Path(words).is_file() else [])
-    check_outputs([output, output.with_suffix(".settings.json") if output.suffix == ".tsv" else None, report], inputs)
+    check_outputs([output, output.with_suffix(".settings.json") if output.suffix == ".tsv" else None, report, keep_indexes], inputs)
+    if keep_indexes is not None and (keep_indexes.exists() or keep_indexes.is_symlink()):
+        raise typer.BadParameter(f"{keep_indexes} exists: give a new folder (the indexes are made in it)", param_hint="--keep-indexes")
     check_output_file(output, overwrite)
     if output.suffix == ".tsv":
         check_output_file(output.with_suffix(".settings.json"), overwrite)
@@ -473,6 +481,7 @@ def change_cli(
         controls=controls,
         verdict_from=verdict_from,
         binary_change=binary_change,
+        keep_indexes=keep_indexes,
     )
     change(
         index_a,

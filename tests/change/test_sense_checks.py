@@ -1,0 +1,128 @@
+"""The checks a sense passes before it is shown or marked (`change/sense_checks.py`): stability over resampled
+clusterings, names and headings, the period split tested by documents, and the control words' rate, each against
+cases made by hand."""
+
+import numpy
+import pytest
+
+from spacy_elmo.change.sense_checks import (
+    FEW_DOCUMENTS,
+    NAMES,
+    UNSETTLED,
+    WITHHELD,
+    check_marks,
+    control_marks,
+    jaccard_stability,
+    name_like,
+    period_p_values,
+    settled,
+    withhold_marks,
+)
+from spacy_elmo.change.senses import CAME, MORE, SenseRule, moved, word_evidence
+
+
+def test_jaccard_stability_by_hand():
+    labels = numpy.array([0, 0, 0, 0, 1, 1, 1, 1])
+    same = (numpy.arange(8), numpy.array([5, 5, 5, 5, 3, 3, 3, 3]))  # the same partition, other names
+    split = (numpy.arange(8), numpy.array([0, 0, 1, 1, 2, 2, 2, 2]))  # sense 0 cut in two halves
+    assert jaccard_stability(labels, [same]).tolist() == [1.0, 1.0]
+    assert jaccard_stability(labels, [same, split]).tolist() == [pytest.approx(0.75), 1.0]
+    # a run on some usages only: the sense's members among them; {0, 1} against the run's cluster {0, 1, 4}: 2 / 3
+    sub = (numpy.array([0, 1, 4, 5]), numpy.array([0, 0, 0, 1]))
+    assert jaccard_stability(labels, [sub]).tolist() == [pytest.approx(2 / 3), pytest.approx(1 / 2)]
+
+
+def test_unstable_senses_become_one_group_that_is_no_sense():
+    labels = numpy.array([0, 0, 1, 1, 2, 2, 3])
+    new, is_sense = settled(labels, numpy.array([0.9, 0.3, 0.8, numpy.nan]))
+    assert new.tolist() == [0, 0, 2, 2, 1, 1, 2] and is_sense == [True, True, False]
+    new, is_sense = settled(labels, numpy.array([0.9, 0.3, 0.5, 0.2]))  # one stable sense: no split holds
+    assert new.tolist() == [0] * 7 and is_sense == [True]
+    new, is_sense = settled(labels, numpy.array([0.9, 0.7, 0.8, 0.6]))
+    assert new is labels and is_sense == [True] * 4
+
+
+@pytest.mark.parametrize(
+    "text,word,expected",
+    [
+        ("The Maxim gun was used in the colonial wars.", "Maxim", True),  # a name within the sentence
+        ("A maxim of the law says that much and more.", "maxim", False),
+        ("Bank holidays were moved to Monday this year.", "Bank", False),  # first word: capitalised anyway
+        ('He said: "Bank notes were scarce in the war."', "Bank", False),  # first word after a quote
+        ("Early family.", "family", True),  # a heading
+        ("The NATO forces moved north in the spring.", "NATO", True),  # capitals
+    ],
+)
+def test_name_like_usages(text, word, expected):
+    start = text.index(word)
+    assert name_like(text, start, start + len(word)) is expected
+
+
+def test_the_period_test_reads_documents_not_usages():
+    """A sense of 20 usages in B, all from one document of 50 a side: by usages it leans to B far past chance; by
+    documents one document of 100 holds it, and a shuffle puts that document in B half the time."""
+    n_docs, per_doc = 50, 4
+    labels = numpy.zeros(2 * n_docs * per_doc, dtype=int)
+    groups = numpy.repeat(numpy.arange(2 * n_docs), per_doc)
+    n_a = n_docs * per_doc
+    labels = numpy.concatenate([labels, numpy.ones(20, dtype=int)])
+    groups = numpy.concatenate([groups, numpy.full(20, 2 * n_docs - 1)])  # B's last document
+    order = numpy.argsort(groups, kind="stable")
+    labels, groups = labels[order], groups[order]
+    by_usage = period_p_values(labels, n_a, None, 2, seed=0)
+    by_document = period_p_values(labels, n_a, groups, 2, seed=0)
+    assert by_usage[0][1] <= 0.002  # toward B: the least p of 1000 shuffles
+    assert by_document[0][1] > 0.2
+    # spread over 20 documents of B, the same sense leans to B by documents too
+    spread = numpy.concatenate([numpy.zeros(2 * n_docs * per_doc, dtype=int), numpy.ones(20, dtype=int)])
+    spread_groups = numpy.concatenate([numpy.repeat(numpy.arange(2 * n_docs), per_doc), n_docs + numpy.arange(20)])
+    order = numpy.argsort(spread_groups, kind="stable")
+    assert period_p_values(spread[order], n_a, spread_groups[order], 2, seed=0)[0][1] <= 0.002
+
+
+def test_marks_kept_only_where_every_check_passes():
+    periods = [CAME, CAME, CAME, MORE, "both"]
+    out = check_marks(periods, [True, False, True, True, True], [False, False, True, False, False], ["B", "B", "B", "", ""])
+    assert out == [CAME, UNSETTLED, NAMES, FEW_DOCUMENTS, "both"]
+    assert not moved(out[1:])  # none of the checks' answers is a change
+
+
+def _evidence(rng, b_docs: int, names: bool = False):
+    """A: 120 usages of sense X; B: 80 of X and 40 of Y (far from X), Y's from `b_docs` documents."""
+    x, y = numpy.eye(16)[0] * 3, numpy.eye(16)[1] * 3
+    a = x + rng.normal(0, 0.4, (120, 16))
+    b = numpy.concatenate([x + rng.normal(0, 0.4, (80, 16)), y + rng.normal(0, 0.4, (40, 16))])
+    groups = numpy.concatenate([numpy.arange(120) // 4, 1000 + numpy.arange(80) // 4, 2000 + numpy.arange(40) % b_docs])
+    flags = [False] * 200 + [names] * 40
+    return word_evidence(a, b, rule=SenseRule(0.25, sides=True), groups=groups, name_usages=flags, draws=50)
+
+
+def test_a_sense_that_came_from_many_documents_is_marked_and_stable():
+    ev = _evidence(numpy.random.default_rng(0), b_docs=40)
+    assert ev.periods.count(CAME) == 1 and ev.senses == 2
+    j = ev.periods.index(CAME)
+    assert ev.freq_a[j] == 0 and ev.freq_b[j] == 40 and ev.stability[j] >= 0.9
+
+
+def test_a_sense_of_two_documents_or_of_names_is_shown_and_never_marked():
+    few = _evidence(numpy.random.default_rng(0), b_docs=2)
+    assert FEW_DOCUMENTS in few.periods and CAME not in few.periods and few.binary == 0
+    named = _evidence(numpy.random.default_rng(0), b_docs=40, names=True)
+    assert NAMES in named.periods and CAME not in named.periods and named.binary == 0
+
+
+def test_noise_gives_no_stable_split():
+    rng = numpy.random.default_rng(3)
+    ev = word_evidence(rng.normal(size=(150, 16)), rng.normal(size=(150, 16)), rule=SenseRule(0.0, sides=True), draws=50)
+    assert ev.senses == 1 and not moved(ev.periods)
+
+
+def test_the_control_words_rate_withholds_the_targets_marks():
+    controls = {f"c{i}": {"sense_periods": ["both", CAME] if i < 3 else ["both"]} for i in range(20)}
+    checked = control_marks(controls)
+    assert checked["marked"] == ["c0", "c1", "c2"] and checked["rate"] == pytest.approx(0.15) and not checked["within"]
+    fewer = {**{k: v for k, v in controls.items() if k != "c0"}, "c20": {"sense_periods": ["both"]}}
+    assert control_marks(fewer)["within"] and control_marks(fewer)["rate"] == pytest.approx(0.1)  # 2 of 20: at the rate
+    targets = {"t": {"sense_periods": ["both", CAME, "names or headings"], "binary": 1}, "u": {"sense_periods": ["both"], "binary": 0}}
+    assert withhold_marks(targets) == 1
+    assert targets["t"] == {"sense_periods": ["both", WITHHELD, "names or headings"], "binary": 0}
