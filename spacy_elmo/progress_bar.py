@@ -90,8 +90,12 @@ class ProgressLines:
         if self.total:
             done += f" of {self._amount(self.total)} ({100 * self.n / self.total:.0f}%)"
         rate = (self.n - self._start) / elapsed if elapsed > 0 else 0.0
-        minutes, seconds = divmod(int(elapsed), 60)
-        text = f"{self.desc}: {done}, {self._amount(rate, rate=True)} {self.unit}/s, {minutes}:{seconds:02d} elapsed"
+        # under one a second, seconds an item (as tqdm): "0.0 words/s" said nothing
+        one = self.unit[:-1] if self.unit.endswith("s") and len(self.unit) > 2 else self.unit  # "s/word", not "s/words"
+        speed = f"{self._amount(rate, rate=True)} {self.unit}/s" if rate >= 1 or rate == 0 else f"{1 / rate:,.1f} s/{one}"
+        text = f"{self.desc}: {done}, {speed}, {_clock(elapsed)} elapsed"
+        if self.total and rate > 0 and self.n < self.total:
+            text += f", about {_clock((self.total - self.n) / rate)} left"
         return text + (f", {self.postfix}" if self.postfix else "")
 
     def _amount(self, value: float, rate: bool = False) -> str:
@@ -100,3 +104,10 @@ class ProgressLines:
                 if value >= scale:
                     return f"{value / scale:.1f}{prefix}"
         return f"{value:,.1f}" if rate else f"{value:,.0f}"
+
+
+def _clock(seconds: float) -> str:
+    """RETURNS (str): seconds as M:SS, or H:MM:SS from an hour."""
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"

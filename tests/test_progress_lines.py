@@ -26,6 +26,17 @@ def test_lines_say_how_far_and_how_fast(monkeypatch, capsys):
     assert progress_bar(range(2), disable=True).disable  # off is off: tqdm's disabled bar
 
 
+def test_a_slow_job_says_seconds_an_item_and_the_time_left():
+    """4 words of 10 in 20 s: 5.0 s a word (not "0.2 words/s" rounded to nothing), 6 words left at that rate: 0:30."""
+    bar = ProgressLines(total=10, unit=" words", desc="Comparing")
+    bar.n = 4
+    line = bar.line(now=bar.started + 20.0)
+    assert line == "Comparing: 4 words of 10 (40%), 5.0 s/word, 0:20 elapsed, about 0:30 left"
+    fast = ProgressLines(total=7200, unit="docs", desc="Embedding")
+    fast.n = 3600
+    assert fast.line(now=fast.started + 3600.0) == "Embedding: 3,600 docs of 7,200 (50%), 1.0 docs/s, 1:00:00 elapsed, about 1:00:00 left"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("quiet", [False, True])
 def test_embed_and_index_usages_write_progress_lines_unless_quiet(tmp_path, monkeypatch, quiet):

@@ -72,12 +72,14 @@ def run_change(
     gold: Optional[PathLike] = None,
     progress: Progress = None,
     log: Callable[[str], Any] = print,
+    indexing_progress: bool = False,
 ) -> ChangeResult:
     """Compare the words of A and B (usage indexes; corpora or a WUG dataset, indexed first with `settings.model`).
 
     words: a file of words, one a line, a comma-separated string or a list; None: every word with enough usages.
     gold: people's change (see gold.read_gold): Spearman's rho with its interval, binary accuracy and the ARI of
         the sense clusters against people's, in RETURNS.data["gold"].
+    indexing_progress: a bar (progress lines off a terminal) while corpora or WUG datasets are indexed.
     RETURNS (ChangeResult): the rows (in `in_order`'s order, said in data["settings"]["order"]) and what
         `write_table`, `write_answers`, `write_clusters` and `report.write_report` write.
     """
@@ -92,7 +94,13 @@ def run_change(
     wants_verdict = (settings.evidence or people is not None) and settings.permutations > 0
     with _index_folder(settings.keep_indexes) as scratch:
         sides, controls = _indexed_sides(
-            [Path(side_a), Path(side_b)], raw_targets, settings, Path(scratch), log, settings.controls if wants_verdict else 0
+            [Path(side_a), Path(side_b)],
+            raw_targets,
+            settings,
+            Path(scratch),
+            log,
+            settings.controls if wants_verdict else 0,
+            indexing_progress,
         )
         a, b = (UsageIndex().from_disk(side) for side in sides)
         if settings.layer is not None:
@@ -126,9 +134,10 @@ def run_change(
                 f"{len(dropped)} of {len(control_rows)} control words had fewer than {settings.min_usages} usages on a side and "
                 f"were left out of the verdict's null: {', '.join(dropped[:12])}{', ...' if len(dropped) > 12 else ''}"
             )
-        found = _evidence(a, b, rows, settings, progress, notes) if settings.evidence or people is not None else {}
+        scored_controls = [r for r in control_rows if r.scores]
+        found = _evidence(a, b, rows, settings, progress, notes, bool(scored_controls)) if settings.evidence or people is not None else {}
         evidence = found.get("words", {})
-        marks = _marks_against_controls(a, b, evidence, [r for r in control_rows if r.scores], settings, notes) if evidence else None
+        marks = _marks_against_controls(a, b, evidence, scored_controls, settings, notes) if evidence else None
         verdicts = _verdicts(a, b, rows, control_rows, evidence, settings, notes) if wants_verdict else {}
         rows, order = in_order(rows, verdicts.get("targets", {}), settings.measures[0])
         data = _data(a, b, side_a, side_b, rows, evidence, settings, notes, found.get("settings", {}))
@@ -185,7 +194,13 @@ def in_order(rows: List[WordChange], verdicts: Dict[str, Any], measure: str) -> 
 
 
 def _indexed_sides(
-    sides: List[Path], targets: Optional[List[str]], settings: ChangeSettings, scratch: Path, log: Callable, n_controls: int = 0
+    sides: List[Path],
+    targets: Optional[List[str]],
+    settings: ChangeSettings,
+    scratch: Path,
+    log: Callable,
+    n_controls: int = 0,
+    progress: bool = False,
 ) -> Tuple[List[Path], List[str]]:
     """The sides, each corpus or WUG dataset among them replaced by its usage index (every layer kept) in `scratch`;
     where both are corpora and targets are given, `n_controls` control words (verdict.py) indexed with them.
@@ -213,7 +228,7 @@ def _indexed_sides(
             grouping = settings.groupings[k]
             log(f"Indexing the usages of grouping {grouping} of the WUG dataset {side} with {settings.model}")
             build_wug_index(
-                nlp, side, folder, model=settings.model, grouping=grouping, words=targets, all_layers=True, progress=False, log=log
+                nlp, side, folder, model=settings.model, grouping=grouping, words=targets, all_layers=True, progress=progress, log=log
             )
             built.append(folder)
         else:
@@ -227,7 +242,7 @@ def _indexed_sides(
                 lemmas=settings.lemmas,
                 pos=settings.pos,
                 all_layers=True,
-                progress=False,
+                progress=progress,
                 log=log,
             )
             built.append(folder)
@@ -392,10 +407,13 @@ def _marks_against_controls(
     from .sense_checks import MARK_RATE, control_marks, describe_checks, withhold_marks
 
     if not control_rows:
-        return {
-            "summary": {"checks": describe_checks(), "controls": 0, "checked": False, "shown": True},
-            "periods": {},
-        }
+        had = withhold_marks(evidence)
+        notes.append(
+            "no control words, so no sense is marked as come, gone or moved: without the corpora's own drift to check them "
+            f"against, such marks are unchecked ({had} words would have had one); the senses are shown, unmarked, and none "
+            "is looked for as one period's; give corpora with --model and --words for control words"
+        )
+        return {"summary": {"checks": describe_checks(), "controls": 0, "checked": False, "shown": False}, "periods": {}}
     found = _evidence(a, b, control_rows, settings, None, []).get("words", {})
     checked = control_marks(found)
     summary = {"checks": describe_checks(), "controls": checked["controls"], "marked": checked["marked"], "checked": True}
@@ -506,7 +524,11 @@ def usage_record(index: Any, row: int) -> Dict[str, Any]:
     return {"id": identifier, "text": usage.sentence, "start": usage.start, "end": usage.end}
 
 
-def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, progress: Progress, notes: List[str]) -> Dict[str, Any]:
+def _evidence(
+    a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, progress: Progress, notes: List[str], checked: bool = True
+) -> Dict[str, Any]:
+    """Each scored word's senses and evidence (senses.word_evidence); senses of one period looked for only where
+    `checked` (control words check them: `_marks_against_controls`)."""
     from .sense_checks import name_like
     from .sense_input import SenseInput
     from .senses import SenseRule, benjamini_hochberg, evidence_rows, word_evidence
@@ -516,7 +538,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
     # the vectors the scores read: each index's mean usage subtracted where the scores were standardized
     centres = [mean_usage(i) if settings.standardize else None for i in (a, b)]
     inputs = SenseInput(a, b, settings.senses, settings.lang, notes)
-    rule = SenseRule(settings.min_silhouette, sides=settings.side_senses)
+    rule = SenseRule(settings.min_silhouette, sides=settings.side_senses and checked)
     index_of = {"A": a, "B": b}
     named: Dict[str, Any] = {}  # each word's (bags, labels, senses): named once every word's bags are known
     for row in progress(scored) if progress is not None else scored:
@@ -543,7 +565,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
         )
         ids = {key: record["id"] for key, record in records.items()}
         usage_labels = [ev.labels[side][int(r)] for side, side_rows in zip("AB", sampled) for r in side_rows]
-        named[row.word] = (bags, usage_labels, len(ev.is_sense))
+        named[row.word] = (bags, usage_labels, ev.senses)
 
         def record(side: str, r: int, **more: Any) -> Dict[str, Any]:
             return {"side": side, **records.get((side, r), usage_record(index_of[side], r)), **more}
@@ -555,7 +577,7 @@ def _evidence(a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, 
             "cluster_freq_dist2": ev.freq_b,
             "sense_periods": ev.periods,
             "sense_stability": ev.stability,
-            "is_sense": ev.is_sense,
+            "joined": ev.joined,
             "name_senses": ev.names,
             "period_p": [[round(x, 6) for x in pair] for pair in ev.period_p],
             "sense_jsd": ev.sense_jsd,

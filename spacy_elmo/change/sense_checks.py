@@ -2,8 +2,8 @@
 
 - **Stability**: the senses are clustered again under `STABILITY_RUNS` other seeds, each on a resample of the usages
   (`STABILITY_SHARE` of them, at most `STABILITY_USAGES`); a sense's stability is the mean over the runs of its best
-  Jaccard overlap with a cluster of the run (Hennig 2007). A sense below `STABLE` is not a sense: its usages are shown
-  as one group that no stable sense holds, never marked.
+  Jaccard overlap with a cluster of the run (Hennig 2007). A sense below `STABLE` is not shown as a sense: its usages
+  join the nearest stable sense (said with the count), and no mark is drawn from it.
 - **Names and headings**: a sense at least `NAME_SHARE` of whose usages write the word capitalised within a sentence,
   in capitals, or in a heading (a sentence of at most `HEADING_WORDS` words) is flagged, never marked as change: it
   is a name's or a title's, not a meaning the word gained.
@@ -19,11 +19,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-STABILITY_RUNS, STABILITY_SHARE, STABILITY_USAGES, STABLE = 6, 0.8, 500, 0.6
+STABILITY_RUNS, STABILITY_SHARE, STABILITY_USAGES, STABLE = 6, 0.8, 1000, 0.6
+RUN_STARTS = 3  # k-means++ starts of each k in a stability run (the senses shown: N_INIT)
 NAME_SHARE, HEADING_WORDS = 0.5, 5
 PERIOD_ALPHA, PERIOD_SHUFFLES = 0.01, 1000
 MARK_RATE = 0.1  # the control words' share with a mark above which the targets' marks are withheld
-UNSETTLED = "no stable sense"  # the group of the usages of senses below STABLE: never a sense, never marked
 NAMES = "names or headings"  # a sense flagged by its usages' writing: never marked
 FEW_DOCUMENTS = "leans to one period in a few documents only"  # the counts say moved, the documents' test does not
 WITHHELD = "not marked: the control words' senses move as often"
@@ -32,7 +32,8 @@ WITHHELD = "not marked: the control words' senses move as often"
 def describe_checks() -> str:
     return (
         f"a sense is shown where its stability (mean best Jaccard over {STABILITY_RUNS} clusterings of other seeds on "
-        f"{STABILITY_SHARE:.0%} resamples, at most {STABILITY_USAGES} usages each) is at least {STABLE:g}; marked as of one period "
+        f"{STABILITY_SHARE:.0%} resamples, at most {STABILITY_USAGES} usages each, {RUN_STARTS} starts a k) is at least "
+        f"{STABLE:g}; marked as of one period "
         f"where the documents' periods shuffled {PERIOD_SHUFFLES} times put its lean at p <= {PERIOD_ALPHA:g} / k, and not "
         f"where {NAME_SHARE:.0%} of its usages write the word as a name or in a heading; marks withheld where more than "
         f"{MARK_RATE:.0%} of the control words get one"
@@ -74,19 +75,34 @@ def stability_runs(
     return out
 
 
-def settled(labels: numpy.ndarray, stability: numpy.ndarray) -> Tuple[numpy.ndarray, List[bool]]:
-    """The senses at least STABLE kept in their order, the rest's usages one group after them.
+def settled(
+    labels: numpy.ndarray, stability: numpy.ndarray, unit: numpy.ndarray, kinds: Sequence[str]
+) -> Tuple[numpy.ndarray, List[int], int]:
+    """The senses at least STABLE kept; an unstable one's usages joined to the nearest kept sense of both periods
+    (cosine to its centre), the senses of both periods one sense where none of them is stable.
 
-    RETURNS: the new labels and, per new group, whether it is a sense (False: the group no stable sense holds).
+    labels: each usage's sense; unit: the usages' unit vectors; kinds: per sense, "both" or the period it is of.
+    RETURNS: the new labels (the kept senses in their order), the kept senses (their numbers in `labels`), and how
+    many usages were joined.
     """
-    keep = [j for j in range(len(stability)) if stability[j] >= STABLE]
-    if len(keep) == len(stability):
-        return labels, [True] * len(keep)
-    if len(keep) <= 1:  # no split holds: one sense (a stable one alone is the word's usages less some unsettled)
-        return numpy.zeros_like(labels), [True]
+    k = len(stability)
+    stable = [bool(stability[j] >= STABLE) for j in range(k)]
+    shared = [j for j in range(k) if kinds[j] == "both"]
+    if shared and not any(stable[j] for j in shared):
+        stable[shared[0]] = True  # the usages of both periods: one sense, as the rule says where no split holds
+        new = labels.copy()
+        for j in shared[1:]:
+            new[labels == j] = shared[0]
+        labels, shared = new, shared[:1]
+    keep = [j for j in range(k) if stable[j] and (labels == j).any()]
+    homes = [j for j in keep if kinds[j] == "both"] or keep
+    centres = numpy.stack([unit[labels == j].sum(0) for j in homes])
+    moved = numpy.isin(labels, keep, invert=True)
+    new = labels.copy()
+    if moved.any():
+        new[moved] = numpy.array(homes)[(unit[moved] @ centres.T).argmax(1)]
     mapping = {j: i for i, j in enumerate(keep)}
-    rest = len(keep)
-    return numpy.array([mapping.get(int(j), rest) for j in labels]), [True] * len(keep) + [False]
+    return numpy.array([mapping[int(j)] for j in new]), keep, int(moved.sum())
 
 
 def name_like(text: str, start: int, end: int) -> bool:
@@ -156,17 +172,15 @@ def marks_allowed(p_b: numpy.ndarray, p_a: numpy.ndarray, k: int) -> List[str]:
     return ["B" if b <= level else "A" if a <= level else "" for b, a in zip(p_b, p_a)]
 
 
-def check_marks(periods: Sequence[str], is_sense: Sequence[bool], names: Sequence[bool], lean: Sequence[str]) -> List[str]:
-    """The periods `senses.sense_periods` gave, kept only where the sense is stable, not a name's and its lean to
-    that period passes the documents' test; else UNSETTLED, NAMES or FEW_DOCUMENTS (none of them a change)."""
+def check_marks(periods: Sequence[str], names: Sequence[bool], lean: Sequence[str]) -> List[str]:
+    """The periods `senses.sense_periods` gave, kept only where the sense is not a name's and its lean to that period
+    passes the documents' test; else NAMES or FEW_DOCUMENTS (neither a change)."""
     from .senses import CAME, LESS, MORE, WENT
 
     toward = {CAME: "B", MORE: "B", WENT: "A", LESS: "A"}
     out = []
-    for period, sense, name, side in zip(periods, is_sense, names, lean):
-        if not sense:
-            out.append(UNSETTLED)
-        elif period not in toward:
+    for period, name, side in zip(periods, names, lean):
+        if period not in toward:
             out.append(period)
         elif name:
             out.append(NAMES)

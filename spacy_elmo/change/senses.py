@@ -8,7 +8,7 @@ silhouette (cosine distance), the smallest k among ties. At most `max_usages` us
 """
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
@@ -17,9 +17,9 @@ from .measures import UsageRows, Usages, _unit, energy_from_sums, jensen_shannon
 from .sense_checks import (
     FEW_DOCUMENTS,
     NAMES,
+    RUN_STARTS,
     STABILITY_RUNS,
     STABLE,
-    UNSETTLED,
     WITHHELD,
     check_marks,
     jaccard_stability,
@@ -107,22 +107,20 @@ def silhouette(unit: numpy.ndarray, labels: numpy.ndarray) -> float:
 
 
 SIDE_ALPHA, SIDE_RATIO, SIDE_LEAST = 0.01, 4.0, 5  # a sense of one side: the share test's level, ratio and least size
-# the first split, in which a sense of one side is looked for: finer than the senses (a planted sense at 20-30% of B
-# showed in 37 of 45 planted words against 31 at 8 clusters and 0.001, no more controls: docs/results.md)
-SIDE_CLUSTERS = 12
 
 
 @dataclass(frozen=True)
 class SenseRule:
     """How many senses: k from 2 to `max_senses` by the mean silhouette, and one sense where the best k's
     silhouette is below `min_silhouette` (0: never one; a word's usages that no split separates well are one sense).
-    With `sides`, the usages are first split into `SIDE_CLUSTERS` clusters and those of one side (`cluster_sides`) are
-    kept as a sense that came (B) or went (A), each side's merged into one; the rest, shared by both periods, get
-    the rule above: so a sense that came shows however little the rest of the word's usages split."""
+    With `sides`, the usages that lie among their own period's (`period_neighbourhoods`, at least SIDE_LEAST) are
+    first kept apart as a sense that came (B) or went (A); the rest, shared by both periods, get the rule above: so a
+    sense that came shows however little the rest of the word's usages split."""
 
     min_silhouette: float = 0.0
     max_senses: int = MAX_SENSES
     sides: bool = False
+    n_init: int = N_INIT  # k-means++ starts of each k (the stability's runs take fewer: sense_checks.RUN_STARTS)
 
     @classmethod
     def parse(cls, text: str) -> "SenseRule":
@@ -139,9 +137,9 @@ class SenseRule:
         if not self.sides:
             return rule
         return (
-            f"first {SIDE_CLUSTERS} clusters, those of one period (exact binomial test of their A/B split against the "
-            f"periods' sizes at {SIDE_ALPHA:g} / k, that period's share at least {SIDE_RATIO:g}x the other's, at least "
-            f"{SIDE_LEAST} usages) kept apart, one sense a period; the usages of both periods: {rule}"
+            f"first the usages among their own period's (of their {NEIGHBOURS} nearest, so many of their period that a "
+            f"binomial draw reaches it at p <= {NEIGHBOUR_ALPHA:g}, with the usages half of whose neighbours are such; at "
+            f"least {SIDE_LEAST}) kept apart, one sense a period; the usages of both periods: {rule}"
         )
 
 
@@ -183,25 +181,35 @@ def cluster_sides(labels: numpy.ndarray, n_a: int, k: int) -> List[str]:
     return sides
 
 
-def leaning_clusters(labels: numpy.ndarray, n_a: int, k: int) -> List[str]:
-    """Per cluster of a fine split, "A", "B" or "both": the clusters whose share of one period's usages is at least
-    SIDE_RATIO times their share of the other's are that period's where, together, they pass the share test of
-    `cluster_sides` (exact binomial at SIDE_ALPHA / 2, at least SIDE_LEAST usages). Tested together, not one by one:
-    a fine split cuts a sense of one period into pieces, and a piece of under 11 usages cannot pass the test alone
-    (one sense of 40 B usages was cut into a sense of one period and one of both)."""
-    n = len(labels)
-    n_b = n - n_a
-    out = ["both"] * k
-    if not n_a or not n_b:
+NEIGHBOURS, NEIGHBOUR_ALPHA = 20, 0.001  # a usage of one period among its nearest neighbours: how many, and how far past chance
+
+
+def period_neighbourhoods(unit: numpy.ndarray, n_a: int, neighbours: int = NEIGHBOURS, alpha: float = NEIGHBOUR_ALPHA) -> numpy.ndarray:
+    """Each usage's period group: "A" or "B" where it lies among its own period's usages past chance, else "both".
+
+    A usage is its period's core where, of its `neighbours` nearest usages (cosine; at most a fifth of them), so many
+    are of its own period that a binomial draw at that period's share of the other usages reaches it with p <=
+    `alpha`; the group is the core and the usages of that period at least half of whose neighbours are in the core.
+    A sense that came in B lies among B's usages whatever it shares with A's senses in the mean, where a clustering
+    of all usages cut it across (the planted usages were told from the word's other usages of B at AUC 0.92 by their
+    neighbours, and k-means split them over 2-3 senses: docs/results.md).
+    """
+    n = len(unit)
+    out = numpy.array(["both"] * n, dtype=object)
+    k = min(neighbours, (n - 1) // 5)
+    if k < 5 or not 0 < n_a < n:
         return out
-    a = numpy.bincount(labels[:n_a], minlength=k)
-    b = numpy.bincount(labels[n_a:], minlength=k)
-    for side, mine, other, n_mine, n_other in (("B", b, a, n_b, n_a), ("A", a, b, n_a, n_b)):
-        lean = [j for j in range(k) if out[j] == "both" and mine[j] >= 2 and mine[j] / n_mine >= SIDE_RATIO * other[j] / n_other]
-        x, m = int(mine[lean].sum()), int((mine[lean] + other[lean]).sum())
-        if m >= SIDE_LEAST and binomial_tail(x, m, n_mine / n) <= SIDE_ALPHA / 2:
-            for j in lean:
-                out[j] = side
+    similar = unit @ unit.T
+    numpy.fill_diagonal(similar, -numpy.inf)
+    near = numpy.argpartition(-similar, k, axis=1)[:, :k]
+    in_b = numpy.arange(n) >= n_a
+    for side, mine, others in (("B", in_b, n - n_a - 1), ("A", ~in_b, n_a - 1)):
+        share = others / (n - 1)
+        own = mine[near].sum(1)
+        tails = {int(c): binomial_tail(int(c), k, share) for c in numpy.unique(own[mine])}
+        core = mine & numpy.array([tails.get(int(c), 1.0) <= alpha if m else False for c, m in zip(own, mine)])
+        group = core | (mine & (core[near].mean(1) >= 0.5))
+        out[group & (out == "both")] = side
     return out
 
 
@@ -218,15 +226,16 @@ def side_sense_clusters(
     unit = _unit(vectors)
     if len(unit) < 3:
         return sense_clusters(unit, seed, rule=rule), ["both"]
-    over = spherical_kmeans(unit, min(SIDE_CLUSTERS, len(unit) - 1), seed)
-    sides = leaning_clusters(over.labels, n_a, int(over.labels.max()) + 1)
-    period = numpy.array([sides[j] for j in over.labels])
+    period = period_neighbourhoods(unit, n_a)
+    for side in ("A", "B"):  # a group too small for the share test is no sense of one period
+        if (period == side).sum() < SIDE_LEAST:
+            period[period == side] = "both"
     shared = period == "both"
     labels = numpy.zeros(len(unit), dtype=int)
     names: List[str] = []
     inner: Optional[SenseClusters] = None
     if shared.sum() >= 1:
-        inner = sense_clusters(unit[shared], seed, rule=SenseRule(rule.min_silhouette, rule.max_senses)) if shared.sum() >= 3 else None
+        inner = sense_clusters(unit[shared], seed, rule=replace(rule, sides=False)) if shared.sum() >= 3 else None
         labels[shared] = inner.labels if inner is not None else 0
         names = ["both"] * (int(labels[shared].max()) + 1)
     for side in ("A", "B"):
@@ -250,7 +259,7 @@ def sense_clusters(
         return one
     best: Optional[SenseClusters] = None
     for k in range(2, min(rule.max_senses, len(unit) - 1) + 1):
-        found = spherical_kmeans(unit, k, seed)
+        found = spherical_kmeans(unit, k, seed, rule.n_init)
         found.silhouette = silhouette(unit, found.labels)
         if best is None or found.silhouette > best.silhouette + 1e-12:
             best = found
@@ -442,23 +451,30 @@ def share_interval(labels_a: numpy.ndarray, labels_b: numpy.ndarray, k: int, dra
 CAME, WENT, MORE, LESS, BOTH = "came in B", "went from A", "more in B", "less in B", "both"
 # a sense whose usages are all in one period, too few for any rule to tell (2 in A and 0 in B was shown as "both")
 ONLY_A, ONLY_B = "only in A, too few to tell", "only in B, too few to tell"
-NOT_MOVED = (BOTH, ONLY_A, ONLY_B, UNSETTLED, NAMES, FEW_DOCUMENTS, WITHHELD)
+NOT_MOVED = (BOTH, ONLY_A, ONLY_B, NAMES, FEW_DOCUMENTS, WITHHELD)
 
 
-def sense_periods(freq_a: Sequence[int], freq_b: Sequence[int], k: int = 1, n: int = 5) -> List[str]:
+CAME_RATIO = 9.0  # a sense found as B's (kinds) came where its share of B is at least this times its share of A
+
+
+def sense_periods(freq_a: Sequence[int], freq_b: Sequence[int], k: int = 1, n: int = 5, kinds: Optional[Sequence[str]] = None) -> List[str]:
     """Each sense's period, by one rule (the page, the TSV and the JSON all show it): "came in B" where it has at
     most `k` usages in A and at least `n` in B, "went from A" the other way round (DWUG's rule; DWUG EN's stats use
-    k = 1, n = 5); else "more in B" or "less in B" where its share of B's usages departs
+    k = 1, n = 5), or, for a sense found as one period's (`kinds`: side_sense_clusters), where its share of that
+    period is at least CAME_RATIO times its share of the other and it passes the share test below (found among
+    hundreds of usages, a sense that came gathers a few of A's near it: 1-5% of A's usages in planted change); else
+    "more in B" or "less in B" where its share of B's usages departs
     from its share of A's by the share test of `cluster_sides` (exact binomial at SIDE_ALPHA / k, ratio SIDE_RATIO,
     SIDE_LEAST usages): a sense whose share fell but whose usages remain did not go; else "both", or, where its usages
     are all in one period and too few for these rules, "only in A (B), too few to tell" (not a change: `moved`)."""
     labels = numpy.concatenate([numpy.repeat(numpy.arange(len(f)), list(f)) for f in (freq_a, freq_b)]).astype(int)
     shares = cluster_sides(labels, sum(freq_a), len(freq_a))
+    n_a, n_b = max(sum(freq_a), 1), max(sum(freq_b), 1)
     out = []
-    for x, y, share in zip(freq_a, freq_b, shares):
-        if x <= k and y >= n:
+    for x, y, share, kind in zip(freq_a, freq_b, shares, kinds or ["both"] * len(freq_a)):
+        if y >= n and (x <= k or (kind == "B" and share == "B" and y / n_b >= CAME_RATIO * x / n_a)):
             out.append(CAME)
-        elif y <= k and x >= n:
+        elif x >= n and (y <= k or (kind == "A" and share == "A" and x / n_a >= CAME_RATIO * y / n_b)):
             out.append(WENT)
         elif share in ("A", "B"):
             out.append({"B": MORE, "A": LESS}[share])
@@ -512,7 +528,7 @@ class WordEvidence:
     p_values: Dict[str, float] = field(default_factory=dict)  # measure -> the permutation test's p-value
     periods: List[str] = field(default_factory=list)  # per sense: `sense_periods` ("came in B", "less in B", "both", ...)
     stability: List[Optional[float]] = field(default_factory=list)  # per sense (sense_checks); None: not measured
-    is_sense: List[bool] = field(default_factory=list)  # per group: False for the usages no stable sense holds
+    joined: int = 0  # usages of unstable senses joined to the nearest stable one (sense_checks.settled)
     names: List[bool] = field(default_factory=list)  # per sense: its usages write the word as a name or in a heading
     period_p: List[Tuple[float, float]] = field(default_factory=list)  # per sense: the documents' test, toward B and A
 
@@ -604,33 +620,33 @@ def word_evidence(
     if len(both) != len(va) + len(vb):
         raise ValueError(f"{len(both)} sense vectors for {len(va)} + {len(vb)} usages: give one a usage of evidence_rows")
 
-    def cluster(index: numpy.ndarray, at: int) -> SenseClusters:
-        if rule is not None and rule.sides:
-            return side_sense_clusters(both[index], int((index < len(va)).sum()), at, rule)[0]
-        return sense_clusters(both[index], at, rule=rule)
+    def cluster(index: numpy.ndarray, at: int, how: Optional[SenseRule] = rule) -> Tuple[SenseClusters, List[str]]:
+        if how is not None and how.sides:
+            return side_sense_clusters(both[index], int((index < len(va)).sum()), at, how)
+        found = sense_clusters(both[index], at, rule=how)
+        return found, ["both"] * (int(found.labels.max()) + 1)
 
     everything = numpy.arange(len(both))
-    found = cluster(everything, seed)
+    found, kinds = cluster(everything, seed)
     unit = _unit(both)
-    stability = [None] * (int(found.labels.max()) + 1)  # type: List[Optional[float]]
-    is_sense = [True] * len(stability)
-    labels_all = found.labels
-    if stability_runs and len(stability) > 1:
-        measured = jaccard_stability(found.labels, stability_runs_of(len(both), lambda i, at: cluster(i, at).labels, seed, stability_runs))
-        labels_all, is_sense = settled(found.labels, measured)
-        kept = [float(x) for x in measured if x >= STABLE]
-        stability = [round(x, 4) for x in kept][: len(is_sense)] + [None] * (len(is_sense) - len(kept[: len(is_sense)]))
-        if len(is_sense) == 1:
-            stability = [None]
+    stability: List[Optional[float]] = [None] * len(kinds)
+    labels_all, joined, kept = found.labels, 0, list(range(len(kinds)))
+    if stability_runs and len(kinds) > 1:
+        quick = replace(rule or SenseRule(), n_init=RUN_STARTS)
+        measured = jaccard_stability(
+            found.labels, stability_runs_of(len(both), lambda i, at: cluster(i, at, quick)[0].labels, seed, stability_runs)
+        )
+        labels_all, kept, joined = settled(found.labels, measured, unit, kinds)
+        stability = [round(float(measured[j]), 4) if measured[j] >= STABLE else None for j in kept]
     k = int(labels_all.max()) + 1
     centres = _unit(numpy.stack([unit[labels_all == j].sum(0) for j in range(k)]))
     labels_a, labels_b = labels_all[: len(va)], labels_all[len(va) :]
     freq_a = numpy.bincount(labels_a, minlength=k).tolist()
     freq_b = numpy.bincount(labels_b, minlength=k).tolist()
-    periods = sense_periods(freq_a, freq_b, binary_k, binary_n)
+    periods = sense_periods(freq_a, freq_b, binary_k, binary_n, [kinds[j] for j in kept])
     flags = name_senses(labels_all, numpy.asarray(name_usages, dtype=bool), k) if name_usages is not None else [False] * k
     p_b, p_a = period_p_values(labels_all, len(va), groups, k, seed=seed)
-    periods = check_marks(periods, is_sense, flags, marks_allowed(p_b, p_a, sum(is_sense)))
+    periods = check_marks(periods, flags, marks_allowed(p_b, p_a, k))
     sides = numpy.array(["A"] * len(va) + ["B"] * len(vb))
     rows = numpy.concatenate([rows_a, rows_b])
     examples = []
@@ -659,7 +675,7 @@ def word_evidence(
     points = [(str(sides[i]), int(rows[i]), float(xy[i, 0]), float(xy[i, 1]), int(labels_all[i])) for i in range(len(unit))]
     labels = {"A": dict(zip(rows_a.tolist(), labels_a.tolist())), "B": dict(zip(rows_b.tolist(), labels_b.tolist()))}
     return WordEvidence(
-        senses=sum(is_sense),
+        senses=k,
         silhouette=found.rule_silhouette,
         freq_a=freq_a,
         freq_b=freq_b,
@@ -673,7 +689,7 @@ def word_evidence(
         p_values=p_values,
         periods=periods,
         stability=stability,
-        is_sense=is_sense,
+        joined=joined,
         names=flags,
         period_p=[(float(x), float(y)) for x, y in zip(p_b, p_a)],
     )

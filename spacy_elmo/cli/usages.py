@@ -543,7 +543,7 @@ def change(
         settings = dataclasses.replace(settings, binary_change=VERDICT_ONLY)
     with warnings.catch_warnings():  # the notes are said as lines of their own below
         warnings.simplefilter("ignore", UserWarning)
-        result = run_change(index_a, index_b, words, settings, gold=gold, progress=progress, log=log)
+        result = run_change(index_a, index_b, words, settings, gold=gold, progress=progress, log=log, indexing_progress=not quiet)
     for note in result.notes:
         log(f"Note: {note}")
     written = write_table(result, output, overwrite)

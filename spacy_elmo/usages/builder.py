@@ -9,6 +9,7 @@ are tokenized at all), each as a Doc of its own: a usage's vector depends on its
 
 import os
 import re
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
@@ -136,10 +137,16 @@ def build_usage_index(
         if lemmas and not keep_capitals:
             docs = _lemmas_as_read(docs, nlp, lemma_setters(nlp, off))
         layers_of = UsageLayers(pipe) if all_layers else None
+        started, sentences = time.monotonic(), 0
         for batch in _sentence_batches(docs, chosen, key, pos_of):
             _index_batch(batch, pipe, weights, key, writer, types, layers_of, not keep_capitals)
+            sentences += len(batch)
             if bar is not None:
-                bar.set_postfix_str(f"{writer.n_usages:,} usages", refresh=False)
+                seconds = max(time.monotonic() - started, 1e-9)
+                usages = writer.n_usages
+                bar.set_postfix_str(
+                    f"{sentences:,} sentences ({sentences / seconds:,.1f}/s), {usages:,} usages ({usages / seconds:,.1f}/s)", refresh=False
+                )
         if bar is not None:
             bar.close()
         if not shard.whole:

@@ -8,7 +8,6 @@ import pytest
 from spacy_elmo.change.sense_checks import (
     FEW_DOCUMENTS,
     NAMES,
-    UNSETTLED,
     WITHHELD,
     check_marks,
     control_marks,
@@ -32,14 +31,19 @@ def test_jaccard_stability_by_hand():
     assert jaccard_stability(labels, [sub]).tolist() == [pytest.approx(2 / 3), pytest.approx(1 / 2)]
 
 
-def test_unstable_senses_become_one_group_that_is_no_sense():
+def test_unstable_senses_join_the_nearest_stable_sense():
+    unit = numpy.eye(4)[[0, 0, 1, 1, 2, 2, 3]].astype(float)
+    unit[4:6] = [0.9, 0.1, 0.0, 0.0]  # sense 2 lies near sense 0
+    unit[6] = [0.1, 0.9, 0.0, 0.0]  # sense 3 near sense 1
     labels = numpy.array([0, 0, 1, 1, 2, 2, 3])
-    new, is_sense = settled(labels, numpy.array([0.9, 0.3, 0.8, numpy.nan]))
-    assert new.tolist() == [0, 0, 2, 2, 1, 1, 2] and is_sense == [True, True, False]
-    new, is_sense = settled(labels, numpy.array([0.9, 0.3, 0.5, 0.2]))  # one stable sense: no split holds
-    assert new.tolist() == [0] * 7 and is_sense == [True]
-    new, is_sense = settled(labels, numpy.array([0.9, 0.7, 0.8, 0.6]))
-    assert new is labels and is_sense == [True] * 4
+    kinds = ["both", "both", "both", "B"]
+    new, kept, joined = settled(labels, numpy.array([0.9, 0.8, 0.3, numpy.nan]), unit, kinds)
+    assert new.tolist() == [0, 0, 1, 1, 0, 0, 1] and kept == [0, 1] and joined == 3
+    # no sense of both periods stable: they are one sense; a stable sense of B stays apart
+    new, kept, joined = settled(labels, numpy.array([0.5, 0.3, 0.2, 0.9]), unit, kinds)
+    assert new.tolist() == [0, 0, 0, 0, 0, 0, 1] and kept == [0, 3] and joined == 0
+    new, kept, joined = settled(labels, numpy.array([0.9, 0.8, 0.8, 0.76]), unit, kinds)
+    assert new.tolist() == labels.tolist() and kept == [0, 1, 2, 3] and joined == 0
 
 
 @pytest.mark.parametrize(
@@ -82,9 +86,9 @@ def test_the_period_test_reads_documents_not_usages():
 
 def test_marks_kept_only_where_every_check_passes():
     periods = [CAME, CAME, CAME, MORE, "both"]
-    out = check_marks(periods, [True, False, True, True, True], [False, False, True, False, False], ["B", "B", "B", "", ""])
-    assert out == [CAME, UNSETTLED, NAMES, FEW_DOCUMENTS, "both"]
-    assert not moved(out[1:])  # none of the checks' answers is a change
+    out = check_marks(periods[1:], [False, True, False, False], ["B", "B", "", ""])
+    assert out == [CAME, NAMES, FEW_DOCUMENTS, "both"]
+    assert not moved(out[1:3])  # none of the checks' answers is a change
 
 
 def _evidence(rng, b_docs: int, names: bool = False):
