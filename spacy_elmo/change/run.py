@@ -148,8 +148,7 @@ def run_change(
             data["settings"]["sense_marks"] = marks["summary"]
             for c in data.get("controls", []):
                 c["sense_periods"] = marks["periods"].get(c["word"])
-        if settings.binary_change is not None:
-            _add_binary_change(data, settings)
+        _add_binary_change(data, settings)
     if people is not None:
         data["gold"] = _agreement(rows, evidence, people, settings, a.match == "wug")
     for note in notes:
@@ -504,14 +503,14 @@ def _add_verdicts(data: Dict[str, Any], verdicts: Dict[str, Any], control_rows: 
 
 
 def _add_binary_change(data: Dict[str, Any], settings: ChangeSettings) -> None:
-    """Each scored word's binary change by the stated rule (binary.py), and the rule in the settings."""
-    from .binary import binary_change
+    """Each word's binary change by the stated rule (binary.py: the verdict's where there is one), null where the rule
+    gives none, and the rule in the settings: every route's rows carry the same `binary_change` field."""
+    from .binary import VERDICT_ONLY, binary_change
 
-    rule, answers = binary_change(data["words"], settings.binary_change or "median", settings.measures[0])
+    rule, answers = binary_change(data["words"], settings.binary_change or VERDICT_ONLY, settings.measures[0])
     data["settings"]["binary_change"] = rule
     for w in data["words"]:
-        if w["word"] in answers:
-            w["binary_change"] = answers[w["word"]]
+        w["binary_change"] = answers.get(w["word"])
 
 
 def usage_record(index: Any, row: int) -> Dict[str, Any]:
@@ -791,7 +790,6 @@ def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) ->
     tested = [m for m in measures if m in ("apd", "prt")]
     tested_p = [m for m in measures if m in TESTED]
     with_verdict = any("verdict" in w for w in data["words"])
-    with_binary = any("binary_change" in w for w in data["words"])
     no_null = without_null(data["words"])  # without control words the q is against chance, not a verdict's
     if with_intervals:
         head += [f"{m}_{end}" for m in tested for end in ("low", "high")]
@@ -807,7 +805,7 @@ def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) ->
         head += verdict_head if with_verdict else ["changed"]
         # the senses' own yes/no (a sense came, went or moved), apart from binary_change, the stated rule's answer
         head += ["senses", "senses_jsd", "senses_binary", "sense_periods", "sense_names"]
-    head += ["binary_change"] if with_binary else []
+    head += ["binary_change"]
     lines = ["\t".join([*head, "note"])]
     for w in data["words"]:
         values = [tsv_text(w["word"]), str(w["n_a"]), str(w["n_b"])] + [_cell(w.get(m)) for m in measures]
@@ -828,8 +826,7 @@ def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) ->
             values += [str(ev.get("senses", ""))]
             values += [_cell(ev.get("sense_jsd")), str(ev.get("binary", "")), sense_periods_cell(ev)]
             values += [tsv_text(sense_names_cell(ev.get("sense_names", [])))]
-        if with_binary:
-            values += [str(w.get("binary_change", ""))]
+        values += ["" if w.get("binary_change") is None else str(w["binary_change"])]
         lines.append("\t".join([*values, tsv_text(w["note"])]))
     sidecar = path.with_suffix(".settings.json")
     write_atomically(path, "\n".join(lines) + "\n", overwrite)

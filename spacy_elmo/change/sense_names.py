@@ -44,6 +44,11 @@ def log_odds(sense: Counter, rest: Counter, prior: Counter) -> Dict[str, float]:
     return out
 
 
+def names_something(word: str) -> bool:
+    """Whether a word may name a sense: three letters or more, letters alone ("St", "Mr" and "'s" name nothing)."""
+    return len(word) >= 3 and word.isalpha()
+
+
 def name_senses(
     bags: Sequence[Iterable[str]],
     labels: Sequence[int],
@@ -83,7 +88,10 @@ def name_senses(
         else:
             scores = {w: float(c) for w, c in per_sense[j].items()}
         # only words more common in the sense than where it is told apart from
-        ranked = sorted((w for w in scores if per_sense[j][w] >= enough and scores[w] > 0), key=lambda w: (-scores[w], -per_sense[j][w], w))
+        ranked = sorted(
+            (w for w in scores if per_sense[j][w] >= enough and scores[w] > 0 and names_something(w)),
+            key=lambda w: (-scores[w], -per_sense[j][w], w),
+        )
         chosen: List[str] = []
         for w in ranked:
             if len(chosen) == n_words:

@@ -130,13 +130,16 @@ def test_the_change_command_writes_tsv_and_json(indexes, tmp_path):
     assert result.exit_code == 0, result.output
     lines = out.read_text().splitlines()
     # plain TSV: a header, then a word a line; the settings beside it
-    assert lines[0].split("\t") == ["word", "n_a", "n_b", "apd", "prt", "note"]
+    # binary_change in every route's rows: empty here, where no verdict and no --binary-change rule gives one
+    assert lines[0].split("\t") == ["word", "n_a", "n_b", "apd", "prt", "binary_change", "note"]
     assert [line.split("\t")[0] for line in lines[1:]][-1] == "gay" and len(lines) == 4
+    assert {line.split("\t")[5] for line in lines[1:]} == {""}
     assert json.loads((tmp_path / "change.settings.json").read_text())["settings"]["min_usages"] == 2
     result = CliRunner().invoke(app, [*args[:3], str(tmp_path / "c.json"), *args[4:], "--measure", "prt"])
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "c.json").read_text())
     assert [w["word"] for w in data["words"]][:2] in (["plane", "cat"], ["cat", "plane"]) and "apd" not in data["words"][0]
+    assert all(w["binary_change"] is None for w in data["words"])
     assert CliRunner().invoke(app, args).exit_code == 1  # exists: needs --overwrite
 
 
