@@ -10,7 +10,7 @@ import math
 import os
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .verdict import NO_NULL_BASIS, without_null
 from ..output_folders import MARKER, claim_folder, is_plain_file, is_plain_folder, name_from_data, own_subfolder, write_atomically
@@ -165,6 +165,9 @@ def _period_label(period: str) -> str:
     return f"<span class=changed>{_esc(period)}</span>" if period in (CAME, WENT) else _esc(period)
 
 
+LABEL_ROWS = 4  # rows of the strip's word labels
+
+
 def _controls_strip(data: Dict[str, Any]) -> str:
     """Each target's verdict statistic against the control words' (grey ticks: where the corpora's own drift lies),
     on one axis (sign(z) log(1 + |z|): the controls' few units and a changed word's tens both show)."""
@@ -193,14 +196,27 @@ def _controls_strip(data: Dict[str, Any]) -> str:
         f"{' (changed)' if changed else ''}</title></circle>"
         for word, z, changed in targets
     )
-    shown = sorted([t for t in targets if t[2]], key=lambda t: -t[1])[:12]
-
-    def anchor(at: float) -> str:  # a label near an edge runs inward: never clipped by the figure's edge
-        return "end" if at > width - 80 else "start" if at < 80 else "middle"
-
-    labels = "".join(
-        f'<text x="{x(z):.1f}" y="{66 + 12 * (k % 3)}" font-size="10" text-anchor="{anchor(x(z))}" fill="#b00">{_esc(word)}</text>'
-        for k, (word, z, _) in enumerate(shown)
+    # the changed words named in rows, none over another: a label goes in the first row where it clears the others
+    # (about 6 px a letter), and a word that finds none is left to its dot's title
+    rows: List[List[Tuple[float, float]]] = [[] for _ in range(LABEL_ROWS)]
+    labels = []
+    for word, z, _ in sorted([t for t in targets if t[2]], key=lambda t: -t[1]):
+        at, half = x(z), 3.2 * len(word) + 4
+        left, right = (at - 2 * half, at) if at > width - 80 else (at, at + 2 * half) if at < 80 else (at - half, at + half)
+        row = next((r for r in range(LABEL_ROWS) if all(right < a or left > b for a, b in rows[r])), None)
+        if row is None:
+            continue
+        rows[row].append((left, right))
+        labels.append(
+            f'<text x="{(left + right) / 2:.1f}" y="{66 + 12 * row}" font-size="10" text-anchor="middle" fill="#b00">{_esc(word)}</text>'
+        )
+    start = changed_from(data)
+    threshold = (
+        f'<line x1="{x(start) - 3:.1f}" y1="14" x2="{x(start) - 3:.1f}" y2="{58 + 12 * LABEL_ROWS}" stroke="#b00" stroke-dasharray="3,3"/>'
+        f'<text x="{x(start) - 6:.1f}" y="{62 + 12 * LABEL_ROWS}" font-size="9" text-anchor="end" fill="#b00">'
+        f"changed from z {start:.1f}</text>"
+        if start is not None
+        else ""
     )
     marks = "".join(
         f'<line x1="{x(v):.1f}" y1="10" x2="{x(v):.1f}" y2="14" stroke="#555"/>'
@@ -209,11 +225,37 @@ def _controls_strip(data: Dict[str, Any]) -> str:
         if low <= scaled(v) <= high
     )
     return (
-        f'<figure><svg width="{width}" height="104" role="img" aria-label="targets against the control words">{marks}{ticks}{dots}'
-        f"{labels}</svg><figcaption class=muted>The verdict's statistic (energy z, on a log scale) of the {len(controls)} control "
-        "words (grey ticks: the corpora's own drift) and of each target (dots; red: changed, named); point at one for "
+        f'<figure><svg width="{width}" height="{70 + 12 * LABEL_ROWS}" role="img" aria-label="targets against the control words">'
+        f"{marks}{ticks}{dots}{threshold}{''.join(labels)}</svg><figcaption class=muted>The verdict's statistic (energy z, on a log "
+        f"scale) of the {len(controls)} control words (grey ticks: the corpora's own drift) and of each target (dots; red: "
+        "changed, named where there is room; the dashed line: the least z of a word called changed); point at one for "
         "its word</figcaption></figure>"
     )
+
+
+def by_verdict(data: Dict[str, Any]) -> bool:
+    """Whether the rows are ordered by the verdict's z (run.in_order): then the headings, ranking.png and the strip
+    show the z first, the score the rows go by."""
+    return any((w.get("verdict") or {}).get("changed") is not None for w in data["words"])
+
+
+def changed_from(data: Dict[str, Any]) -> Optional[float]:
+    """The least verdict z of a word called changed: where "changed" starts on the z's axis (None: none called)."""
+    zs = [w["verdict"]["z"] for w in data["words"] if (w.get("verdict") or {}).get("changed") and w["verdict"].get("z") is not None]
+    return min(zs) if zs else None
+
+
+def marks_line(summary: Optional[Dict[str, Any]]) -> str:
+    """RETURNS (str): what the page says of the senses' marks (came, went, more, less) and how they were checked."""
+    if not summary:
+        return "no senses (--evidence)"
+    if not summary.get("checked"):
+        return "none drawn: no control words to check them against (" + summary.get("checks", "") + ")"
+    marked = summary.get("marked", [])
+    said = f"{len(marked)} of {summary.get('controls', 0)} control words got one" + (f" ({', '.join(marked[:6])})" if marked else "")
+    if not summary.get("shown"):
+        return f"withheld: {said}, more than the stated rate ({summary.get('checks', '')})"
+    return f"checked: {said}, within the stated rate ({summary.get('checks', '')})"
 
 
 def _interval_bar(low: Optional[float], value: Optional[float], high: Optional[float], top: float) -> str:
@@ -329,13 +371,11 @@ def render_page(data: Dict[str, Any]) -> str:
     with_verdict = any(w.get("verdict") for w in words)
     no_null = without_null(words)
     # the verdict and its own figures first, beside the word; the scores and their tests after it, marked secondary
-    head = ["#", "word", "changed"]
+    head = ["#", "word", "changed"] + (["people's graded change"] if graded else [])
     head += ["energy z", "q vs chance (secondary)"] if no_null else ["verdict z", "vs controls p / q"] if with_verdict else []
     head += ["usages A", "usages B", measure, "95% interval", ""]
     head += [m for m in settings["measures"][1:]] + [f"{m} p / q (secondary)" for m in tested]
     head += ["senses", "senses JSD"]
-    if graded:
-        head.append("people's graded change")
     rows = []
     for rank, w in enumerate(words, start=1):
         interval = w.get("interval", {}).get(measure)
@@ -348,6 +388,8 @@ def render_page(data: Dict[str, Any]) -> str:
             f'<td><a href="#{_anchor(w["word"])}">{_esc(w["word"])}</a></td>',
             f"<td>{'<span class=changed>yes</span>' if changed else 'no' if changed == 0 else undecided}</td>",
         ]
+        if graded:  # people's beside the model's verdict, seen without scrolling
+            cells.append(f'<td class="n">{_number(graded.get(w["word"]))}</td>')
         if with_verdict:
             shown = _number(verdict.get("q")) if no_null else f"{_number(verdict.get('p_controls'))} / {_number(verdict.get('q'))}"
             cells += [
@@ -371,11 +413,9 @@ def render_page(data: Dict[str, Any]) -> str:
             f'<td class="n">{ev.get("senses", "")}</td>',
             f'<td class="n">{_number(ev.get("sense_jsd")) if ev else ""}</td>',
         ]
-        if graded:
-            cells.append(f'<td class="n">{_number(graded.get(w["word"]))}</td>')
         rows.append(f"<tr>{''.join(cells)}</tr>")
     rule = data["settings"].get("binary", "")
-    sections = [_word_section(w, measure, rule) for w in words if w.get("evidence")]
+    sections = [_word_section(w, measure, rule, by_verdict(data)) for w in words if w.get("evidence")]
     agreement = ""
     if gold:
         agreement = f"<p><b>Against people</b> ({_esc(gold.get('source', ''))}): {_esc(gold.get('summary', ''))}</p>"
@@ -391,7 +431,8 @@ biLM: <code>{_esc(settings.get("bilm", ""))}</code>; vectors: {_esc(settings.get
 (intervals: {_esc(settings.get("intervals", ""))}).<br>
 Senses: {_esc(settings.get("senses", ""))}.<br>
 <b>Changed</b>: {_esc(settings.get("verdict", "no verdict (--permutations 0)"))}.<br>
-Tests beside it: {_esc(settings.get("null", "none (--permutations 0)"))}.</p>
+Tests beside it: {_esc(settings.get("null", "none (--permutations 0)"))}.<br>
+Sense marks: {_esc(marks_line(settings.get("sense_marks")))}.</p>
 {_controls_strip(data)}
 {agreement}
 {f"<ul>{notes}</ul>" if notes else ""}
@@ -418,7 +459,7 @@ def _anchor(word: str) -> str:
     return "w-" + name_from_data(word)
 
 
-def _word_section(w: Dict[str, Any], measure: str, rule: str) -> str:
+def _word_section(w: Dict[str, Any], measure: str, rule: str, verdict_order: bool = False) -> str:
     ev = w["evidence"]
     interval = w.get("interval", {}).get(measure)
     score = _number(w.get(measure)) + (f" (95% interval {_number(interval[0])}-{_number(interval[1])})" if interval else "")
@@ -450,6 +491,7 @@ def _word_section(w: Dict[str, Any], measure: str, rule: str) -> str:
     )
     senses = []
     periods = ev.get("sense_periods", [])
+    stability = ev.get("sense_stability", [])
     for j, (na, nb) in enumerate(zip(ev["cluster_freq_dist1"], ev["cluster_freq_dist2"])):
         share_a = na / max(sum(ev["cluster_freq_dist1"]), 1)
         share_b = nb / max(sum(ev["cluster_freq_dist2"]), 1)
@@ -458,6 +500,7 @@ def _word_section(w: Dict[str, Any], measure: str, rule: str) -> str:
             f'<tr><td><span class="swatch" style="background:{sense_colour(j)}"></span>{j + 1}</td><td class="name">{_esc(names[j])}</td>'
             f"<td>{_period_label(periods[j]) if j < len(periods) else ''}</td>"
             f'<td class="n">{na}</td><td class="n">{nb}</td><td class="n">{share_a:.2f}</td><td class="n">{share_b:.2f}</td>'
+            f'<td class="n">{_number(stability[j], 2) if j < len(stability) and stability[j] is not None else "-"}</td>'
             f"<td>{examples}</td></tr>"
         )
     changed_usages = []
@@ -474,22 +517,71 @@ def _word_section(w: Dict[str, Any], measure: str, rule: str) -> str:
         f"<figure>{_svg_map(ev['points'], f'usages of {word}, {caption}', side)}<figcaption>{caption}</figcaption></figure>"
         for caption, side in VIEWS
     )
+    if verdict_order and found.get("z") is not None:  # the score the rows go by first, the measure after it
+        title = f"verdict z {_number(found.get('z'), 1)} {verdict}"
+        others.insert(0, f"{measure} {score}")
+    else:
+        title = f"{_esc(measure)} {score} {verdict}"
     return f"""
-<h2 id="{_anchor(w["word"])}">{_esc(w["word"])}: {_esc(measure)} {score} {verdict}</h2>
+<h2 id="{_anchor(w["word"])}">{_esc(w["word"])}: {title}</h2>
 <p>{_esc("; ".join(others + tests))}</p>
 <div class="views">{views}</div>
 <div class="legend">{legend}<br><span class="muted">circle: period A, square: period B; the first two principal components of
 the senses' input; point at a usage for its text</span></div>
-<p>{ev["senses"]} sense{"s" if ev["senses"] != 1 else ""} (best split's silhouette {_number(ev["silhouette"], 2)});
+<p>{ev["senses"]} sense{"s" if ev["senses"] != 1 else ""} (the split the rule read: silhouette {_number(ev["silhouette"], 2)}, of the
+usages of both periods{"; " + str(ev["joined"]) + " usages of unstable senses joined the nearest stable one" if ev.get("joined") else ""});
 senses JSD {_number(ev["sense_jsd"])}
 (95% interval {_number(ev["intervals"]["senses"][0])}-{_number(ev["intervals"]["senses"][1])});
 a sense that came, went or moved ({_esc(rule)}): {"yes" if ev["binary"] else "no"}</p>
 {_share_bars(ev, names)}
 <table><thead><tr><th>sense</th><th>named by</th><th>period</th><th>A</th><th>B</th><th>share A</th><th>share B</th>
-<th>usages nearest its centre</th></tr></thead>
+<th>stability</th><th>usages nearest its centre</th></tr></thead>
 <tbody>{"".join(senses)}</tbody></table>
 {"".join(changed_usages)}
 """
+
+
+def _ranking_by_measure(plt: Any, data: Dict[str, Any], measure: str) -> Any:
+    """The rows' measure with its 95% intervals, as the table orders them (no verdict)."""
+    words = [w for w in data["words"] if w.get(measure) is not None and math.isfinite(w[measure])]
+    if not words:
+        return None
+    fig, ax = plt.subplots(figsize=(7, max(2.5, 0.22 * len(words) + 1)))
+    ys = list(range(len(words)))[::-1]
+    values = [w[measure] for w in words]
+    ends = [[w[measure] if v is None else v for v in w.get("interval", {}).get(measure, [None, None])] for w in words]
+    low = [max(0.0, w[measure] - lo) for w, (lo, _) in zip(words, ends)]
+    high = [max(0.0, hi - w[measure]) for w, (_, hi) in zip(words, ends)]
+    ax.errorbar(values, ys, xerr=[low, high], fmt="o", ms=3, color="#222", ecolor="#888")
+    ax.set_yticks(ys)
+    ax.set_yticklabels([w["word"] for w in words], fontsize=7)
+    ax.set_xlabel(f"{measure} (95% bootstrap interval), the order of the table")
+    fig.tight_layout()
+    return fig
+
+
+def _ranking_by_z(plt: Any, data: Dict[str, Any]) -> Any:
+    """The verdict's z of each row, in the table's order, beside the control words' range; a dashed line where
+    "changed" starts."""
+    words = [w for w in data["words"] if (w.get("verdict") or {}).get("z") is not None]
+    if not words:
+        return None
+    fig, ax = plt.subplots(figsize=(7, max(2.5, 0.22 * len(words) + 1)))
+    ys = list(range(len(words)))[::-1]
+    controls = [c["z"] for c in data.get("controls", []) if c.get("z") is not None]
+    if controls:
+        ax.axvspan(min(controls), max(controls), color="#ddd", label=f"the {len(controls)} control words' z")
+    colours = ["#b00" if w["verdict"].get("changed") else "#222" for w in words]
+    ax.scatter([w["verdict"]["z"] for w in words], ys, c=colours, s=12, zorder=3)
+    start = changed_from(data)
+    if start is not None:
+        ax.axvline(start, color="#b00", linestyle="--", linewidth=1, label=f"changed from z {start:.1f}")
+    ax.set_yticks(ys)
+    ax.set_yticklabels([w["word"] for w in words], fontsize=7)
+    ax.set_xlabel("the verdict's z (energy distance against the control words), the order of the table; red: changed")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
 
 
 def write_figures(folder: Path, data: Dict[str, Any], log: Callable[[str], Any] = print) -> List[Path]:
@@ -502,23 +594,12 @@ def write_figures(folder: Path, data: Dict[str, Any], log: Callable[[str], Any] 
     except ImportError:
         return []
     measure = data["settings"]["measures"][0]
-    words = [w for w in data["words"] if w.get(measure) is not None and math.isfinite(w[measure])]
     written = []
-    if words:
-        fig, ax = plt.subplots(figsize=(7, max(2.5, 0.22 * len(words) + 1)))
-        ys = list(range(len(words)))[::-1]
-        values = [w[measure] for w in words]
-        ends = [[w[measure] if v is None else v for v in w.get("interval", {}).get(measure, [None, None])] for w in words]
-        low = [max(0.0, w[measure] - lo) for w, (lo, _) in zip(words, ends)]
-        high = [max(0.0, hi - w[measure]) for w, (_, hi) in zip(words, ends)]
-        ax.errorbar(values, ys, xerr=[low, high], fmt="o", ms=3, color="#222", ecolor="#888")
-        ax.set_yticks(ys)
-        ax.set_yticklabels([w["word"] for w in words], fontsize=7)
-        ax.set_xlabel(f"{measure} (95% bootstrap interval)")
-        fig.tight_layout()
+    figure = _ranking_by_z(plt, data) if by_verdict(data) else _ranking_by_measure(plt, data, measure)
+    if figure is not None:
         ranking = free_path(folder / "ranking.png", log)
-        fig.savefig(ranking, dpi=110)
-        plt.close(fig)
+        figure.savefig(ranking, dpi=110)
+        plt.close(figure)
         written.append(ranking)
     maps = None
     for w in data["words"]:
@@ -526,7 +607,7 @@ def write_figures(folder: Path, data: Dict[str, Any], log: Callable[[str], Any] 
         if not ev:
             continue
         maps = maps or own_subfolder(folder, "maps")
-        fig, ax = plt.subplots(figsize=(3.6, 3.6))
+        fig, ax = plt.subplots(figsize=(3.6, 4.4))
         for side, marker in (("A", "o"), ("B", "s")):
             points = [p for p in ev["points"] if p["side"] == side]
             ax.scatter(
@@ -539,10 +620,15 @@ def write_figures(folder: Path, data: Dict[str, Any], log: Callable[[str], Any] 
             )
             # the periods' legend in grey: colours mean senses only
             ax.scatter([], [], c="#555", marker=marker, s=14, label=f"period {side}")
-        ax.set_title(f"{w['word']}: {ev['senses']} senses", fontsize=9)
+        names = ev.get("sense_names", [])
+        for j, period in enumerate(ev.get("sense_periods", [])):  # a swatch a sense: its number, name and period
+            name = ", ".join(names[j][:2]) if j < len(names) and names[j] else ""
+            said = "" if period == "both" else f" ({period})"
+            ax.scatter([], [], c=sense_colour(j), marker="o", s=14, label=f"sense {j + 1}{': ' + name if name else ''}{said}")
+        ax.set_title(f"{w['word']}: {ev['senses']} sense{'s' if ev['senses'] != 1 else ''}", fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=2, frameon=False)
         fig.tight_layout()
         path = free_path(maps / name_from_data(w["word"], ".png"), log)
         fig.savefig(path, dpi=100)

@@ -723,6 +723,12 @@ def _agreement(rows: List[WordChange], evidence: Dict[str, Any], gold: Any, sett
         f"{_figure(head['interval'][0])} to {_figure(head['interval'][1])}, {GOLD_DRAWS:,} resamplings of "
         f"the {head['words']} words, seed {GOLD_SEED})"
     ]
+    for name, found in by_measure.items():  # every measure's agreement said, not the first's alone
+        if name != first:
+            label = "the senses' JSD" if name == "senses_jsd" else name
+            lines.append(
+                f"{label}: Spearman {_figure(found['spearman'])} ({_figure(found['interval'][0])} to {_figure(found['interval'][1])})"
+            )
     if result_senses.binary_words:
         lines.append(
             f"binary change from the senses (a sense came, went or moved): accuracy {result_senses.accuracy:.3f} over "

@@ -345,7 +345,9 @@ def test_senses_carry_names_p_values_and_the_page_three_views_with_texts(report,
     assert "q vs chance (secondary)" in page and "vs controls p / q" not in page
     # the table: the verdict's cell beside the word, the scores' own tests marked secondary, the order said
     head = re.findall(r"<th>([^<]*)</th>", page)
-    assert head[:5] == ["#", "word", "changed", "energy z", "q vs chance (secondary)"] and "apd p / q (secondary)" in head
+    # people's graded change beside the verdict's cell: in view at 1000 px, however many scores follow
+    assert head[:6] == ["#", "word", "changed", "people&#x27;s graded change", "energy z", "q vs chance (secondary)"]
+    assert "apd p / q (secondary)" in head
     assert data["settings"]["order"] == "by apd (no verdict: it needs control words)" and " words, by apd (no verdict" in page
     assert any(n.startswith("no control words could be drawn (a WUG dataset") for n in data["notes"])  # was "only 0 ..."
     apds = [w["apd"] for w in data["words"] if w.get("apd") is not None]

@@ -130,3 +130,87 @@ def test_the_control_words_rate_withholds_the_targets_marks():
     targets = {"t": {"sense_periods": ["both", CAME, "names or headings"], "binary": 1}, "u": {"sense_periods": ["both"], "binary": 0}}
     assert withhold_marks(targets) == 1
     assert targets["t"] == {"sense_periods": ["both", WITHHELD, "names or headings"], "binary": 0}
+
+
+def _verdict_data():
+    """The JSON of a run with a verdict: two targets (one changed), three controls, one word's evidence."""
+    points = [
+        {"side": s, "x": float(i), "y": float(i % 3), "sense": i % 2, "id": f"{s}{i}", "text": f"a [[w]] {i}"} for i, s in enumerate("ABAB")
+    ]
+    evidence = {
+        "senses": 2,
+        "silhouette": 0.41,
+        "joined": 3,
+        "cluster_freq_dist1": [2, 0],
+        "cluster_freq_dist2": [1, 1],
+        "sense_periods": ["both", "came in B"],
+        "sense_stability": [0.93, 0.71],
+        "sense_names": [["bank", "river"], ["money"]],
+        "sense_jsd": 0.2,
+        "binary": 1,
+        "intervals": {"senses": [0.1, 0.3]},
+        "p_values": {},
+        "examples": [[], []],
+        "changed": {"A": [], "B": []},
+        "points": points,
+        "labels": {},
+    }
+    words = [
+        {"word": "bank", "n_a": 2, "n_b": 2, "apd": 0.4, "note": "", "verdict": {"z": 7.5, "changed": 1, "q": 0.01}, "evidence": evidence},
+        {"word": "tree", "n_a": 9, "n_b": 9, "apd": 0.6, "note": "", "verdict": {"z": 0.3, "changed": 0, "q": 0.8}},
+    ]
+    settings = {
+        "measures": ["apd"],
+        "order": "by the verdict's energy z",
+        "sense_marks": {"checks": "the checks", "controls": 20, "marked": ["c1", "c2", "c3"], "checked": True, "shown": False},
+    }
+    return {
+        "settings": settings,
+        "words": words,
+        "controls": [{"word": f"c{k}", "z": z} for k, z in enumerate([-1.0, 0.5, 2.0])],
+        "notes": [],
+    }
+
+
+def test_the_page_heads_each_word_with_the_score_the_rows_go_by_and_says_how_marks_were_checked():
+    from spacy_elmo.change.report import marks_line, render_page
+
+    page = render_page(_verdict_data())
+    assert "bank: verdict z 7.5 <b class=changed>changed</b>" in page and "apd 0.400" in page  # the z first, apd after it
+    assert "Sense marks: withheld: 3 of 20 control words got one (c1, c2, c3), more than the stated rate" in page
+    assert "the split the rule read: silhouette 0.41" in page and "3 usages of unstable senses joined the nearest stable one" in page
+    assert '<td class="n">0.93</td>' in page and '<td class="n">0.71</td>' in page  # each sense's stability
+    assert marks_line({"checked": False, "checks": "x"}).startswith("none drawn: no control words")
+    assert marks_line({"checked": True, "shown": True, "controls": 40, "marked": [], "checks": "x"}).startswith("checked: 0 of 40")
+
+
+def test_ranking_png_shows_the_verdicts_z_and_maps_name_their_senses(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from spacy_elmo.change import report
+
+    drawn = {}
+    real = report._ranking_by_z
+
+    def spy(plt, data):
+        figure = real(plt, data)
+        ax = figure.axes[0]
+        drawn["x"] = [tuple(map(float, p)) for p in ax.collections[-1].get_offsets()]
+        drawn["line"] = [float(line.get_xdata()[0]) for line in ax.lines]
+        drawn["xlabel"] = ax.get_xlabel()
+        return figure
+
+    monkeypatch.setattr(report, "_ranking_by_z", spy)
+    legends = []
+    import matplotlib.axes
+
+    original = matplotlib.axes.Axes.legend
+
+    def legend(self, *args, **kwargs):
+        legends.append([t for t in self.get_legend_handles_labels()[1]])
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "legend", legend)
+    written = report.write_figures(tmp_path, _verdict_data(), log=lambda _: None)
+    assert {p.name for p in written} == {"ranking.png", "bank.png"}
+    assert drawn["x"] == [(7.5, 1.0), (0.3, 0.0)] and drawn["line"] == [7.5] and drawn["xlabel"].startswith("the verdict's z")
+    assert ["period A", "period B", "sense 1: bank, river", "sense 2: money (came in B)"] in legends

@@ -448,27 +448,37 @@ def test_under_lemmas_without_pos_a_nouns_verb_forms_are_named():
     assert len(notes) == 1 and "attack 25%" in notes[0] and "bank" not in notes[0] and "--pos NOUN" in notes[0]
 
 
-def test_the_strips_labels_run_inward_at_its_edges():
-    """The audit's case: the name of the most changed word, at the strip's right edge, was cut off by it. A label
-    near an edge is anchored to run inward; one in the middle is centred."""
+def test_the_strips_labels_stay_inside_never_overlap_and_the_line_marks_where_changed_starts():
+    """The audit's cases: the name of the most changed word, at the strip's right edge, was cut off by it; the
+    researcher's, labels of words of near z written over each other and no line where "changed" starts. Each label
+    is placed in the first row it clears (about 6.4 px a letter), inside the figure; the dashed line stands at the
+    least z of a word called changed."""
     import re
 
     from spacy_elmo.change.report import _controls_strip
 
+    near = [{"word": f"word{k}", "verdict": {"z": 6.0 + 0.05 * k, "changed": 1}} for k in range(6)]
     data = {
         "controls": [{"z": z} for z in numpy.linspace(-1, 2, 20)],
         "words": [
             {"word": "extraordinarily", "verdict": {"z": 90.0, "changed": 1}},
             {"word": "middling", "verdict": {"z": 3.0, "changed": 1}},
+            {"word": "untouched", "verdict": {"z": 1.0, "changed": 0}},
+            *near,
         ],
     }
     svg = _controls_strip(data)
     width = float(re.search(r'<svg width="(\d+)"', svg).group(1))
-    anchors = dict(
-        (w, (float(x), a)) for x, a, w in re.findall(r'<text x="([\d.]+)" y="\d+" font-size="10" text-anchor="(\w+)"[^>]*>(\w+)<', svg)
-    )
-    assert anchors["extraordinarily"][1] == "end" and anchors["extraordinarily"][0] > width - 80
-    assert anchors["middling"][1] == "middle"
+    labels = [(float(x), int(y), w) for x, y, w in re.findall(r'<text x="([\d.]+)" y="(\d+)" font-size="10"[^>]*>(\w+)<', svg)]
+    spans = [(x - 3.2 * len(w) - 4, x + 3.2 * len(w) + 4, y, w) for x, y, w in labels]
+    assert {w for _, _, w in labels} >= {"extraordinarily", "middling"} and "untouched" not in {w for _, _, w in labels}
+    assert all(0 <= left and right <= width for left, right, _, _ in spans)
+    for i, (l1, r1, y1, _) in enumerate(spans):  # two labels of one row never meet
+        assert all(y1 != y2 or r1 < l2 or l1 > r2 for l2, r2, y2, _ in spans[i + 1 :])
+    assert len({y for _, y, _ in labels}) > 1  # the six of near z went to other rows
+    line = re.search(r'<line x1="([\d.]+)"[^>]*stroke-dasharray', svg)
+    dot = re.search(r'<circle cx="([\d.]+)"[^>]*><title>middling: z 3.0', svg)
+    assert line and abs(float(line.group(1)) - (float(dot.group(1)) - 3)) < 0.2 and "changed from z 3.0" in svg
 
 
 def test_the_tsv_names_the_q_against_chance_for_what_it_is_and_the_senses_yes_no_apart(tmp_path):
