@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
+import numpy
+
 from ..errors import InputError
 from ..output_folders import USAGE_INDEX, is_own, name_from_data, own_subfolder, write_atomically
 from ..types import PathLike
@@ -51,6 +53,7 @@ class ChangeSettings:
     verdict_from: str = VERDICT_FROM  # the vectors the verdict's statistic reads: a layer spec, or "scores"
     binary_change: Optional[str] = None  # binary answers (SemEval's subtask 1) where no verdict: binary.BINARY_RULES; None: none
     stability_runs: int = STABILITY_RUNS  # clusterings of resamples that measure each sense's stability (sense_checks); 0: none
+    wug_pairs: bool = False  # the model's judgments of usage pairs in each word's evidence, for a WUG dataset (wug_export.py)
     keep_indexes: Optional[Path] = None  # a new folder: the indexes of sides given as corpora or WUG datasets kept in it (A, B)
 
 
@@ -563,6 +566,15 @@ def _evidence(
             stability_runs=settings.stability_runs,
         )
         ids = {key: record["id"] for key, record in records.items()}
+        if settings.wug_pairs:  # the usages read and the model's judgments of pairs of them (wug_export.py)
+            from .wug_export import model_pairs, people_pairs
+
+            pair_vectors = numpy.concatenate(
+                [UsageRows(i.vectors, r, c).sample(len(r)) for i, r, c in ((a, sampled[0], centres[0]), (b, sampled[1], centres[1]))]
+            )
+            order = [ids[(side, int(r))] for side, side_rows in zip("AB", sampled) for r in side_rows]
+            judged = people_pairs(a, row.word) if a.match == "wug" else None
+            wug_pairs = model_pairs(order, pair_vectors, len(sampled[0]), settings.seed, judged)
         usage_labels = [ev.labels[side][int(r)] for side, side_rows in zip("AB", sampled) for r in side_rows]
         named[row.word] = (bags, usage_labels, ev.senses)
 
@@ -592,6 +604,10 @@ def _evidence(
             # every usage's sense by its identifier: the clusters file, and the ARI against people's clusters
             "labels": {ids[(side, r)]: s for side, by_row in ev.labels.items() for r, s in by_row.items()},
         }
+        if settings.wug_pairs:
+            out[row.word]["wug_pairs"] = wug_pairs
+            out[row.word]["wug_uses"] = [{"side": side, **records[(side, r)]} for side, r in records]
+            out[row.word]["wug_pairs_from"] = "people" if judged is not None else "sampled"
     for word, names in sense_names_of(named, inputs.background if inputs.names_from == "context words" else None, inputs.singular).items():
         out[word] = {"sense_names": names, **out[word]}
     for measure in [m for m in settings.measures if m in TESTED] if settings.permutations else []:
@@ -723,8 +739,9 @@ def _agreement(rows: List[WordChange], evidence: Dict[str, Any], gold: Any, sett
         f"{_figure(head['interval'][0])} to {_figure(head['interval'][1])}, {GOLD_DRAWS:,} resamplings of "
         f"the {head['words']} words, seed {GOLD_SEED})"
     ]
-    for name, found in by_measure.items():  # every measure's agreement said, not the first's alone
+    for name in by_measure:  # every measure's agreement said, not the first's alone
         if name != first:
+            found: Dict[str, Any] = by_measure[name]
             label = "the senses' JSD" if name == "senses_jsd" else name
             lines.append(
                 f"{label}: Spearman {_figure(found['spearman'])} ({_figure(found['interval'][0])} to {_figure(found['interval'][1])})"

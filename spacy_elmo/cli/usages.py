@@ -352,6 +352,12 @@ def change_cli(
     clusters: bool = typer.Option(
         False, "--clusters", help="With --report: each word's sense clusters as WUG files, REPORT/clusters/WORD.csv"
     ),
+    judgments: bool = typer.Option(
+        False,
+        "--judgments",
+        help="With --report: the model's judgments of usage pairs as a WUG dataset, REPORT/wug/data/WORD/uses.csv and "
+        "judgments.csv (the pairs people judged where A or B is a WUG dataset), for the WUG pipeline's clustering and scores",
+    ),
     evidence: bool = typer.Option(
         False, "--evidence", help="Also in OUTPUT: each word's senses, changed usages and 95% intervals (--report and --gold imply it)"
     ),
@@ -426,7 +432,7 @@ def change_cli(
         raise typer.BadParameter(f"{', '.join(bad)}: use {', '.join(MEASURES)}", param_hint="--measure")
     if output.suffix not in (".tsv", ".json"):
         raise typer.BadParameter(f"{output.name}: write a .tsv or a .json file", param_hint="OUTPUT")
-    if (answers or clusters) and report is None:
+    if (answers or clusters or judgments) and report is None:
         raise typer.BadParameter("answer and cluster files are written into the report's folder: give --report DIR", param_hint="--answers")
     from ..change.binary import BINARY_RULES
 
@@ -456,7 +462,8 @@ def change_cli(
         check_report_files(report)
         from ..output_folders import check_subfolder
 
-        for sub in ["maps"] + (["answer", "answer/task1", "answer/task2"] if answers else []) + (["clusters"] if clusters else []):
+        subs = ["maps"] + (["answer", "answer/task1", "answer/task2"] if answers else []) + (["clusters"] if clusters else [])
+        for sub in subs + (["wug", "wug/data"] if judgments else []):
             check_subfolder(report, sub)  # a file or link where a subfolder goes: refused before OUTPUT is written
 
     def progress(items: Iterable[Any]) -> Iterable[Any]:
@@ -482,6 +489,7 @@ def change_cli(
         verdict_from=verdict_from,
         binary_change=binary_change,
         keep_indexes=keep_indexes,
+        wug_pairs=judgments,
     )
     change(
         index_a,
@@ -564,4 +572,10 @@ def change(
             files = write_clusters(result, Path(report) / "clusters", log=log)
             add_report_files(report, files)
             log(f"Sense clusters of {len(files)} words: {Path(report) / 'clusters'}")
+        if settings.wug_pairs:
+            from ..change.wug_export import write_model_wug
+
+            files = write_model_wug(result.data, Path(report) / "wug", log=log)
+            add_report_files(report, files)
+            log(f"The model's judgments of usage pairs as a WUG dataset ({len(files) // 2} words): {Path(report) / 'wug'}")
     return result
