@@ -7,13 +7,14 @@ import csv
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
 from ..errors import InputError
 from ..types import PathLike
 from ..usages.words import split_pos
+from .measures import finite as _finite
 
 GOLD_DRAWS, GOLD_SEED = 2000, 0
 
@@ -223,3 +224,92 @@ def agreement(
             result.ari_words = len(result.ari_by_word)
             result.ari = float(numpy.mean(list(result.ari_by_word.values())))
     return result
+
+
+def agreement_report(
+    rows: Sequence[Any], evidence: Dict[str, Any], gold: "Gold", measures: Sequence[str], fdr: float, wug: bool
+) -> Dict[str, Any]:
+    """Every measure's agreement with people (`agreement`), the senses' against people's clusters where `wug`, and the
+    binary answers' accuracy, as the JSON's "gold" and its one-line summary."""
+
+    scored = [r for r in rows if r.scores]
+    binary = {w: e["binary"] for w, e in evidence.items()}
+    senses = {w: e["labels"] for w, e in evidence.items()} if wug else None
+    by_measure = {}
+    for measure in measures:
+        result = agreement({r.word: r.scores[measure] for r in scored}, gold, binary, senses)
+        by_measure[measure] = {
+            "spearman": _finite(result.spearman),
+            "interval": [_finite(v) for v in result.interval],
+            "words": result.words,
+        }
+    result_senses = agreement({w: e["sense_jsd"] for w, e in evidence.items()}, gold, binary, senses)
+    by_measure["senses_jsd"] = {
+        "spearman": _finite(result_senses.spearman),
+        "interval": [_finite(v) for v in result_senses.interval],
+        "words": result_senses.words,
+    }
+    first = measures[0]
+    head: Dict[str, Any] = by_measure[first]
+    lines = [
+        f"{first} against graded change: Spearman {_figure(head['spearman'])} (95% interval "
+        f"{_figure(head['interval'][0])} to {_figure(head['interval'][1])}, {GOLD_DRAWS:,} resamplings of "
+        f"the {head['words']} words, seed {GOLD_SEED})"
+    ]
+    for name in by_measure:  # every measure's agreement said, not the first's alone
+        if name != first:
+            found: Dict[str, Any] = by_measure[name]
+            label = "the senses' JSD" if name == "senses_jsd" else name
+            lines.append(
+                f"{label}: Spearman {_figure(found['spearman'])} ({_figure(found['interval'][0])} to {_figure(found['interval'][1])})"
+            )
+    if result_senses.binary_words:
+        lines.append(
+            f"binary change from the senses (a sense came, went or moved): accuracy {result_senses.accuracy:.3f} over "
+            f"{result_senses.binary_words} words"
+        )
+    from .binary import above_median
+
+    _, by_median = above_median({r.word: r.scores.get(first) for r in scored})
+    result_median = agreement({}, gold, by_median) if by_median else None
+    if result_median is not None and result_median.binary_words:
+        judged = [w for w in by_median if w in gold.binary]
+        none_changed = sum(1 - gold.binary[w] for w in judged) / len(judged)
+        lines.append(
+            f"binary change from {first} above the targets' median: accuracy {result_median.accuracy:.3f} over "
+            f"{result_median.binary_words} words (calling none changed: {none_changed:.3f})"
+        )
+    tested = {w: e["changed_fdr"] for w, e in evidence.items() if e.get("changed_fdr") is not None}
+    result_tested = agreement({}, gold, tested) if tested else None
+    if result_tested is not None and result_tested.binary_words:
+        lines.append(
+            f"binary change from the verdict (against control words, q <= {fdr}): accuracy {result_tested.accuracy:.3f} "
+            f"over {result_tested.binary_words} words"
+        )
+    one_sense = None
+    if result_senses.ari_words and senses:
+        one_sense = agreement({}, gold, None, {w: {i: 0 for i in labels} for w, labels in senses.items()}).ari
+        lines.append(
+            f"senses against people's clusters: mean adjusted Rand index {result_senses.ari:.3f} over {result_senses.ari_words} words "
+            f"(one sense for every word: {one_sense:.3f})"
+        )
+    if result_senses.missing:
+        lines.append(f"{len(result_senses.missing)} gold words have no row: {', '.join(result_senses.missing[:5])}")
+    return {
+        "source": gold.source,
+        "measures": by_measure,
+        "binary_accuracy": _finite(result_senses.accuracy),
+        "binary_words": result_senses.binary_words,
+        "changed_accuracy": _finite(result_tested.accuracy) if result_tested is not None else None,
+        "median_accuracy": _finite(result_median.accuracy) if result_median is not None else None,
+        "ari": _finite(result_senses.ari),
+        "ari_one_sense": _finite(one_sense) if one_sense is not None else None,
+        "ari_by_word": result_senses.ari_by_word,
+        "graded": gold.graded,
+        "names": gold.names,
+        "summary": "; ".join(lines),
+    }
+
+
+def _figure(value: Optional[float]) -> str:
+    return "n/a" if value is None else f"{value:.3f}"

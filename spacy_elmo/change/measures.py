@@ -325,3 +325,8 @@ def check_comparable(index_a: Indexed, index_b: Indexed) -> None:
     if not len(index_a) or not len(index_b):
         empty = index_a.path if not len(index_a) else index_b.path
         raise InputError(f"{empty} holds no usages: index a corpus that holds the words")
+
+
+def finite(value: Optional[float]) -> Optional[float]:
+    """RETURNS: the value as a float, or None where it is None, NaN or infinite (the JSON holds no NaN or Infinity)."""
+    return float(value) if value is not None and math.isfinite(value) else None

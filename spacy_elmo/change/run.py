@@ -2,25 +2,26 @@
 word by word, with the evidence behind each score (senses, changed usages, intervals), checked against people's
 change where a gold is given, written as a table, JSON, answer files and a report."""
 
-import json
 import math
 import tempfile
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
 from ..errors import InputError
-from ..output_folders import USAGE_INDEX, is_own, name_from_data, own_subfolder, write_atomically
+from ..output_folders import USAGE_INDEX, is_own
 from ..types import PathLike
 from ..usages.words import parse_words, split_pos
 from .sense_input import DEFAULT_SENSES
+from .controls import corpus_controls, index_controls, match_frequencies
 from .sense_checks import STABILITY_RUNS
-from .senses import BOTH, SIDE_ALPHA, SIDE_RATIO, TESTED
-from .verdict import DEFAULT_CONTROLS, VERDICT_FROM, is_control_word, without_null
+from .senses import SIDE_ALPHA, SIDE_RATIO, TESTED
+from .verdict import DEFAULT_CONTROLS, VERDICT_FROM
+from .measures import finite as _finite
 from .measures import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, energy, index_change, mean_usage
 
 Progress = Optional[Callable[[Iterable[Any]], Iterable[Any]]]
@@ -86,7 +87,7 @@ def run_change(
     RETURNS (ChangeResult): the rows (in `in_order`'s order, said in data["settings"]["order"]) and what
         `write_table`, `write_answers`, `write_clusters` and `report.write_report` write.
     """
-    from .gold import read_gold
+    from .gold import agreement_report, read_gold
     from ..usages.index import UsageIndex
 
     targets = parse_words(words) if words is not None else None
@@ -104,6 +105,7 @@ def run_change(
             log,
             settings.controls if wants_verdict else 0,
             indexing_progress,
+            notes,
         )
         a, b = (UsageIndex().from_disk(side) for side in sides)
         if settings.layer is not None:
@@ -123,7 +125,7 @@ def run_change(
         if settings.lemmas and not settings.pos and targets is not None and a.match != "wug":
             _note_verb_forms(a, b, targets, notes)
         if wants_verdict and targets is not None and not controls and settings.controls:
-            controls = _index_controls(a, b, targets, settings)  # indexes of every word hold their own controls
+            controls = index_controls(a, b, targets, settings)  # indexes of every word hold their own controls
         compared = None if targets is None else targets + [c for c in controls if c not in targets]
         every = index_change(
             a, b, compared, list(settings.measures), min_usages=settings.min_usages, standardize=settings.standardize, progress=progress
@@ -153,7 +155,7 @@ def run_change(
                 c["sense_periods"] = marks["periods"].get(c["word"])
         _add_binary_change(data, settings)
     if people is not None:
-        data["gold"] = _agreement(rows, evidence, people, settings, a.match == "wug")
+        data["gold"] = agreement_report(rows, evidence, people, settings.measures, settings.fdr, a.match == "wug")
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=2)
     return ChangeResult(rows, data, evidence, notes)
@@ -203,6 +205,7 @@ def _indexed_sides(
     log: Callable,
     n_controls: int = 0,
     progress: bool = False,
+    notes: Optional[List[str]] = None,
 ) -> Tuple[List[Path], List[str]]:
     """The sides, each corpus or WUG dataset among them replaced by its usage index (every layer kept) in `scratch`;
     where both are corpora and targets are given, `n_controls` control words (verdict.py) indexed with them.
@@ -219,7 +222,11 @@ def _indexed_sides(
 
     nlp = load_elmo_pipeline(settings.model, settings.lang)
     corpora = not any(is_own(side, USAGE_INDEX) or is_wug_dataset(side) for side in sides)
-    controls = _corpus_controls(nlp, sides, targets, settings, log) if corpora and targets and n_controls else []
+    controls = (
+        corpus_controls(nlp, sides, targets, settings, log, notes if notes is not None else [])
+        if corpora and targets and n_controls
+        else []
+    )
     words = None if targets is None else targets + controls
     built = []
     for k, side in enumerate(sides):
@@ -251,42 +258,6 @@ def _indexed_sides(
     return built, controls
 
 
-def _corpus_controls(nlp: Any, sides: List[Path], targets: List[str], settings: ChangeSettings, log: Callable) -> List[str]:
-    """Control words drawn from the two corpora's word counts, matched to the targets' (verdict.draw_controls)."""
-    from ..text_corpus import corpus_files, read_texts
-    from .verdict import count_words, draw_controls
-
-    counts = [count_words(text for path in corpus_files(side) for text, _ in read_texts(path, nlp.vocab)) for side in sides]
-    stop: Set[str] = getattr(nlp.Defaults, "stop_words", set())
-    plain = [split_pos(t)[0].lower() for t in targets]
-    keyed = "written forms"
-    if settings.lemmas:  # the targets are matched as lemmas: so are the controls, counted by lemma
-        from .sense_input import lookup_lemmas
-
-        lemma_of = lookup_lemmas(nlp.lang)
-        if lemma_of is not None:
-            counts = [_by_lemma(c, lemma_of) for c in counts]
-            keyed = "lemmas (spaCy's lookup lemmas)"
-    controls = draw_controls(counts[0], counts[1], plain, settings.controls, settings.seed, exclude=stop)
-    log(
-        f"Control words ({len(controls)}, {keyed}, matched to the targets' frequencies in both corpora, seed {settings.seed}): "
-        f"{', '.join(controls)}"
-    )
-    return controls
-
-
-def _by_lemma(counts: Any, lemma_of: Any) -> Any:
-    """RETURNS (Counter): word counts merged by lemma (lowercase), a word without an entry its own lemma."""
-    from collections import Counter
-
-    merged: Counter = Counter()
-    for word, n in counts.items():
-        lemma = str(lemma_of.get(word, word)).lower()
-        if is_control_word(lemma):  # the letters-only rule after lemmatising too: spaCy's lemma of "first" is "1"
-            merged[lemma] += n
-    return merged
-
-
 VERB_FORMS_SHARE = 0.1  # under --lemmas without --pos: a target this share of whose usages are -ed / -ing forms is named
 
 
@@ -315,21 +286,6 @@ def _note_verb_forms(a: Any, b: Any, targets: List[str], notes: List[str], most:
             "forms; for one part of speech give --pos NOUN (or VERB) and, as --model, a spaCy pipeline with a tagger and an elmo "
             "component (a trained pipeline with add_elmo, saved with nlp.to_disk)"
         )
-
-
-def _index_controls(a: Any, b: Any, targets: List[str], settings: ChangeSettings) -> List[str]:
-    """Control words drawn from the words two indexes share (indexes of every word; of the targets alone: none), by the
-    rule of the corpora's (`verdict.is_control_word`): no punctuation, digits, stop words or words of 1-2 letters."""
-    from collections import Counter
-
-    from spacy.util import get_lang_class
-
-    from .verdict import draw_controls
-
-    stop = {w.lower() for w in get_lang_class(settings.lang).Defaults.stop_words}
-    shared = {k for k in set(a.keys) & set(b.keys) if is_control_word(split_pos(k)[0], stop)}
-    counts = [Counter({k: len(index.rows_of(k)) for k in shared}) for index in (a, b)]
-    return draw_controls(counts[0], counts[1], targets, settings.controls, settings.seed, min_count=settings.min_usages)
 
 
 def _verdicts(
@@ -381,7 +337,7 @@ def _verdicts(
             f"give the corpora with blank lines between documents (words: {', '.join(by_usage[:8])}{', ...' if len(by_usage) > 8 else ''})"
         )
     if len(controls) >= MIN_CONTROLS:
-        _match_frequencies(targets, {w: read[w] for w in controls}, read, notes)
+        match_frequencies(targets, {w: read[w] for w in controls}, read, notes)
     else:
         if not settings.controls:
             why = "no control words were asked for (--controls 0)"
@@ -428,27 +384,6 @@ def _marks_against_controls(
             f"the marks of {had} target words are withheld; their senses are shown, unmarked"
         )
     return {"summary": summary, "periods": {w: ev["sense_periods"] for w, ev in found.items()}}
-
-
-def _match_frequencies(
-    targets: Dict[str, Any], controls: Dict[str, Tuple[int, int]], read: Dict[str, Tuple[int, int]], notes: List[str]
-) -> None:
-    """Mark each target's verdict `matched` (verdict.nearest_control) and name, in a note, the targets without a
-    control of about their frequency."""
-    from .verdict import MATCH_FACTOR, nearest_control
-
-    apart = []
-    for word, verdict in targets.items():
-        near, verdict.matched = nearest_control(read[word], controls)
-        if not verdict.matched and near is not None:
-            apart.append(f"{word} {read[word][0]:,}/{read[word][1]:,} (nearest: {near} {controls[near][0]:,}/{controls[near][1]:,})")
-    if apart:
-        notes.append(
-            f"{len(apart)} target{'s have' if len(apart) > 1 else ' has'} no control word within {MATCH_FACTOR:g}x of its usages "
-            f"in A and in B, so its verdict compares it with words of other frequencies (the energy z grows with a word's "
-            f"usages): {'; '.join(apart[:6])}{'; ...' if len(apart) > 6 else ''}. Read such a verdict with care, or give "
-            "corpora that hold words of its frequency"
-        )
 
 
 MIN_DOCUMENTS = 10  # documents a side the verdict's test shuffles; fewer: it shuffles usages
@@ -650,10 +585,6 @@ def _snippet(usage: Dict[str, Any]) -> str:
     return f"{'…' if start > SNIPPET else ''}{before}[[{text[start:end]}]]{after}{'…' if len(text) - end > SNIPPET else ''}"
 
 
-def _finite(value: float) -> Optional[float]:
-    return float(value) if value is not None and math.isfinite(value) else None
-
-
 def _data(
     a: Any,
     b: Any,
@@ -710,230 +641,3 @@ def _data(
             entry["evidence"] = evidence[r.word]
         words.append(entry)
     return {"settings": info, "words": words, "notes": notes}
-
-
-def _agreement(rows: List[WordChange], evidence: Dict[str, Any], gold: Any, settings: ChangeSettings, wug: bool) -> Dict[str, Any]:
-    from .gold import GOLD_DRAWS, GOLD_SEED, agreement
-
-    scored = [r for r in rows if r.scores]
-    binary = {w: e["binary"] for w, e in evidence.items()}
-    senses = {w: e["labels"] for w, e in evidence.items()} if wug else None
-    by_measure = {}
-    for measure in settings.measures:
-        result = agreement({r.word: r.scores[measure] for r in scored}, gold, binary, senses)
-        by_measure[measure] = {
-            "spearman": _finite(result.spearman),
-            "interval": [_finite(v) for v in result.interval],
-            "words": result.words,
-        }
-    result_senses = agreement({w: e["sense_jsd"] for w, e in evidence.items()}, gold, binary, senses)
-    by_measure["senses_jsd"] = {
-        "spearman": _finite(result_senses.spearman),
-        "interval": [_finite(v) for v in result_senses.interval],
-        "words": result_senses.words,
-    }
-    first = settings.measures[0]
-    head: Dict[str, Any] = by_measure[first]
-    lines = [
-        f"{first} against graded change: Spearman {_figure(head['spearman'])} (95% interval "
-        f"{_figure(head['interval'][0])} to {_figure(head['interval'][1])}, {GOLD_DRAWS:,} resamplings of "
-        f"the {head['words']} words, seed {GOLD_SEED})"
-    ]
-    for name in by_measure:  # every measure's agreement said, not the first's alone
-        if name != first:
-            found: Dict[str, Any] = by_measure[name]
-            label = "the senses' JSD" if name == "senses_jsd" else name
-            lines.append(
-                f"{label}: Spearman {_figure(found['spearman'])} ({_figure(found['interval'][0])} to {_figure(found['interval'][1])})"
-            )
-    if result_senses.binary_words:
-        lines.append(
-            f"binary change from the senses (a sense came, went or moved): accuracy {result_senses.accuracy:.3f} over "
-            f"{result_senses.binary_words} words"
-        )
-    from .binary import above_median
-
-    _, by_median = above_median({r.word: r.scores.get(first) for r in scored})
-    result_median = agreement({}, gold, by_median) if by_median else None
-    if result_median is not None and result_median.binary_words:
-        judged = [w for w in by_median if w in gold.binary]
-        none_changed = sum(1 - gold.binary[w] for w in judged) / len(judged)
-        lines.append(
-            f"binary change from {first} above the targets' median: accuracy {result_median.accuracy:.3f} over "
-            f"{result_median.binary_words} words (calling none changed: {none_changed:.3f})"
-        )
-    tested = {w: e["changed_fdr"] for w, e in evidence.items() if e.get("changed_fdr") is not None}
-    result_tested = agreement({}, gold, tested) if tested else None
-    if result_tested is not None and result_tested.binary_words:
-        lines.append(
-            f"binary change from the verdict (against control words, q <= {settings.fdr}): accuracy {result_tested.accuracy:.3f} "
-            f"over {result_tested.binary_words} words"
-        )
-    one_sense = None
-    if result_senses.ari_words and senses:
-        one_sense = agreement({}, gold, None, {w: {i: 0 for i in labels} for w, labels in senses.items()}).ari
-        lines.append(
-            f"senses against people's clusters: mean adjusted Rand index {result_senses.ari:.3f} over {result_senses.ari_words} words "
-            f"(one sense for every word: {one_sense:.3f})"
-        )
-    if result_senses.missing:
-        lines.append(f"{len(result_senses.missing)} gold words have no row: {', '.join(result_senses.missing[:5])}")
-    return {
-        "source": gold.source,
-        "measures": by_measure,
-        "binary_accuracy": _finite(result_senses.accuracy),
-        "binary_words": result_senses.binary_words,
-        "changed_accuracy": _finite(result_tested.accuracy) if result_tested is not None else None,
-        "median_accuracy": _finite(result_median.accuracy) if result_median is not None else None,
-        "ari": _finite(result_senses.ari),
-        "ari_one_sense": _finite(one_sense) if one_sense is not None else None,
-        "ari_by_word": result_senses.ari_by_word,
-        "graded": gold.graded,
-        "names": gold.names,
-        "summary": "; ".join(lines),
-    }
-
-
-def _figure(value: Optional[float]) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def write_table(result: ChangeResult, path: PathLike, overwrite: bool = True) -> List[Path]:
-    """Write the rows as plain TSV (a header line, then a word a line; the settings in a sidecar OUT.settings.json)
-    or, where `path` ends in .json, everything as JSON (no NaN or Infinity: null); without `overwrite`, never over a
-    file that appeared meanwhile (`output_folders.publish_file`). RETURNS the files written."""
-    path = Path(path)
-    data = result.data
-    if path.suffix == ".json":
-        write_atomically(path, json.dumps(data, indent=1, allow_nan=False) + "\n", overwrite)
-        return [path]
-    measures = data["settings"]["measures"]
-    with_intervals = any("interval" in w for w in data["words"])
-    head = ["word", "n_a", "n_b", *measures]
-    tested = [m for m in measures if m in ("apd", "prt")]
-    tested_p = [m for m in measures if m in TESTED]
-    with_verdict = any("verdict" in w for w in data["words"])
-    no_null = without_null(data["words"])  # without control words the q is against chance, not a verdict's
-    if with_intervals:
-        head += [f"{m}_{end}" for m in tested for end in ("low", "high")]
-        head += [f"{m}_{end}" for m in tested_p for end in ("p", "q")]
-        verdict_head = [
-            "energy_z",
-            "controls_p",
-            "q_vs_chance" if no_null else "changed_q",
-            "changed",
-            "verdict_basis",
-            "frequency_matched",
-        ]
-        head += verdict_head if with_verdict else ["changed"]
-        # the senses' own yes/no (a sense came, went or moved), apart from binary_change, the stated rule's answer
-        head += ["senses", "senses_jsd", "senses_binary", "sense_periods", "sense_names"]
-    head += ["binary_change"]
-    lines = ["\t".join([*head, "note"])]
-    for w in data["words"]:
-        values = [tsv_text(w["word"]), str(w["n_a"]), str(w["n_b"])] + [_cell(w.get(m)) for m in measures]
-        if with_intervals:
-            ev = w.get("evidence") or {}
-            for m in tested:
-                values += [_cell(v) for v in w.get("interval", {}).get(m, [None, None])]
-            for m in tested_p:
-                values += [_cell(ev.get("p_values", {}).get(m)), _cell(ev.get("q_values", {}).get(m))]
-            verdict = w.get("verdict") or {}
-            if with_verdict:
-                values += [_cell(verdict.get("z")), _cell(verdict.get("p_controls")), _cell(verdict.get("q"))]
-            changed = verdict.get("changed", ev.get("changed_fdr"))
-            values += ["" if changed is None else str(changed)]
-            if with_verdict:
-                matched = verdict.get("frequency_matched")
-                values += [verdict.get("basis", ""), "" if matched is None else str(int(matched))]
-            values += [str(ev.get("senses", ""))]
-            values += [_cell(ev.get("sense_jsd")), str(ev.get("binary", "")), sense_periods_cell(ev)]
-            values += [tsv_text(sense_names_cell(ev.get("sense_names", [])))]
-        values += ["" if w.get("binary_change") is None else str(w["binary_change"])]
-        lines.append("\t".join([*values, tsv_text(w["note"])]))
-    sidecar = path.with_suffix(".settings.json")
-    write_atomically(path, "\n".join(lines) + "\n", overwrite)
-    write_atomically(sidecar, json.dumps({k: v for k, v in data.items() if k != "words"}, indent=1, allow_nan=False) + "\n", overwrite)
-    return [path, sidecar]
-
-
-def tsv_text(text: str) -> str:
-    r"""RETURNS (str): `text` as one TSV cell: a backslash, tab, newline or carriage return written as \\, \t, \n
-    and \r (a WUG target's name may hold one; raw, it would split the row or the cell)."""
-    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-
-
-def sense_names_cell(names: Sequence[Sequence[str]]) -> str:
-    """RETURNS (str): the senses' names in one cell: "advice, hint, suggestion | end, point, top"."""
-    return " | ".join(", ".join(name) or "-" for name in names)
-
-
-def sense_periods_cell(evidence: Dict[str, Any]) -> str:
-    """RETURNS (str): the senses not of both periods in one cell, each with its number and counts in A and in B:
-    "2 came in B 0/41 | 3 less in B 30/9"; "" where every sense is of both."""
-    periods = evidence.get("sense_periods", [])
-    counts = zip(evidence.get("cluster_freq_dist1", []), evidence.get("cluster_freq_dist2", []))
-    return " | ".join(f"{j + 1} {p} {na}/{nb}" for j, (p, (na, nb)) in enumerate(zip(periods, counts)) if p != BOTH)
-
-
-def _cell(value: Optional[float]) -> str:
-    return "" if value is None else f"{value:.6f}"
-
-
-def write_answers(result: ChangeResult, folder: Path, language: str = "english", log: Callable[[str], Any] = print) -> List[Path]:
-    """SemEval-2020 Task 1's answer files: task1/LANGUAGE.txt (binary change by the stated rule: `binary.py`,
-    `ChangeSettings.binary_change`) and task2/LANGUAGE.txt (the first measure), a word and its value a line, the words
-    as the gold or the WUG dataset spell them. Inside a report folder, whose earlier run's files are gone by now
-    (`report.write_report`): a file found at a name is somebody's, and this run's goes beside it (`free_path`)."""
-    from .report import free_path
-
-    names = (result.data.get("gold") or {}).get("names", {})
-    measure = result.data["settings"]["measures"][0]
-    written = []
-    for task, value in (("task1", lambda w: w.get("binary_change")), ("task2", lambda w: w.get(measure))):
-        if task == "task1" and not any(value(w) is not None for w in result.data["words"]):
-            log(
-                "task1 (binary change) was not written: no word is called changed without a verdict against control words; "
-                "give --binary-change median or senses for binary answers by a stated rule"
-            )
-            continue
-        lines = [
-            f"{tsv_text(str(names.get(w['word'], w.get('target', w['word']))))}\t{value(w)}"
-            for w in sorted(result.data["words"], key=lambda w: w["word"])
-            if value(w) is not None
-        ]
-        path = free_path(own_subfolder(own_subfolder(folder.parent, folder.name), task) / name_from_data(language, ".txt"), log)
-        write_atomically(path, "\n".join(lines) + "\n", overwrite=False)
-        written.append(path)
-    return written
-
-
-def write_clusters(result: ChangeResult, folder: Path, log: Callable[[str], Any] = print) -> List[Path]:
-    """A WUG clusters file per word (WORD.csv: identifier, cluster; tab-separated, as clusters/opt/WORD.csv); never
-    over a file this run's report did not write (as `write_answers`)."""
-    from .report import free_path
-
-    folder = own_subfolder(folder.parent, folder.name)
-    written = []
-    for w in result.data["words"]:
-        ev = w.get("evidence")
-        if not ev:
-            continue
-        path = free_path(folder / name_from_data(str(w.get("target", w["word"])), ".csv"), log)
-        lines = ["identifier\tcluster"] + [f"{i}\t{s}" for i, s in sorted(ev["labels"].items())]
-        write_atomically(path, "\n".join(lines) + "\n", overwrite=False)
-        written.append(path)
-    return written
-
-
-def check_outputs(outputs: Sequence[Optional[PathLike]], inputs: Sequence[PathLike]) -> None:
-    """Refuse an output that is an input, lies inside an input folder or holds one, with --overwrite or not."""
-    for output in outputs:
-        if output is None:
-            continue
-        out = Path(output).resolve()
-        for source in inputs:
-            src = Path(source).resolve()
-            if out == src or src in out.parents or out in src.parents:
-                where = "over" if out == src else "inside or around"
-                raise InputError(f"{output} would be written {where} {source}, which this command reads: write it elsewhere")

@@ -425,7 +425,8 @@ def change_cli(
     changed usages with the target marked, a map of the usages and intervals; --gold checks the scores against people's."""
     from ..progress_bar import progress_bar
     from ..change.measures import MEASURES
-    from ..change.run import ChangeSettings, check_outputs
+    from ..change.outputs import check_outputs
+    from ..change.run import ChangeSettings
 
     bad = [m for m in measure if m not in MEASURES]
     if bad:
@@ -538,7 +539,8 @@ def change(
     with enough usages in both) changed between A and B (usage indexes, corpora or a WUG dataset's groupings),
     with the report, answer and cluster files asked for. RETURNS (ChangeResult): the rows and what was written."""
     from ..change.report import add_report_files, write_report
-    from ..change.run import ChangeSettings, run_change, write_answers, write_clusters, write_table
+    from ..change.outputs import write_answers, write_clusters, write_table
+    from ..change.run import ChangeSettings, run_change
 
     import dataclasses
     import warnings

@@ -316,7 +316,8 @@ def test_sense_names_are_each_senses_distinctive_words_by_hand():
 
 
 def test_senses_carry_names_p_values_and_the_page_three_views_with_texts(report, tmp_path):
-    from spacy_elmo.change.run import ChangeResult, write_table
+    from spacy_elmo.change.outputs import write_table
+    from spacy_elmo.change.run import ChangeResult
 
     tmp, _ = report
     data = json.loads((tmp / "change.json").read_text())
@@ -361,7 +362,8 @@ def test_a_word_from_the_corpus_never_names_a_path_and_subfolders_are_never_link
     link is refused, never written through."""
     from spacy_elmo.errors import InputError
     from spacy_elmo.output_folders import name_from_data
-    from spacy_elmo.change.run import ChangeResult, write_clusters
+    from spacy_elmo.change.outputs import write_clusters
+    from spacy_elmo.change.run import ChangeResult
 
     for word in ("/probe", " / ", "..", "and/or", "<!--<script>", ""):
         name = name_from_data(word, ".csv")
@@ -531,7 +533,8 @@ def test_a_context_repeated_is_shown_once():
 
 @pytest.mark.slow
 def test_the_page_tsv_and_json_say_the_same_of_each_sense(report, tmp_path):
-    from spacy_elmo.change.run import ChangeResult, sense_periods_cell, write_table
+    from spacy_elmo.change.outputs import sense_periods_cell, write_table
+    from spacy_elmo.change.run import ChangeResult
     from spacy_elmo.change.senses import sense_periods
 
     tmp, _ = report

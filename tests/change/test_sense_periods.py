@@ -4,7 +4,7 @@ binary change is 1 where a sense came, went or moved."""
 
 import math
 
-from spacy_elmo.change.run import sense_periods_cell
+from spacy_elmo.change.outputs import sense_periods_cell
 from spacy_elmo.change.senses import binary_change, sense_periods
 
 

@@ -106,7 +106,8 @@ def test_the_verdict_reads_the_controls_drift_and_says_where_it_has_none():
 
 def test_a_target_name_with_a_tab_or_a_newline_keeps_the_tsv_and_answer_rows_whole(tmp_path):
     """The audit's case: a WUG target whose name holds a tab or a newline broke the TSV and answer/task2 rows."""
-    from spacy_elmo.change.run import ChangeResult, write_answers, write_table
+    from spacy_elmo.change.outputs import write_answers, write_table
+    from spacy_elmo.change.run import ChangeResult
 
     words = [
         {"word": "odd\tname", "n_a": 3, "n_b": 4, "apd": 0.5, "note": "", "target": "odd\tname_nn"},
@@ -358,7 +359,8 @@ def test_forced_senses_do_not_follow_the_words_written_form():
 def test_controls_from_indexes_of_every_word_follow_the_corpora_rule():
     """The audit's case: indexes of every word gave `, . - and the of` as control words. Controls are words of three
     letters or more, none a stop word, from indexes as from corpora."""
-    from spacy_elmo.change.run import ChangeSettings, _index_controls
+    from spacy_elmo.change.controls import index_controls
+    from spacy_elmo.change.run import ChangeSettings
 
     class Index:
         def __init__(self, counts):
@@ -372,7 +374,7 @@ def test_controls_from_indexes_of_every_word_follow_the_corpora_rule():
     words = [f"word{c}" for c in "abcdefghijklmnopqrstuvwxyz"]
     counts = {w: 50 + i for i, w in enumerate(not_words + words)}  # the non-words nearest the target's counts
     a, b = Index({**counts, "bank": 55}), Index({**counts, "bank": 58})
-    drawn = _index_controls(a, b, ["bank"], ChangeSettings(controls=20, min_usages=5))
+    drawn = index_controls(a, b, ["bank"], ChangeSettings(controls=20, min_usages=5))
     assert len(drawn) == 20 and set(drawn) <= set(words)
 
 
@@ -380,22 +382,22 @@ def test_under_lemmas_control_words_are_counted_and_drawn_as_lemmas():
     """The audit's case: under --lemmas controls were drawn as written forms ("went", "banks") and matched as lemmas,
     so a quarter had no usages and dropped out. Counted by lemma, a control is a key the lemma index holds."""
     pytest.importorskip("spacy_lookups_data")
-    from spacy_elmo.change.run import _by_lemma
+    from spacy_elmo.change.controls import by_lemma
     from spacy_elmo.change.sense_input import lookup_lemmas
 
     lemma_of = lookup_lemmas("en")
     assert lemma_of is not None and lemma_of.get("went") == "go" and lemma_of.get("banks") == "bank"
-    merged = _by_lemma(Counter({"went": 3, "goes": 2, "go": 1, "banks": 4, "banking": 1, "zzyzx": 5}), lemma_of)
+    merged = by_lemma(Counter({"went": 3, "goes": 2, "go": 1, "banks": 4, "banking": 1, "zzyzx": 5}), lemma_of)
     assert merged == Counter({"bank": 4 + int(lemma_of.get("banking") == "bank"), "zzyzx": 5})  # "go": under three letters
 
 
 def test_under_lemmas_a_lemma_that_is_not_a_word_is_never_a_control():
     """The audit's case (issue 103): spaCy's lookup lemma of "first" is "1" and of "third" "3", which became control
     words: the letters-only rule was applied before lemmatising and never after."""
-    from spacy_elmo.change.run import _by_lemma
+    from spacy_elmo.change.controls import by_lemma
 
     lemma_of = {"first": "1", "third": "3", "banks": "bank", "going": "go"}
-    merged = _by_lemma(Counter({"first": 7, "third": 2, "banks": 4, "going": 3}), lemma_of)
+    merged = by_lemma(Counter({"first": 7, "third": 2, "banks": 4, "going": 3}), lemma_of)
     assert merged == Counter({"bank": 4})  # "go" has two letters: never a control either
 
 
@@ -403,7 +405,7 @@ def test_a_frequent_target_among_rare_controls_is_flagged_with_a_note():
     """The audit's case: "the" (2,789 / 959 usages, 1,000 / 959 read) against controls of at most 92 / 18 was called
     changed with no word of warning. Its nearest control (the largest gap of log counts, by hand) lies far beyond 2x:
     flagged, in its verdict and in a note; a target with a control within 2x on both sides is not."""
-    from spacy_elmo.change.run import _match_frequencies
+    from spacy_elmo.change.controls import match_frequencies
     from spacy_elmo.change.verdict import nearest_control
 
     controls = {"metal": (92, 18), "union": (60, 50), "party": (70, 45)}
@@ -417,7 +419,7 @@ def test_a_frequent_target_among_rare_controls_is_flagged_with_a_note():
     assert nearest_control((100, 80), {}) == (None, False)
     targets = {"the": WordVerdict(0.1, 9.0, 0.001), "bank": WordVerdict(0.1, 9.0, 0.001)}
     notes = []
-    _match_frequencies(targets, controls, {"the": (1000, 959), "bank": (100, 80)}, notes)
+    match_frequencies(targets, controls, {"the": (1000, 959), "bank": (100, 80)}, notes)
     assert targets["the"].matched is False and targets["bank"].matched is True
     assert len(notes) == 1 and "the 1,000/959 (nearest: union 60/50)" in notes[0] and "bank" not in notes[0]
 
@@ -484,7 +486,8 @@ def test_the_strips_labels_stay_inside_never_overlap_and_the_line_marks_where_ch
 def test_the_tsv_names_the_q_against_chance_for_what_it_is_and_the_senses_yes_no_apart(tmp_path):
     """The audit's case (issue 103): without control words the TSV's `changed_q` held the q against chance (0.000999
     for every DWUG word), and a row with `binary` 1 and `binary_change` 0 said nothing of which is the answer."""
-    from spacy_elmo.change.run import ChangeResult, write_table
+    from spacy_elmo.change.outputs import write_table
+    from spacy_elmo.change.run import ChangeResult
     from spacy_elmo.change.verdict import NO_NULL_BASIS
 
     def word(name, basis):

@@ -58,3 +58,25 @@ def test_the_dataset_written_reads_back_with_the_wug_reader(tmp_path):
         ("u2", "u3"): pytest.approx(judgment(0.5, low, high)),
     }
     assert judgments[("u1", "u2")] > judgments[("u2", "u3")] > judgments[("u1", "u3")]
+
+
+@pytest.mark.slow
+def test_change_judgments_writes_peoples_pairs_judged_by_the_model(tmp_path):
+    """From the command line on a WUG dataset: REPORT/wug holds, per word, the model's judgment of every pair people
+    judged among the usages read, on the 1-4 scale, and reads back with the WUG reader."""
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli import app
+
+    from .test_wug_route import bilm_and_wug
+
+    bilm, wug = bilm_and_wug(tmp_path)
+    args = ["change", str(wug), str(wug), str(tmp_path / "c.json"), "--model", str(bilm), "--min-usages", "2"]
+    result = CliRunner().invoke(app, args + ["--report", str(tmp_path / "r"), "--judgments", "-q"])
+    assert result.exit_code == 0, result.output
+    mine, people = read_dataset(tmp_path / "r" / "wug"), read_dataset(wug)
+    assert mine and set(mine) <= set(people)
+    for word, (uses, judged) in mine.items():
+        read = {u.identifier for u in uses}
+        expected = {pair for pair in people[word][1] if set(pair) <= read}
+        assert set(judged) == expected and all(1.0 <= v <= 4.0 for v in judged.values())
