@@ -164,14 +164,10 @@ def auc(positive: Sequence[float], negative: Sequence[float]) -> float:
 MOVED = ("came in B", "went from A", "more in B", "less in B")  # what the senses' binary change counts
 
 
-def one_side_sense(ev: Dict, k: int = 1, n: int = 5, marks: Tuple[str, ...] = ("came in B", "went from A")) -> int:
-    """The index of a sense of one period alone, by the rule `change` marks them with (`senses.sense_periods`: at most
-    k usages in one period, at least n in the other; with `marks` including "more in B" / "less in B", also a sense
-    whose share departs by the share test); -1 where none."""
-    from spacy_elmo.change.senses import sense_periods
-
-    periods = sense_periods(ev["cluster_freq_dist1"], ev["cluster_freq_dist2"], k, n)
-    return next((j for j, period in enumerate(periods) if period in marks), -1)
+def one_side_sense(ev: Dict, marks: Tuple[str, ...] = ("came in B", "went from A")) -> int:
+    """The index of the first sense `change` marked with one of `marks` (its evidence's sense_periods: what the page,
+    TSV and JSON show, after the senses' checks); -1 where none."""
+    return next((j for j, period in enumerate(ev.get("sense_periods", [])) if period in marks), -1)
 
 
 def same_noun(name: str, donor: str) -> bool:

@@ -368,8 +368,8 @@ def _marks_against_controls(
         had = withhold_marks(evidence)
         notes.append(
             "no control words, so no sense is marked as come, gone or moved: without the corpora's own drift to check them "
-            f"against, such marks are unchecked ({had} words would have had one); the senses are shown, unmarked, and none "
-            "is looked for as one period's; give corpora with --model and --words for control words"
+            f"against, such marks are unchecked{f' ({had} words would have had one)' if had else ''}; the senses are shown, "
+            "unmarked, and none is looked for as one period's; give corpora with --model and --words for control words"
         )
         return {"summary": {"checks": describe_checks(), "controls": 0, "checked": False, "shown": False}, "periods": {}}
     found = _evidence(a, b, control_rows, settings, None, []).get("words", {})
