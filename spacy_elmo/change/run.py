@@ -389,6 +389,25 @@ def _marks_against_controls(
 MIN_DOCUMENTS = 10  # documents a side the verdict's test shuffles; fewer: it shuffles usages
 
 
+FEW_DOCUMENTS_SHARE, FEW_DOCUMENTS_MOST = 0.5, 3  # a side half of whose usages come from 3 documents or fewer: named
+
+
+def concentrated_sides(a: Any, b: Any, rows_a: Any, rows_b: Any) -> List[str]:
+    """RETURNS: the sides ("A", "B") at least FEW_DOCUMENTS_SHARE of whose usages (of at least 10) come from
+    FEW_DOCUMENTS_MOST documents or fewer: what the word's usages say there is those documents' topic."""
+    from collections import Counter
+
+    found = []
+    for side, index, rows in (("A", a, rows_a), ("B", b, rows_b)):
+        if len(rows) < 10 or a.match == "wug":
+            continue
+        sentence_of = numpy.asarray(index.arrays["usage_sentence"])[numpy.asarray(rows, dtype=numpy.int64)]
+        docs = Counter((index.sentences[int(s)].get("file", 0), index.sentences[int(s)].get("doc", 0)) for s in sentence_of)
+        if sum(n for _, n in docs.most_common(FEW_DOCUMENTS_MOST)) >= FEW_DOCUMENTS_SHARE * len(rows):
+            found.append(side)
+    return found
+
+
 def usage_documents(a: Any, b: Any, rows_a: Any, rows_b: Any) -> Optional[Any]:
     """RETURNS: each usage's document (A's and B's apart), for the verdict's test to shuffle documents, not usages;
     None where a side has fewer than MIN_DOCUMENTS (a WUG dataset's usages, one document)."""
@@ -478,11 +497,13 @@ def _evidence(
     rule = SenseRule(settings.min_silhouette, sides=settings.side_senses and checked)
     index_of = {"A": a, "B": b}
     named: Dict[str, Any] = {}  # each word's (bags, labels, senses): named once every word's bags are known
+    concentrated: List[str] = []  # "word in A": a side whose usages come from a few documents
     for row in progress(scored) if progress is not None else scored:
         ua = UsageRows(a.vectors, a.rows_of(row.word), centres[0])
         ub = UsageRows(b.vectors, b.rows_of(row.word), centres[1])
         sampled = evidence_rows(ua, ub, seed=settings.seed)
         sense_vectors, bags, witness_vectors = inputs.word(sampled, row.word)
+        concentrated += [f"{row.word} in {side}" for side in concentrated_sides(a, b, *sampled)]
         records = {(side, int(r)): usage_record(index_of[side], int(r)) for side, side_rows in zip("AB", sampled) for r in side_rows}
         ev = word_evidence(
             ua,
@@ -543,6 +564,12 @@ def _evidence(
             out[row.word]["wug_pairs"] = wug_pairs
             out[row.word]["wug_uses"] = [{"side": side, **records[(side, r)]} for side, r in records]
             out[row.word]["wug_pairs_from"] = "people" if judged is not None else "sampled"
+    if concentrated:
+        notes.append(
+            f"{len(concentrated)} word{'s have' if len(concentrated) > 1 else ' has'} half or more of its usages on a side from "
+            f"{FEW_DOCUMENTS_MOST} documents or fewer, so its change there may be those documents' topic, not the word's: "
+            f"{', '.join(concentrated[:8])}{', ...' if len(concentrated) > 8 else ''}"
+        )
     for word, names in sense_names_of(named, inputs.background if inputs.names_from == "context words" else None, inputs.singular).items():
         out[word] = {"sense_names": names, **out[word]}
     for measure in [m for m in settings.measures if m in TESTED] if settings.permutations else []:

@@ -214,3 +214,21 @@ def test_ranking_png_shows_the_verdicts_z_and_maps_name_their_senses(tmp_path, m
     assert {p.name for p in written} == {"ranking.png", "bank.png"}
     assert drawn["x"] == [(7.5, 1.0), (0.3, 0.0)] and drawn["line"] == [7.5] and drawn["xlabel"].startswith("the verdict's z")
     assert ["period A", "period B", "sense 1: bank, river", "sense 2: money (came in B)"] in legends
+
+
+def test_a_side_whose_usages_come_from_three_documents_is_named():
+    from types import SimpleNamespace
+
+    from spacy_elmo.change.run import concentrated_sides
+
+    def index(docs):  # usage i in sentence i of document docs[i]
+        return SimpleNamespace(
+            match="lower", arrays={"usage_sentence": numpy.arange(len(docs))}, sentences=[{"file": 0, "doc": d} for d in docs]
+        )
+
+    spread = index(list(range(20)))
+    few = index([0] * 6 + [1] * 3 + [2] + list(range(3, 13)))  # 10 of 20 usages in 3 documents: half
+    rows = numpy.arange(20)
+    assert concentrated_sides(spread, few, rows, rows) == ["B"]
+    assert concentrated_sides(few, spread, rows, rows) == ["A"]
+    assert concentrated_sides(spread, index([0] * 5 + [1] * 2 + [2] * 2 + list(range(3, 14))), rows, rows) == []  # 9 of 20
