@@ -62,6 +62,9 @@ _SCRIPT = """
   document.getElementById("count").textContent = String(data.words.length);
   // the page fits the window's width: a wide table scrolls in its own box, the page does not
   document.body.dataset.fits = String(document.documentElement.scrollWidth <= window.innerWidth ? 1 : 0);
+  // people's graded change, where shown, in view without scrolling the table
+  var people = Array.prototype.find.call(document.querySelectorAll("#ranking th"), function(th){ return th.textContent.indexOf("people") === 0; });
+  if (people) document.body.dataset.peopleInView = String(people.getBoundingClientRect().right <= window.innerWidth ? 1 : 0);
   document.body.dataset.ready = "1";
 })();
 """

@@ -209,6 +209,12 @@ def test_the_report_opens_in_a_real_browser_without_errors(report, tmp_path):
     # 800 pixels wide: the ranking's columns scroll in their own box, the page is no wider than the window
     assert 'data-fits="1"' in dom.stdout
     assert '<span id="count">2</span>' in dom.stdout
+    # people's graded change in view, without scrolling the table, at 1000 and 1300 px (the researcher's case: cut at 1100)
+    for width in (1000, 1300):
+        wide = subprocess.run(
+            [*flags, f"--window-size={width},900", "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+        )
+        assert 'data-people-in-view="1"' in wide.stdout, width
     shot = tmp_path / "page.png"
     run = subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1000,1400", page.as_uri()], capture_output=True, timeout=120)
     assert run.returncode == 0 and shot.is_file()
