@@ -48,3 +48,18 @@ def test_a_nouns_controls_are_nouns_where_the_corpora_are_tagged(shared_data):
     assert set(NOUNS) <= set(tagged[0]) and not set(OTHERS) & set(tagged[0])
     by_pos = draw_controls(tagged[0], tagged[1], ["house"], 8, 0, exclude=STOP_WORDS, min_count=5)
     assert by_pos and set(by_pos) <= set(NOUNS) | {"man"}
+
+
+def test_controls_by_frequency_alone_are_said_to_be_so(tmp_path):
+    from spacy_elmo.change.controls import corpus_controls
+    from spacy_elmo.change.run import ChangeSettings
+
+    lines = _corpus(random.Random(3), 200)
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text("\n\n".join(lines) + "\n", encoding="utf8")
+    notes, said = [], []
+    drawn = corpus_controls(
+        spacy.blank("en"), [tmp_path / "a.txt", tmp_path / "b.txt"], ["house"], ChangeSettings(controls=4), said.append, notes
+    )
+    assert len(drawn) == 4 and "house" not in drawn and said and said[0].startswith("Control words (4, written forms")
+    assert len(notes) == 1 and "by frequency alone, not by part of speech" in notes[0] and "--pos NOUN" in notes[0]
