@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .verdict import NO_NULL_BASIS, without_null
+from .sense_checks import NAMES
 from ..output_folders import MARKER, claim_folder, is_plain_file, is_plain_folder, name_from_data, own_subfolder, write_atomically
 from ..errors import InputError
 from ..types import PathLike
@@ -63,7 +64,8 @@ _SCRIPT = """
   // the page fits the window's width: a wide table scrolls in its own box, the page does not
   document.body.dataset.fits = String(document.documentElement.scrollWidth <= window.innerWidth ? 1 : 0);
   // people's graded change, where shown, in view without scrolling the table
-  var people = Array.prototype.find.call(document.querySelectorAll("#ranking th"), function(th){ return th.textContent.indexOf("people") === 0; });
+  var people = Array.prototype.find.call(document.querySelectorAll("#ranking th"),
+    function(th){ return th.textContent.indexOf("people") === 0; });
   if (people) document.body.dataset.peopleInView = String(people.getBoundingClientRect().right <= window.innerWidth ? 1 : 0);
   document.body.dataset.ready = "1";
 })();
@@ -214,13 +216,13 @@ def _controls_strip(data: Dict[str, Any]) -> str:
             f'<text x="{(left + right) / 2:.1f}" y="{66 + 12 * row}" font-size="10" text-anchor="middle" fill="#b00">{_esc(word)}</text>'
         )
     start = changed_from(data)
+    # the line where "changed" starts: across the ticks and dots only, its value said in the caption
     threshold = (
-        f'<line x1="{x(start) - 3:.1f}" y1="14" x2="{x(start) - 3:.1f}" y2="{58 + 12 * LABEL_ROWS}" stroke="#b00" stroke-dasharray="3,3"/>'
-        f'<text x="{x(start) - 6:.1f}" y="{62 + 12 * LABEL_ROWS}" font-size="9" text-anchor="end" fill="#b00">'
-        f"changed from z {start:.1f}</text>"
+        f'<line x1="{x(start) - 3:.1f}" y1="14" x2="{x(start) - 3:.1f}" y2="56" stroke="#b00" stroke-dasharray="3,3"/>'
         if start is not None
         else ""
     )
+    where = f"; the dashed line: changed from z {start:.1f}, the least z of a word called changed" if start is not None else ""
     marks = "".join(
         f'<line x1="{x(v):.1f}" y1="10" x2="{x(v):.1f}" y2="14" stroke="#555"/>'
         f'<text x="{x(v):.1f}" y="9" font-size="9" text-anchor="middle" fill="#555">{v:g}</text>'
@@ -231,8 +233,7 @@ def _controls_strip(data: Dict[str, Any]) -> str:
         f'<figure><svg width="{width}" height="{70 + 12 * LABEL_ROWS}" role="img" aria-label="targets against the control words">'
         f"{marks}{ticks}{dots}{threshold}{''.join(labels)}</svg><figcaption class=muted>The verdict's statistic (energy z, on a log "
         f"scale) of the {len(controls)} control words (grey ticks: the corpora's own drift) and of each target (dots; red: "
-        "changed, named where there is room; the dashed line: the least z of a word called changed); point at one for "
-        "its word</figcaption></figure>"
+        f"changed, named where there is room{where}); point at one for its word</figcaption></figure>"
     )
 
 
@@ -495,13 +496,15 @@ def _word_section(w: Dict[str, Any], measure: str, rule: str, verdict_order: boo
     senses = []
     periods = ev.get("sense_periods", [])
     stability = ev.get("sense_stability", [])
+    flags = ev.get("name_senses", [])
     for j, (na, nb) in enumerate(zip(ev["cluster_freq_dist1"], ev["cluster_freq_dist2"])):
         share_a = na / max(sum(ev["cluster_freq_dist1"]), 1)
         share_b = nb / max(sum(ev["cluster_freq_dist2"]), 1)
         examples = "".join(f'<div class="usage">{_esc(u["side"])}: {marked(u)}</div>' for u in ev["examples"][j])
         senses.append(
             f'<tr><td><span class="swatch" style="background:{sense_colour(j)}"></span>{j + 1}</td><td class="name">{_esc(names[j])}</td>'
-            f"<td>{_period_label(periods[j]) if j < len(periods) else ''}</td>"
+            f"<td>{_period_label(periods[j]) if j < len(periods) else ''}"
+            f"{'<br><span class=muted>names or headings</span>' if j < len(flags) and flags[j] and periods[j] != NAMES else ''}</td>"
             f'<td class="n">{na}</td><td class="n">{nb}</td><td class="n">{share_a:.2f}</td><td class="n">{share_b:.2f}</td>'
             f'<td class="n">{_number(stability[j], 2) if j < len(stability) and stability[j] is not None else "-"}</td>'
             f"<td>{examples}</td></tr>"

@@ -146,6 +146,7 @@ def _verdict_data():
         "sense_periods": ["both", "came in B"],
         "sense_stability": [0.93, 0.71],
         "sense_names": [["bank", "river"], ["money"]],
+        "name_senses": [True, False],
         "sense_jsd": 0.2,
         "binary": 1,
         "intervals": {"senses": [0.1, 0.3]},
@@ -180,6 +181,7 @@ def test_the_page_heads_each_word_with_the_score_the_rows_go_by_and_says_how_mar
     assert "Sense marks: withheld: 3 of 20 control words got one (c1, c2, c3), more than the stated rate" in page
     assert "the split the rule read: silhouette 0.41" in page and "3 usages of unstable senses joined the nearest stable one" in page
     assert '<td class="n">0.93</td>' in page and '<td class="n">0.71</td>' in page  # each sense's stability
+    assert "both<br><span class=muted>names or headings</span>" in page  # a sense of names, flagged where unmarked too
     assert marks_line({"checked": False, "checks": "x"}).startswith("none drawn: no control words")
     assert marks_line({"checked": True, "shown": True, "controls": 40, "marked": [], "checks": "x"}).startswith("checked: 0 of 40")
 
