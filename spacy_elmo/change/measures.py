@@ -242,7 +242,7 @@ def compare(
     words: Iterable[str],
     measures: Sequence[str] = MEASURES,
     min_usages: int = DEFAULT_MIN_USAGES,
-    progress: Optional[Callable[[Iterable[str]], Iterable[str]]] = None,
+    progress: Optional[Callable[..., Iterable[str]]] = None,  # progress(items, desc=...)
 ) -> List[WordChange]:
     """The change of each word, sorted by the first measure (most changed first; words without a score last).
 
@@ -253,7 +253,7 @@ def compare(
     if unknown or not measures:
         raise InputError(f"measures are {', '.join(MEASURES)}: got {', '.join(unknown) or 'none'}")
     rows = []
-    for word in progress(words) if progress is not None else words:
+    for word in progress(words, desc="Scoring") if progress is not None else words:
         a, b = usages_a(word), usages_b(word)
         row = WordChange(word, len(a), len(b))
         least = max(min_usages, 2 if "energy" in measures else 1)
@@ -274,7 +274,7 @@ def index_change(
     measures: Sequence[str] = MEASURES,
     min_usages: int = DEFAULT_MIN_USAGES,
     standardize: bool = False,
-    progress: Optional[Callable[[Iterable[str]], Iterable[str]]] = None,
+    progress: Optional[Callable[..., Iterable[str]]] = None,  # progress(items, desc=...)
 ) -> List[WordChange]:
     """`compare` over two usage indexes built by the same biLM with the same layer settings and matching.
 

@@ -24,7 +24,7 @@ from .verdict import DEFAULT_CONTROLS, VERDICT_FROM
 from .measures import finite as _finite
 from .measures import DEFAULT_MIN_USAGES, JSD_CLUSTERS, JSD_SEED, JSD_USAGES, UsageRows, WordChange, energy, index_change, mean_usage
 
-Progress = Optional[Callable[[Iterable[Any]], Iterable[Any]]]
+Progress = Optional[Callable[..., Iterable[Any]]]  # progress(items, desc=...): a bar over the items
 
 
 @dataclass
@@ -142,7 +142,7 @@ def run_change(
         scored_controls = [r for r in control_rows if r.scores]
         found = _evidence(a, b, rows, settings, progress, notes, bool(scored_controls)) if settings.evidence or people is not None else {}
         evidence = found.get("words", {})
-        marks = _marks_against_controls(a, b, evidence, scored_controls, settings, notes) if evidence else None
+        marks = _marks_against_controls(a, b, evidence, scored_controls, settings, notes, progress) if evidence else None
         verdicts = _verdicts(a, b, rows, control_rows, evidence, settings, notes) if wants_verdict else {}
         rows, order = in_order(rows, verdicts.get("targets", {}), settings.measures[0])
         data = _data(a, b, side_a, side_b, rows, evidence, settings, notes, found.get("settings", {}))
@@ -357,7 +357,13 @@ def _verdicts(
 
 
 def _marks_against_controls(
-    a: Any, b: Any, evidence: Dict[str, Any], control_rows: List[WordChange], settings: ChangeSettings, notes: List[str]
+    a: Any,
+    b: Any,
+    evidence: Dict[str, Any],
+    control_rows: List[WordChange],
+    settings: ChangeSettings,
+    notes: List[str],
+    progress: Progress = None,
 ) -> Dict[str, Any]:
     """The control words' senses found and marked as the targets' are (sense_checks); where more than MARK_RATE of
     them get a mark, every target's marks withheld, said in a note. RETURNS: {"summary": what the JSON's settings say,
@@ -372,7 +378,7 @@ def _marks_against_controls(
             "unmarked, and none is looked for as one period's; give corpora with --model and --words for control words"
         )
         return {"summary": {"checks": describe_checks(), "controls": 0, "checked": False, "shown": False}, "periods": {}}
-    found = _evidence(a, b, control_rows, settings, None, []).get("words", {})
+    found = _evidence(a, b, control_rows, settings, progress, [], desc="The control words' senses").get("words", {})
     checked = control_marks(found)
     summary = {"checks": describe_checks(), "controls": checked["controls"], "marked": checked["marked"], "checked": True}
     summary["shown"] = checked["within"]
@@ -481,7 +487,14 @@ def usage_record(index: Any, row: int) -> Dict[str, Any]:
 
 
 def _evidence(
-    a: Any, b: Any, rows: List[WordChange], settings: ChangeSettings, progress: Progress, notes: List[str], checked: bool = True
+    a: Any,
+    b: Any,
+    rows: List[WordChange],
+    settings: ChangeSettings,
+    progress: Progress,
+    notes: List[str],
+    checked: bool = True,
+    desc: str = "The senses",
 ) -> Dict[str, Any]:
     """Each scored word's senses and evidence (senses.word_evidence); senses of one period looked for only where
     `checked` (control words check them: `_marks_against_controls`)."""
@@ -498,7 +511,7 @@ def _evidence(
     index_of = {"A": a, "B": b}
     named: Dict[str, Any] = {}  # each word's (bags, labels, senses): named once every word's bags are known
     concentrated: List[str] = []  # "word in A": a side whose usages come from a few documents
-    for row in progress(scored) if progress is not None else scored:
+    for row in progress(scored, desc=desc) if progress is not None else scored:
         ua = UsageRows(a.vectors, a.rows_of(row.word), centres[0])
         ub = UsageRows(b.vectors, b.rows_of(row.word), centres[1])
         sampled = evidence_rows(ua, ub, seed=settings.seed)

@@ -467,8 +467,8 @@ def change_cli(
         for sub in subs + (["wug", "wug/data"] if judgments else []):
             check_subfolder(report, sub)  # a file or link where a subfolder goes: refused before OUTPUT is written
 
-    def progress(items: Iterable[Any]) -> Iterable[Any]:
-        return progress_bar(list(items), desc="Comparing", unit=" words", disable=True if quiet else None, leave=False)
+    def progress(items: Iterable[Any], desc: str = "Comparing") -> Iterable[Any]:
+        return progress_bar(list(items), desc=desc, unit=" words", disable=True if quiet else None, leave=False)
 
     settings = ChangeSettings(
         measures=list(measure),
@@ -531,7 +531,7 @@ def change(
     report: Optional[Path] = None,
     answers: bool = False,
     clusters: bool = False,
-    progress: Optional[Callable[[Iterable[Any]], Iterable[Any]]] = None,
+    progress: Optional[Callable[..., Iterable[Any]]] = None,
     quiet: bool = False,
     overwrite: bool = True,
 ) -> Any:
