@@ -25,7 +25,7 @@ NAME_SHARE, HEADING_WORDS = 0.5, 5
 PERIOD_ALPHA, PERIOD_SHUFFLES = 0.01, 1000
 MARK_RATE = 0.1  # the control words' share with a mark above which the targets' marks are withheld
 NAMES = "names or headings"  # a sense flagged by its usages' writing: never marked
-FEW_DOCUMENTS = "leans to one period in a few documents only"  # the counts say moved, the documents' test does not
+FEW_DOCUMENTS = "leans to one period within chance of its documents"  # the counts say moved, the documents' test does not
 WITHHELD = "not marked: the control words' senses move as often"
 
 
