@@ -201,21 +201,42 @@ def period_neighbourhoods(unit: numpy.ndarray, n_a: int, neighbours: int = NEIGH
         return out
     similar = unit @ unit.T
     numpy.fill_diagonal(similar, -numpy.inf)
-    order = numpy.argsort(-similar, axis=1)
     in_b = numpy.arange(n) >= n_a
-    for side, mine, others in (("B", in_b, n - n_a - 1), ("A", ~in_b, n_a - 1)):
-        share = others / (n - 1)
-        # enough neighbours that all of them of one period reach alpha with room (a tenth of it) at that period's share
-        k = min(max(neighbours, math.ceil(math.log(alpha / 10) / math.log(share))), (n - 1) // 5)
-        if k < 5:
-            continue
-        near = order[:, :k]
-        own = mine[near].sum(1)
-        tails = {int(c): binomial_tail(int(c), k, share) for c in numpy.unique(own[mine])}
-        core = mine & numpy.array([tails.get(int(c), 1.0) <= alpha if m else False for c, m in zip(own, mine)])
-        group = core | (mine & (core[near].mean(1) >= 0.5))
-        out[group & (out == "both")] = side
+    everyone = numpy.ones(n, dtype=bool)
+    # each period's group read where the other's is left out: a sense that came takes B's usages away from the
+    # word's others, so among those A's share is above the word's, and A's usages looked A's own past chance (a
+    # "went from A" group of 40-70 usages, none planted, beside planted senses of 45%)
+    group_b = _own_group(similar, in_b, everyone, neighbours, alpha)
+    group_a = _own_group(similar, ~in_b, ~group_b, neighbours, alpha)
+    group_b = _own_group(similar, in_b, ~group_a, neighbours, alpha)
+    out[group_b] = "B"
+    out[group_a & ~group_b] = "A"
     return out
+
+
+def _own_group(similar: numpy.ndarray, mine: numpy.ndarray, pool: numpy.ndarray, neighbours: int, alpha: float) -> numpy.ndarray:
+    """The usages of `mine` (a period) among `pool` that lie among their period's usages of the pool past chance
+    (`period_neighbourhoods`); RETURNS a mask over all usages."""
+    found = numpy.zeros(len(mine), dtype=bool)
+    index = numpy.flatnonzero(pool)
+    m = len(index)
+    ours = mine[index]
+    if m < 6 or not 0 < ours.sum() < m:
+        return found
+    share = (ours.sum() - 1) / (m - 1)
+    if share <= 0:
+        return found
+    # enough neighbours that all of them of one period reach alpha with room (a tenth of it) at that period's share
+    k = min(max(neighbours, math.ceil(math.log(alpha / 10) / math.log(share))), (m - 1) // 5)
+    if k < 5:
+        return found
+    near = numpy.argsort(-similar[numpy.ix_(index, index)], axis=1)[:, :k]
+    own = ours[near].sum(1)
+    tails = {int(c): binomial_tail(int(c), k, share) for c in numpy.unique(own[ours])}
+    core = ours & numpy.array([tails.get(int(c), 1.0) <= alpha if o else False for c, o in zip(own, ours)])
+    group = core | (ours & (core[near].mean(1) >= 0.5))
+    found[index[group]] = True
+    return found
 
 
 def side_sense_clusters(
