@@ -7,12 +7,11 @@ import random
 import pytest
 import spacy
 from spacy.lang.en.stop_words import STOP_WORDS
-from spacy.training import Example
 
 from spacy_elmo.change.controls import count_tagged
 from spacy_elmo.change.verdict import count_words, draw_controls
 
-from ..usages.test_trained_tagger import _ewt_docs
+from ..usages.test_trained_tagger import ewt_morphologizer
 
 NOUNS = ["apple", "table", "garden", "window", "river", "doctor", "teacher", "letter"]
 OTHERS = ["quickly", "slowly", "often", "never", "carefully", "happily", "suddenly", "always"]
@@ -30,16 +29,7 @@ def _corpus(rng: random.Random, n: int) -> list:
 
 @pytest.mark.slow
 def test_a_nouns_controls_are_nouns_where_the_corpora_are_tagged(shared_data):
-    nlp = spacy.blank("en")
-    nlp.add_pipe("morphologizer")
-    docs = _ewt_docs(shared_data / "ud-ewt" / "en_ewt-ud-train.conllu", nlp.vocab, 3000)
-    examples = [Example(nlp.make_doc(d.text), d) for d in docs]
-    optimizer = nlp.initialize(lambda: examples)
-    rng = random.Random(0)
-    for _ in range(4):
-        rng.shuffle(examples)
-        for start in range(0, len(examples), 64):
-            nlp.update(examples[start : start + 64], sgd=optimizer, drop=0.1)
+    nlp = ewt_morphologizer(shared_data)
     a, b = _corpus(random.Random(1), 400), _corpus(random.Random(2), 400)
     plain = [count_words(side) for side in (a, b)]
     by_frequency = draw_controls(plain[0], plain[1], ["house"], 8, 0, exclude=STOP_WORDS, min_count=5)

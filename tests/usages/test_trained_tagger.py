@@ -35,19 +35,26 @@ def _ewt_docs(path, vocab, n):
     return docs
 
 
-@pytest.mark.slow
-def test_a_tagger_trained_on_ewt_keeps_verb_forms_out_of_a_nouns_usages(shared_data, tmp_path):
-    pytest.importorskip("spacy_lookups_data", reason="needs spacy-lookups-data (pip install 'spacy-elmo[lemmas]')")
+def ewt_morphologizer(shared_data, sentences: int = 3000, epochs: int = 4) -> "spacy.language.Language":
+    """A blank English pipeline with a morphologizer trained on the first `sentences` of UD English-EWT's train
+    split (seeded): a tagger of Universal POS as docs/senses.md tells a user to get one."""
     nlp = spacy.blank("en")
     nlp.add_pipe("morphologizer")
-    docs = _ewt_docs(shared_data / "ud-ewt" / "en_ewt-ud-train.conllu", nlp.vocab, 3000)
+    docs = _ewt_docs(shared_data / "ud-ewt" / "en_ewt-ud-train.conllu", nlp.vocab, sentences)
     examples = [Example(nlp.make_doc(d.text), d) for d in docs]
     optimizer = nlp.initialize(lambda: examples)
     rng = random.Random(0)
-    for _ in range(4):
+    for _ in range(epochs):
         rng.shuffle(examples)
         for start in range(0, len(examples), 64):
             nlp.update(examples[start : start + 64], sgd=optimizer, drop=0.1)
+    return nlp
+
+
+@pytest.mark.slow
+def test_a_tagger_trained_on_ewt_keeps_verb_forms_out_of_a_nouns_usages(shared_data, tmp_path):
+    pytest.importorskip("spacy_lookups_data", reason="needs spacy-lookups-data (pip install 'spacy-elmo[lemmas]')")
+    nlp = ewt_morphologizer(shared_data)
     folder = tmp_path / "bilm"
     folder.mkdir()
     save_original(tiny_bilm(seed=3), folder / "options.json", folder / "weights.hdf5")
