@@ -108,6 +108,6 @@ class ProgressLines:
 
 def _clock(seconds: float) -> str:
     """RETURNS (str): seconds as M:SS, or H:MM:SS from an hour."""
-    minutes, secs = divmod(int(seconds), 60)
+    minutes, secs = divmod(int(round(seconds)), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
