@@ -30,6 +30,7 @@ WITHHELD = "not marked: the control words' senses move as often"
 
 
 def describe_checks() -> str:
+    """RETURNS (str): the checks in words, as the JSON's settings (`sense_marks`) and the page's header say them."""
     return (
         f"a sense is shown where its stability (mean best Jaccard over {STABILITY_RUNS} clusterings of other seeds on "
         f"{STABILITY_SHARE:.0%} resamples, at most {STABILITY_USAGES} usages each, {RUN_STARTS} starts a k) is at least "
