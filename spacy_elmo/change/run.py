@@ -398,6 +398,12 @@ MIN_DOCUMENTS = 10  # documents a side the verdict's test shuffles; fewer: it sh
 FEW_DOCUMENTS_SHARE, FEW_DOCUMENTS_MOST = 0.5, 3  # a side half of whose usages come from 3 documents or fewer: named
 
 
+def document_keys(index: Any, rows: Any) -> List[Tuple[int, int]]:
+    """RETURNS: each usage's document in the index, (file number, document number), in the order of `rows`."""
+    sentence_of = numpy.asarray(index.arrays["usage_sentence"])[numpy.asarray(rows, dtype=numpy.int64)]
+    return [(int(index.sentences[int(s)].get("file", 0)), int(index.sentences[int(s)].get("doc", 0))) for s in sentence_of]
+
+
 def concentrated_sides(a: Any, b: Any, rows_a: Any, rows_b: Any) -> List[str]:
     """RETURNS: the sides ("A", "B") at least FEW_DOCUMENTS_SHARE of whose usages (of at least 10) come from
     FEW_DOCUMENTS_MOST documents or fewer: what the word's usages say there is those documents' topic."""
@@ -407,8 +413,7 @@ def concentrated_sides(a: Any, b: Any, rows_a: Any, rows_b: Any) -> List[str]:
     for side, index, rows in (("A", a, rows_a), ("B", b, rows_b)):
         if len(rows) < 10 or a.match == "wug":
             continue
-        sentence_of = numpy.asarray(index.arrays["usage_sentence"])[numpy.asarray(rows, dtype=numpy.int64)]
-        docs = Counter((index.sentences[int(s)].get("file", 0), index.sentences[int(s)].get("doc", 0)) for s in sentence_of)
+        docs = Counter(document_keys(index, rows))
         if sum(n for _, n in docs.most_common(FEW_DOCUMENTS_MOST)) >= FEW_DOCUMENTS_SHARE * len(rows):
             found.append(side)
     return found
@@ -417,12 +422,9 @@ def concentrated_sides(a: Any, b: Any, rows_a: Any, rows_b: Any) -> List[str]:
 def usage_documents(a: Any, b: Any, rows_a: Any, rows_b: Any) -> Optional[Any]:
     """RETURNS: each usage's document (A's and B's apart), for the verdict's test to shuffle documents, not usages;
     None where a side has fewer than MIN_DOCUMENTS (a WUG dataset's usages, one document)."""
-    import numpy
-
     keys = []
     for side, index, rows in (("A", a, rows_a), ("B", b, rows_b)):
-        sentence_of = numpy.asarray(index.arrays["usage_sentence"])[numpy.sort(numpy.asarray(rows, dtype=numpy.int64))]
-        found = [(side, int(index.sentences[int(s)].get("file", 0)), int(index.sentences[int(s)].get("doc", 0))) for s in sentence_of]
+        found = [(side, f, d) for f, d in document_keys(index, numpy.sort(numpy.asarray(rows, dtype=numpy.int64)))]
         if len(set(found)) < MIN_DOCUMENTS:
             return None
         keys += found
