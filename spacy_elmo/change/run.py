@@ -18,7 +18,7 @@ from ..types import PathLike
 from ..usages.words import parse_words, split_pos
 from .sense_input import DEFAULT_SENSES
 from .controls import corpus_controls, index_controls, match_frequencies
-from .sense_checks import STABILITY_RUNS
+from .sense_checks import FEW_DOCUMENTS_MOST, FEW_DOCUMENTS_SHARE, STABILITY_RUNS
 from .senses import SIDE_ALPHA, SIDE_RATIO, TESTED
 from .verdict import DEFAULT_CONTROLS, VERDICT_FROM
 from .measures import finite as _finite
@@ -393,9 +393,6 @@ def _marks_against_controls(
 
 
 MIN_DOCUMENTS = 10  # documents a side the verdict's test shuffles; fewer: it shuffles usages
-
-
-FEW_DOCUMENTS_SHARE, FEW_DOCUMENTS_MOST = 0.5, 3  # a side half of whose usages come from 3 documents or fewer: named
 
 
 def document_keys(index: Any, rows: Any) -> List[Tuple[int, int]]:

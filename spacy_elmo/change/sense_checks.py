@@ -8,8 +8,11 @@
   in capitals, or in a heading (a sentence of at most `HEADING_WORDS` words) is flagged, never marked as change: it
   is a name's or a title's, not a meaning the word gained.
 - **The period split by documents**: a sense marked as of one period must lean to it by a permutation test that
-  shuffles the documents' periods (as the verdict's test does), at `PERIOD_ALPHA` / k: a sense drawn from a few
-  articles of one period is a topic of those articles, not a sense that came.
+  shuffles the documents' periods (as the verdict's test does), at `PERIOD_ALPHA` / k, and must not have
+  `FEW_DOCUMENTS_SHARE` of its usages from `FEW_DOCUMENTS_MOST` documents or fewer: a sense drawn from a few
+  articles of one period is a topic of those articles, not a sense that came. (A sense of one period holds that
+  period's usages alone by how it is found, so the shuffles alone pass a group of 50 usages, 36 of them from one
+  article, the rest scattered: "children with autism".)
 - **Against the control words**: the control words' senses get the same marks; where more than `MARK_RATE` of them
   get one, the corpora differ beyond the targets' senses (topic, genre) and the targets' marks are withheld (run.py).
 """
@@ -25,7 +28,8 @@ NAME_SHARE, HEADING_WORDS = 0.5, 5
 PERIOD_ALPHA, PERIOD_SHUFFLES = 0.01, 1000
 MARK_RATE = 0.1  # the control words' share with a mark above which the targets' marks are withheld
 NAMES = "names or headings"  # a sense flagged by its usages' writing: never marked
-FEW_DOCUMENTS = "leans to one period within chance of its documents"  # the counts say moved, the documents' test does not
+FEW_DOCUMENTS = "leans to one period in a few documents only"  # the counts say moved; the documents do not
+FEW_DOCUMENTS_SHARE, FEW_DOCUMENTS_MOST = 0.5, 3  # usages half of which come from 3 documents or fewer: a few documents'
 WITHHELD = "not marked: the control words' senses move as often"
 
 
@@ -35,7 +39,8 @@ def describe_checks() -> str:
         f"a sense is shown where its stability (mean best Jaccard over {STABILITY_RUNS} clusterings of other seeds on "
         f"{STABILITY_SHARE:.0%} resamples, at most {STABILITY_USAGES} usages each, {RUN_STARTS} starts a k) is at least "
         f"{STABLE:g}; marked as of one period "
-        f"where the documents' periods shuffled {PERIOD_SHUFFLES} times put its lean at p <= {PERIOD_ALPHA:g} / k, and not "
+        f"where the documents' periods shuffled {PERIOD_SHUFFLES} times put its lean at p <= {PERIOD_ALPHA:g} / k and less "
+        f"than {FEW_DOCUMENTS_SHARE:.0%} of its usages come from its {FEW_DOCUMENTS_MOST} largest documents, and not "
         f"where {NAME_SHARE:.0%} of its usages write the word as a name or in a heading; marks withheld where more than "
         f"{MARK_RATE:.0%} of the control words get one"
     )
@@ -167,10 +172,24 @@ def period_p_values(
     return (1 + up) / (1 + done), (1 + down) / (1 + done)
 
 
-def marks_allowed(p_b: numpy.ndarray, p_a: numpy.ndarray, k: int) -> List[str]:
-    """Per sense: "B" or "A" where the documents' test puts its lean there at PERIOD_ALPHA / k, else ""."""
+def few_documents(labels: numpy.ndarray, groups: Optional[numpy.ndarray], k: int) -> List[bool]:
+    """Per sense: whether FEW_DOCUMENTS_SHARE or more of its usages come from FEW_DOCUMENTS_MOST documents or fewer
+    (`groups`: each usage's document; None: no documents known, never)."""
+    if groups is None:
+        return [False] * k
+    out = []
+    for j in range(k):
+        sizes = numpy.sort(numpy.unique(numpy.asarray(groups)[labels == j], return_counts=True)[1])[::-1]
+        out.append(bool(len(sizes)) and sizes[:FEW_DOCUMENTS_MOST].sum() >= FEW_DOCUMENTS_SHARE * sizes.sum())
+    return out
+
+
+def marks_allowed(p_b: numpy.ndarray, p_a: numpy.ndarray, k: int, few: Optional[Sequence[bool]] = None) -> List[str]:
+    """Per sense: "B" or "A" where the documents' test puts its lean there at PERIOD_ALPHA / k and its usages are not
+    from a few documents (`few`: `few_documents`), else ""."""
     level = PERIOD_ALPHA / max(k, 1)
-    return ["B" if b <= level else "A" if a <= level else "" for b, a in zip(p_b, p_a)]
+    few = few if few is not None else [False] * k
+    return ["" if f else "B" if b <= level else "A" if a <= level else "" for b, a, f in zip(p_b, p_a, few)]
 
 
 def check_marks(periods: Sequence[str], names: Sequence[bool], lean: Sequence[str]) -> List[str]:

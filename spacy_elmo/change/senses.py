@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from .measures import UsageRows, Usages, _unit, energy_from_sums, jensen_shannon
+from .period_groups import BEYOND, NEIGHBOUR_ALPHA, NEIGHBOURS, binomial_tail, period_groups
 from .sense_checks import (
     FEW_DOCUMENTS,
     NAMES,
@@ -22,6 +23,7 @@ from .sense_checks import (
     STABLE,
     WITHHELD,
     check_marks,
+    few_documents,
     jaccard_stability,
     marks_allowed,
     name_senses,
@@ -113,7 +115,7 @@ SIDE_ALPHA, SIDE_RATIO, SIDE_LEAST = 0.01, 4.0, 5  # a sense of one side: the sh
 class SenseRule:
     """How many senses: k from 2 to `max_senses` by the mean silhouette, and one sense where the best k's
     silhouette is below `min_silhouette` (0: never one; a word's usages that no split separates well are one sense).
-    With `sides`, the usages that lie among their own period's (`period_neighbourhoods`, at least SIDE_LEAST) are
+    With `sides`, the usages that are their own period's (`period_groups.period_groups`, at least SIDE_LEAST) are
     first kept apart as a sense that came (B) or went (A); the rest, shared by both periods, get the rule above: so a
     sense that came shows however little the rest of the word's usages split."""
 
@@ -138,25 +140,10 @@ class SenseRule:
             return rule
         return (
             f"first the usages among their own period's (of their {NEIGHBOURS} nearest, so many of their period that a "
-            f"binomial draw reaches it at p <= {NEIGHBOUR_ALPHA:g}, with the usages half of whose neighbours are such; at "
-            f"least {SIDE_LEAST}) kept apart, one sense a period; the usages of both periods: {rule}"
+            f"binomial draw reaches it at p <= {NEIGHBOUR_ALPHA:g}, with the usages half of whose neighbours are such; or "
+            f"past the score all but {BEYOND:.0%} of the other period's stay behind on a discriminant of the periods fitted "
+            f"without their document; at least {SIDE_LEAST}) kept apart, one sense a period; the usages of both periods: {rule}"
         )
-
-
-def binomial_tail(x: int, m: int, p: float) -> float:
-    """RETURNS (float): P(X >= x) for X ~ Binomial(m, p), summed in logs (exact; m of a few thousand at most)."""
-    if x <= 0:
-        return 1.0
-    if p <= 0.0:
-        return 0.0
-    if p >= 1.0:
-        return 1.0
-    logs = [
-        math.lgamma(m + 1) - math.lgamma(i + 1) - math.lgamma(m - i + 1) + i * math.log(p) + (m - i) * math.log1p(-p)
-        for i in range(x, m + 1)
-    ]
-    top = max(logs)
-    return min(1.0, math.exp(top) * sum(math.exp(v - top) for v in logs))
 
 
 def cluster_sides(labels: numpy.ndarray, n_a: int, k: int) -> List[str]:
@@ -181,82 +168,31 @@ def cluster_sides(labels: numpy.ndarray, n_a: int, k: int) -> List[str]:
     return sides
 
 
-NEIGHBOURS, NEIGHBOUR_ALPHA = 20, 0.001  # a usage of one period among its nearest neighbours: how many, and how far past chance
-
-
-def period_neighbourhoods(unit: numpy.ndarray, n_a: int, neighbours: int = NEIGHBOURS, alpha: float = NEIGHBOUR_ALPHA) -> numpy.ndarray:
-    """Each usage's period group: "A" or "B" where it lies among its own period's usages past chance, else "both".
-
-    A usage is its period's core where, of its `neighbours` nearest usages (cosine; more where its period is so large
-    a share that all of them would not reach `alpha` a tenth over; at most a fifth of the usages), so many
-    are of its own period that a binomial draw at that period's share of the other usages reaches it with p <=
-    `alpha`; the group is the core and the usages of that period at least half of whose neighbours are in the core.
-    A sense that came in B lies among B's usages whatever it shares with A's senses in the mean, where a clustering
-    of all usages cut it across (the planted usages were told from the word's other usages of B at AUC 0.92 by their
-    neighbours, and k-means split them over 2-3 senses: docs/results.md).
-    """
-    n = len(unit)
-    out = numpy.array(["both"] * n, dtype=object)
-    if not 0 < n_a < n - 1:
-        return out
-    similar = unit @ unit.T
-    numpy.fill_diagonal(similar, -numpy.inf)
-    in_b = numpy.arange(n) >= n_a
-    everyone = numpy.ones(n, dtype=bool)
-    # each period's group read where the other's is left out: a sense that came takes B's usages away from the
-    # word's others, so among those A's share is above the word's, and A's usages looked A's own past chance (a
-    # "went from A" group of 40-70 usages, none planted, beside planted senses of 45%)
-    group_b = _own_group(similar, in_b, everyone, neighbours, alpha)
-    group_a = _own_group(similar, ~in_b, ~group_b, neighbours, alpha)
-    group_b = _own_group(similar, in_b, ~group_a, neighbours, alpha)
-    out[group_b] = "B"
-    out[group_a & ~group_b] = "A"
-    return out
-
-
-def _own_group(similar: numpy.ndarray, mine: numpy.ndarray, pool: numpy.ndarray, neighbours: int, alpha: float) -> numpy.ndarray:
-    """The usages of `mine` (a period) among `pool` that lie among their period's usages of the pool past chance
-    (`period_neighbourhoods`); RETURNS a mask over all usages."""
-    found = numpy.zeros(len(mine), dtype=bool)
-    index = numpy.flatnonzero(pool)
-    m = len(index)
-    ours = mine[index]
-    if m < 6 or not 0 < ours.sum() < m:
-        return found
-    share = (ours.sum() - 1) / (m - 1)
-    if share <= 0:
-        return found
-    # enough neighbours that all of them of one period reach alpha with room (a tenth of it) at that period's share
-    k = min(max(neighbours, math.ceil(math.log(alpha / 10) / math.log(share))), (m - 1) // 5)
-    if k < 5:
-        return found
-    near = numpy.argsort(-similar[numpy.ix_(index, index)], axis=1)[:, :k]
-    own = ours[near].sum(1)
-    tails = {int(c): binomial_tail(int(c), k, share) for c in numpy.unique(own[ours])}
-    core = ours & numpy.array([tails.get(int(c), 1.0) <= alpha if o else False for c, o in zip(own, ours)])
-    group = core | (ours & (core[near].mean(1) >= 0.5))
-    found[index[group]] = True
-    return found
-
-
 def side_sense_clusters(
-    vectors: numpy.ndarray, n_a: int, seed: int = SEED, rule: Optional[SenseRule] = None, near: Optional[numpy.ndarray] = None
+    vectors: numpy.ndarray,
+    n_a: int,
+    seed: int = SEED,
+    rule: Optional[SenseRule] = None,
+    near: Optional[numpy.ndarray] = None,
+    groups: Optional[numpy.ndarray] = None,
 ) -> Tuple[SenseClusters, List[str]]:
     """The usages' senses with the senses of one period apart (`SenseRule.sides`): the usages of both periods'
     senses first (largest first), then the sense that went (A's alone), then the one that came (B's alone).
 
     vectors (numpy.ndarray): A's usages (the first `n_a`), then B's.
-    near (Optional[numpy.ndarray]): what the usages' neighbourhoods are read from, one row a usage (the context-only
+    near (Optional[numpy.ndarray]): what the usages' period groups are read from, one row a usage (the context-only
         vectors: their neighbourhoods told planted usages apart at AUC 0.956 against the word's own vectors' 0.923,
         and found a planted sense of 30-45% in 6 of 8 words against 5, no more controls: docs/results.md); None:
         `vectors`.
+    groups (Optional[numpy.ndarray]): each usage's document: the periods' discriminant is fitted without the usage's
+        document (`period_groups`); None: without the usage.
     RETURNS: the clusters and each sense's period: "both", "A" or "B".
     """
     rule = rule or SenseRule(sides=True)
     unit = _unit(vectors)
     if len(unit) < 3:
         return sense_clusters(unit, seed, rule=rule), ["both"]
-    period = period_neighbourhoods(unit if near is None else _unit(numpy.asarray(near, dtype=numpy.float64)), n_a)
+    period = period_groups(unit if near is None else _unit(numpy.asarray(near, dtype=numpy.float64)), n_a, groups, seed)
     for side in ("A", "B"):  # a group too small for the share test is no sense of one period
         if (period == side).sum() < SIDE_LEAST:
             period[period == side] = "both"
@@ -656,7 +592,8 @@ def word_evidence(
     def cluster(index: numpy.ndarray, at: int, how: Optional[SenseRule] = rule) -> Tuple[SenseClusters, List[str]]:
         if how is not None and how.sides:
             near = None if witness_vectors is None else numpy.asarray(witness_vectors)[index]
-            return side_sense_clusters(both[index], int((index < len(va)).sum()), at, how, near)
+            documents = None if groups is None else numpy.asarray(groups)[index]
+            return side_sense_clusters(both[index], int((index < len(va)).sum()), at, how, near, documents)
         found = sense_clusters(both[index], at, rule=how)
         return found, ["both"] * (int(found.labels.max()) + 1)
 
@@ -680,7 +617,7 @@ def word_evidence(
     periods = sense_periods(freq_a, freq_b, binary_k, binary_n, [kinds[j] for j in kept])
     flags = name_senses(labels_all, numpy.asarray(name_usages, dtype=bool), k) if name_usages is not None else [False] * k
     p_b, p_a = period_p_values(labels_all, len(va), groups, k, seed=seed)
-    periods = check_marks(periods, flags, marks_allowed(p_b, p_a, k))
+    periods = check_marks(periods, flags, marks_allowed(p_b, p_a, k, few_documents(labels_all, groups, k)))
     sides = numpy.array(["A"] * len(va) + ["B"] * len(vb))
     rows = numpy.concatenate([rows_a, rows_b])
     examples = []
