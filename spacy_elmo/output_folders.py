@@ -48,6 +48,7 @@ SCRATCH_SUFFIX = ".spacy-elmo-scratch"
 PREPARED_CORPUS = "prepared-corpus"
 PRETRAIN_RUN = "pretrain-run"
 USAGE_INDEX = "usage-index"
+KEPT_INDEXES = "change-indexes"  # `change --keep-indexes DIR`: the indexes of its sides, A and B
 
 
 def kind_of(folder: PathLike) -> Optional[str]:

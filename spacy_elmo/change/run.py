@@ -2,6 +2,7 @@
 word by word, with the evidence behind each score (senses, changed usages, intervals), checked against people's
 change where a gold is given, written as a table, JSON, answer files and a report."""
 
+import json
 import math
 import tempfile
 import warnings
@@ -13,7 +14,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 import numpy
 
 from ..errors import InputError
-from ..output_folders import USAGE_INDEX, is_own
+from ..output_folders import KEPT_INDEXES, USAGE_INDEX, is_own, mark, read_json_file, write_atomically
 from ..types import PathLike
 from ..usages.words import parse_words, split_pos
 from .sense_input import DEFAULT_SENSES
@@ -55,7 +56,7 @@ class ChangeSettings:
     binary_change: Optional[str] = None  # binary answers (SemEval's subtask 1) where no verdict: binary.BINARY_RULES; None: none
     stability_runs: int = STABILITY_RUNS  # clusterings of resamples that measure each sense's stability (sense_checks); 0: none
     wug_pairs: bool = False  # the model's judgments of usage pairs in each word's evidence, for a WUG dataset (wug_export.py)
-    keep_indexes: Optional[Path] = None  # a new folder: the indexes of sides given as corpora or WUG datasets kept in it (A, B)
+    keep_indexes: Optional[Path] = None  # a new folder (or one it made: resumed): the indexes of corpora or WUG datasets (A, B)
 
 
 @dataclass
@@ -163,17 +164,59 @@ def run_change(
 
 @contextmanager
 def _index_folder(keep: Optional[Path]) -> Iterator[str]:
-    """Where the sides given as corpora or WUG datasets are indexed: a temporary folder, or `keep`, a new folder
-    (made here; one that exists is refused, never written into), whose A and B are then usage indexes to compare again."""
+    """Where the sides given as corpora or WUG datasets are indexed: a temporary folder, or `keep`, a new folder made
+    here and marked as ours, whose A and B are then usage indexes to compare again. A folder `keep` made so before
+    (a run that was interrupted, or done) is taken again: `_indexed_sides` uses the indexes in it that were built from
+    the same sides and builds the others; any other folder that exists is refused, never written into."""
     if keep is None:
         with tempfile.TemporaryDirectory(prefix="spacy-elmo-change-") as scratch:
             yield scratch
         return
-    try:
-        Path(keep).mkdir(parents=True)
-    except FileExistsError:
-        raise InputError(f"{keep} exists: give --keep-indexes a new folder (the indexes are made in it)") from None
+    keep = Path(keep)
+    if keep.is_symlink() or (keep.exists() and not is_own(keep, KEPT_INDEXES)):
+        raise InputError(f"{keep} exists and was not made by --keep-indexes: give --keep-indexes a new folder (the indexes are made in it)")
+    if not keep.exists():
+        keep.mkdir(parents=True)
+        mark(keep, KEPT_INDEXES)
     yield str(keep)
+
+
+KEPT_SIDES = "sides.json"  # in a --keep-indexes folder: what each of its indexes was built from
+
+
+def _side_record(side: Path, settings: "ChangeSettings", words: Optional[List[str]], k: int) -> Dict[str, Any]:
+    """What an index of `side` (a corpus file or folder, a WUG dataset) is built from: the side's files (path, size,
+    time of change), the model, the words and how they are matched. An index kept with another record is not used."""
+    root = side.resolve()
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+    return {
+        "side": str(root),
+        "files": [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files],
+        "model": str(settings.model),
+        "words": sorted(words) if words is not None else None,
+        "lemmas": settings.lemmas,
+        "pos": settings.pos,
+        "grouping": settings.groupings[k],
+    }
+
+
+def _kept_index(folder: Path, record: Dict[str, Any], log: Callable) -> bool:
+    """Whether `folder` (KEEP/A or KEEP/B) holds a finished index built from `record` (`_side_record`), to use as it
+    is; False where there is none yet. An index there built from anything else is refused: nothing is overwritten."""
+    path = folder.parent / KEPT_SIDES
+    kept = read_json_file(path, "give --keep-indexes a new folder") if path.is_file() else {}
+    kept = kept if isinstance(kept, dict) else {}
+    if not is_own(folder, USAGE_INDEX):
+        kept[folder.name] = record  # said before the build: a build that is interrupted leaves its record
+        write_atomically(path, json.dumps(kept, indent=1))
+        return False
+    if kept.get(folder.name) != record:
+        raise InputError(
+            f"{folder} holds an index of other sides, words or settings than these: give --keep-indexes a new folder, or give "
+            f"{folder} itself as the side to compare it"
+        )
+    log(f"Using the index kept in {folder} (built from {record['side']})")
+    return True
 
 
 def in_order(rows: List[WordChange], verdicts: Dict[str, Any], measure: str) -> Tuple[List[WordChange], str]:
@@ -233,6 +276,8 @@ def _indexed_sides(
         folder = scratch / "AB"[k]
         if is_own(side, USAGE_INDEX):
             built.append(side)
+        elif is_own(scratch, KEPT_INDEXES) and _kept_index(folder, _side_record(side, settings, words, k), log):
+            built.append(folder)
         elif is_wug_dataset(side):
             grouping = settings.groupings[k]
             log(f"Indexing the usages of grouping {grouping} of the WUG dataset {side} with {settings.model}")

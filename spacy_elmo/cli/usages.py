@@ -7,7 +7,7 @@ import typer
 
 from ..change.sense_input import DEFAULT_SENSES
 from ..change.verdict import DEFAULT_CONTROLS
-from ..output_folders import check_output_file
+from ..output_folders import KEPT_INDEXES, check_output_file, is_own
 from ._util import (
     bilm_source,
     command,
@@ -408,7 +408,8 @@ def change_cli(
         None,
         "--keep-indexes",
         help="A new folder: keep in it the usage indexes (DIR/A, DIR/B, every layer) of sides given as corpora or WUG datasets, "
-        "to compare them again (other senses, layers, measures) without embedding",
+        "to compare them again (other senses, layers, measures) without embedding. Given again after an interruption, the "
+        "indexes it finished are used and the others built",
     ),
     seed: int = typer.Option(0, "--seed", help="The seed of the senses' clusters, the intervals' resamplings and the permutations", min=0),
     lang: str = typer.Option("en", help="Language of the tokenizer when MODEL holds original files"),
@@ -450,8 +451,11 @@ def change_cli(
         raise typer.BadParameter(f"{groupings!r}: give the groupings of A and of B, e.g. 1,2", param_hint="--groupings")
     inputs = [index_a, index_b] + ([gold] if gold is not None else []) + ([Path(words)] if words and Path(words).is_file() else [])
     check_outputs([output, output.with_suffix(".settings.json") if output.suffix == ".tsv" else None, report, keep_indexes], inputs)
-    if keep_indexes is not None and (keep_indexes.exists() or keep_indexes.is_symlink()):
-        raise typer.BadParameter(f"{keep_indexes} exists: give a new folder (the indexes are made in it)", param_hint="--keep-indexes")
+    if keep_indexes is not None and (keep_indexes.is_symlink() or (keep_indexes.exists() and not is_own(keep_indexes, KEPT_INDEXES))):
+        raise typer.BadParameter(
+            f"{keep_indexes} exists and was not made by --keep-indexes: give a new folder (the indexes are made in it)",
+            param_hint="--keep-indexes",
+        )
     check_output_file(output, overwrite)
     if output.suffix == ".tsv":
         check_output_file(output.with_suffix(".settings.json"), overwrite)
