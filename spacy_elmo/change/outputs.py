@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 from ..errors import InputError
 from ..output_folders import name_from_data, own_subfolder, write_atomically
 from ..types import PathLike
-from .senses import BOTH, TESTED
+from .sense_marks import BOTH
+from .senses import TESTED
 from .verdict import without_null
 
 if TYPE_CHECKING:  # pragma: no cover

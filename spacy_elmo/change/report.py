@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .verdict import NO_NULL_BASIS, without_null
-from .sense_checks import NAMES
+from .sense_marks import CAME, NAMES, WENT
 from ..output_folders import MARKER, claim_folder, is_plain_file, is_plain_folder, name_from_data, own_subfolder, write_atomically
 from ..errors import InputError
 from ..types import PathLike
@@ -165,7 +165,6 @@ def _share_bars(ev: Dict[str, Any], names: Sequence[str]) -> str:
 
 def _period_label(period: str) -> str:
     """A sense's period as the sense table says it (`senses.sense_periods`): a sense that came or went marked."""
-    from .senses import CAME, WENT
 
     return f"<span class=changed>{_esc(period)}</span>" if period in (CAME, WENT) else _esc(period)
 

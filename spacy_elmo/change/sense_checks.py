@@ -22,15 +22,14 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
+from .sense_marks import CAME, FEW_DOCUMENTS, LESS, MORE, NAMES, WENT, WITHHELD, moved
+
 STABILITY_RUNS, STABILITY_SHARE, STABILITY_USAGES, STABLE = 6, 0.8, 1000, 0.6
 RUN_STARTS = 3  # k-means++ starts of each k in a stability run (the senses shown: N_INIT)
 NAME_SHARE, HEADING_WORDS = 0.5, 5
 PERIOD_ALPHA, PERIOD_SHUFFLES = 0.01, 1000
 MARK_RATE = 0.1  # the control words' share with a mark above which the targets' marks are withheld
-NAMES = "names or headings"  # a sense flagged by its usages' writing: never marked
-FEW_DOCUMENTS = "leans to one period in a few documents only"  # the counts say moved; the documents do not
 FEW_DOCUMENTS_SHARE, FEW_DOCUMENTS_MOST = 0.5, 3  # usages half of which come from 3 documents or fewer: a few documents'
-WITHHELD = "not marked: the control words' senses move as often"
 
 
 def describe_checks() -> str:
@@ -195,8 +194,6 @@ def marks_allowed(p_b: numpy.ndarray, p_a: numpy.ndarray, k: int, few: Optional[
 def check_marks(periods: Sequence[str], names: Sequence[bool], lean: Sequence[str]) -> List[str]:
     """The periods `senses.sense_periods` gave, kept only where the sense is not a name's and its lean to that period
     passes the documents' test; else NAMES or FEW_DOCUMENTS (neither a change)."""
-    from .senses import CAME, LESS, MORE, WENT
-
     toward = {CAME: "B", MORE: "B", WENT: "A", LESS: "A"}
     out = []
     for period, name, side in zip(periods, names, lean):
@@ -214,8 +211,6 @@ def check_marks(periods: Sequence[str], names: Sequence[bool], lean: Sequence[st
 def control_marks(evidence: Dict[str, Any]) -> Dict[str, Any]:
     """How often the control words' senses were marked (`evidence`: a control word -> its evidence entry), and
     whether that is within MARK_RATE."""
-    from .senses import moved
-
     marked = sorted(w for w, ev in evidence.items() if moved(ev.get("sense_periods", [])))
     n = len(evidence)
     return {"controls": n, "marked": marked, "rate": len(marked) / n if n else None, "within": bool(n) and len(marked) <= MARK_RATE * n}
@@ -224,8 +219,6 @@ def control_marks(evidence: Dict[str, Any]) -> Dict[str, Any]:
 def withhold_marks(evidence: Dict[str, Any]) -> int:
     """Every mark of a change (came, went, more, less) in `evidence` (a word -> its evidence entry) replaced by
     WITHHELD, each word's senses' binary change 0. RETURNS (int): the words that had a mark."""
-    from .senses import moved
-
     had = 0
     for ev in evidence.values():
         periods = ev.get("sense_periods", [])

@@ -16,12 +16,9 @@ import numpy
 from .measures import UsageRows, Usages, _unit, energy_from_sums, jensen_shannon
 from .period_groups import BEYOND, NEIGHBOUR_ALPHA, NEIGHBOURS, binomial_tail, period_groups
 from .sense_checks import (
-    FEW_DOCUMENTS,
-    NAMES,
     RUN_STARTS,
     STABILITY_RUNS,
     STABLE,
-    WITHHELD,
     check_marks,
     few_documents,
     jaccard_stability,
@@ -31,6 +28,7 @@ from .sense_checks import (
     settled,
 )
 from .sense_checks import stability_runs as stability_runs_of
+from .sense_marks import BOTH, CAME, LESS, MORE, ONLY_A, ONLY_B, WENT, moved
 
 MAX_SENSES, N_INIT, ITERATIONS = 8, 10, 50
 EVIDENCE_USAGES, DRAWS, SEED = 1000, 1000, 0
@@ -414,12 +412,6 @@ def share_interval(labels_a: numpy.ndarray, labels_b: numpy.ndarray, k: int, dra
     return float(low), float(high)
 
 
-CAME, WENT, MORE, LESS, BOTH = "came in B", "went from A", "more in B", "less in B", "both"
-# a sense whose usages are all in one period, too few for any rule to tell (2 in A and 0 in B was shown as "both")
-ONLY_A, ONLY_B = "only in A, too few to tell", "only in B, too few to tell"
-NOT_MOVED = (BOTH, ONLY_A, ONLY_B, NAMES, FEW_DOCUMENTS, WITHHELD)
-
-
 CAME_RATIO = 9.0  # a sense found as B's (kinds) came where its share of B is at least this times its share of A
 
 
@@ -455,12 +447,6 @@ def binary_change(freq_a: Sequence[int], freq_b: Sequence[int], k: int = 1, n: i
     EN (calling none changed: 0.543) and found a planted sense of 20-50% in 7 of 36 words, and this one 0.565 and 30 of
     36, with 1 of 60 untouched words either way (docs/results.md)."""
     return moved(sense_periods(freq_a, freq_b, k, n))
-
-
-def moved(periods: Sequence[str]) -> int:
-    """RETURNS (int): 1 where a sense came, went or moved (`sense_periods`: anything but NOT_MOVED), else 0:
-    `binary_change`."""
-    return int(any(p not in NOT_MOVED for p in periods))
 
 
 @dataclass

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from spacy_elmo.cli import app
 from spacy_elmo.errors import InputError
 from spacy_elmo.change.gold import Gold, agreement, read_gold, spearman
-from spacy_elmo.change.senses import NOT_MOVED, adjusted_rand, binary_change, sense_clusters, silhouette, word_evidence
+from spacy_elmo.change.sense_marks import NOT_MOVED
+from spacy_elmo.change.senses import adjusted_rand, binary_change, sense_clusters, silhouette, word_evidence
 
 from .test_wug_route import bilm_and_wug
 

@@ -6,9 +6,6 @@ import numpy
 import pytest
 
 from spacy_elmo.change.sense_checks import (
-    FEW_DOCUMENTS,
-    NAMES,
-    WITHHELD,
     check_marks,
     control_marks,
     few_documents,
@@ -19,7 +16,8 @@ from spacy_elmo.change.sense_checks import (
     settled,
     withhold_marks,
 )
-from spacy_elmo.change.senses import CAME, MORE, SenseRule, moved, word_evidence
+from spacy_elmo.change.sense_marks import CAME, FEW_DOCUMENTS, MORE, NAMES, WITHHELD, moved
+from spacy_elmo.change.senses import SenseRule, word_evidence
 
 
 def test_jaccard_stability_by_hand():
