@@ -622,9 +622,11 @@ def _evidence(
             out[row.word]["wug_uses"] = [{"side": side, **records[(side, r)]} for side, r in records]
             out[row.word]["wug_pairs_from"] = "people" if judged is not None else "sampled"
     if concentrated:
+        many = len(concentrated) > 1
+        its = "their" if many else "its"
         notes.append(
-            f"{len(concentrated)} word{'s have' if len(concentrated) > 1 else ' has'} half or more of its usages on a side from "
-            f"{FEW_DOCUMENTS_MOST} documents or fewer, so its change there may be those documents' topic, not the word's: "
+            f"{len(concentrated)} word{'s have' if many else ' has'} half or more of {its} usages on a side from "
+            f"{FEW_DOCUMENTS_MOST} documents or fewer, so {its} change there may be those documents' topic, not the word's: "
             f"{', '.join(concentrated[:8])}{', ...' if len(concentrated) > 8 else ''}"
         )
     for word, names in sense_names_of(named, inputs.background if inputs.names_from == "context words" else None, inputs.singular).items():
