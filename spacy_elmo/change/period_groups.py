@@ -66,7 +66,9 @@ def period_neighbourhoods(
     out = numpy.array(["both"] * n, dtype=object)
     if not 0 < n_a < n - 1:
         return out
-    similar = unit @ unit.T
+    # exact ties (a sentence repeated) broken at random, not by the order of the usages (A's first): else the copies of
+    # one usage are each other's neighbours by period
+    similar = unit @ unit.T + numpy.random.default_rng(0).uniform(0.0, 1e-12, (n, n))
     numpy.fill_diagonal(similar, -numpy.inf)
     in_b = numpy.arange(n) >= n_a
     known_a = numpy.zeros(n, dtype=bool) if known is None else numpy.asarray(known) == "A"
@@ -133,7 +135,7 @@ def discriminant_scores(unit: numpy.ndarray, n_a: int, groups: Optional[numpy.nd
             xt = x[train]
             mean_b, mean_a = xt[is_b[train]].mean(0), xt[~is_b[train]].mean(0)
             cov = numpy.atleast_2d(numpy.cov(xt.T))
-            cov = cov + SHRINK * numpy.eye(len(cov)) * numpy.trace(cov) / len(cov)
+            cov = cov + numpy.eye(len(cov)) * (SHRINK * numpy.trace(cov) / len(cov) + 1e-12)  # usages all alike: no singular
             w = numpy.linalg.solve(cov, mean_b - mean_a)
             total[held] += (x[held] - (mean_a + mean_b) / 2) @ w
     return total / REPEATS
@@ -142,10 +144,11 @@ def discriminant_scores(unit: numpy.ndarray, n_a: int, groups: Optional[numpy.nd
 def discriminated(unit: numpy.ndarray, n_a: int, groups: Optional[numpy.ndarray] = None, seed: int = 0) -> numpy.ndarray:
     """Each usage's period group by the discriminant (`discriminant_scores`): "B" for B's usages above the score all but
     BEYOND of A's stay below, "A" for A's below the score all but BEYOND of B's stay above, each group only where it
-    holds more usages than BEYOND of its period gives at p <= DISCRIMINANT_ALPHA (binomial); else "both"."""
+    holds more usages than BEYOND of its period gives at p <= DISCRIMINANT_ALPHA (binomial), and only where each
+    period has 1 / BEYOND usages or more (a line all but BEYOND of them stay behind); else "both"."""
     n = len(unit)
     out = numpy.array(["both"] * n, dtype=object)
-    if not 0 < n_a < n - 1 or n < 2 * FOLDS:
+    if min(n_a, n - n_a) < round(1 / BEYOND):
         return out
     score = discriminant_scores(unit, n_a, groups, seed)
     is_b = numpy.arange(n) >= n_a

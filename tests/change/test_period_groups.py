@@ -71,3 +71,12 @@ def test_period_groups_take_either_witness():
     both = period_groups(unit, n_a, documents, seed=0)
     for side in ("A", "B"):
         assert ((both == side) == ((near == side) | (apart == side))).all()
+
+
+def test_no_group_from_a_line_drawn_on_too_few_usages_or_from_ties():
+    """The line all but 1% of a period's usages stay behind needs 100 of them: with one usage in A, B's were all past
+    it. Copies of one usage (a sentence repeated) are no period's own however the usages are ordered."""
+    unit, n_a, _ = _usages(60, n_a=60, n_b=200)
+    assert (discriminated(unit, n_a, None, seed=0) == "both").all()
+    copies = numpy.ones((240, 8)) / numpy.sqrt(8)
+    assert (period_groups(copies, 120, None, seed=0) == "both").all()
