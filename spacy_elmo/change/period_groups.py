@@ -111,6 +111,7 @@ def _own_group(similar: numpy.ndarray, mine: numpy.ndarray, pool: numpy.ndarray,
 
 DIMENSIONS, FOLDS, REPEATS, SHRINK = 64, 5, 5, 1.0  # the discriminant: principal directions, folds, fold draws, shrinkage
 BEYOND, DISCRIMINANT_ALPHA = 0.01, 0.001  # the other period's share allowed past the line; how far past chance the count
+LINE_USAGES = 50  # a period's usages the line is drawn on, at least: it then lies between the two furthest of them
 
 
 def discriminant_scores(unit: numpy.ndarray, n_a: int, groups: Optional[numpy.ndarray] = None, seed: int = 0) -> numpy.ndarray:
@@ -145,10 +146,11 @@ def discriminated(unit: numpy.ndarray, n_a: int, groups: Optional[numpy.ndarray]
     """Each usage's period group by the discriminant (`discriminant_scores`): "B" for B's usages above the score all but
     BEYOND of A's stay below, "A" for A's below the score all but BEYOND of B's stay above, each group only where it
     holds more usages than BEYOND of its period gives at p <= DISCRIMINANT_ALPHA (binomial), and only where each
-    period has 1 / BEYOND usages or more (a line all but BEYOND of them stay behind); else "both"."""
+    period has LINE_USAGES or more (with one usage in A, B's were all past its line; a stability run reads 80% of
+    the usages, so a floor of 100 lost the groups of words with 110-125 usages in A to their resamples); else "both"."""
     n = len(unit)
     out = numpy.array(["both"] * n, dtype=object)
-    if min(n_a, n - n_a) < round(1 / BEYOND):
+    if min(n_a, n - n_a) < LINE_USAGES:
         return out
     score = discriminant_scores(unit, n_a, groups, seed)
     is_b = numpy.arange(n) >= n_a

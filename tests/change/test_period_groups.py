@@ -3,7 +3,7 @@ document (spacy_elmo/change/period_groups.py)."""
 
 import numpy
 
-from spacy_elmo.change.period_groups import BEYOND, discriminant_scores, discriminated, period_groups, period_neighbourhoods
+from spacy_elmo.change.period_groups import BEYOND, LINE_USAGES, discriminant_scores, discriminated, period_groups, period_neighbourhoods
 
 
 def _usages(planted: int, seed: int = 0, shift: float = 2.5, dims: int = 32, n_a: int = 300, n_b: int = 200):
@@ -74,9 +74,12 @@ def test_period_groups_take_either_witness():
 
 
 def test_no_group_from_a_line_drawn_on_too_few_usages_or_from_ties():
-    """The line all but 1% of a period's usages stay behind needs 100 of them: with one usage in A, B's were all past
-    it. Copies of one usage (a sentence repeated) are no period's own however the usages are ordered."""
-    unit, n_a, _ = _usages(60, n_a=60, n_b=200)
+    """The line all but 1% of a period's usages stay behind is drawn on LINE_USAGES of them at least: with one usage
+    in A, B's were all past it. Copies of one usage (a sentence repeated) are no period's own however the usages are
+    ordered."""
+    unit, n_a, planted = _usages(60, n_a=LINE_USAGES - 1, n_b=200)
     assert (discriminated(unit, n_a, None, seed=0) == "both").all()
+    unit, n_a, planted = _usages(60, n_a=LINE_USAGES, n_b=200)
+    assert ((discriminated(unit, n_a, None, seed=0) == "B") & planted).sum() >= 10  # the same sense, a line drawn
     copies = numpy.ones((240, 8)) / numpy.sqrt(8)
     assert (period_groups(copies, 120, None, seed=0) == "both").all()
