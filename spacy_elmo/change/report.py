@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from .verdict import NO_NULL_BASIS, without_null
 from .sense_marks import CAME, NAMES, WENT
 from ..output_folders import MARKER, claim_folder, is_plain_file, is_plain_folder, name_from_data, own_subfolder, write_atomically
+from ..digests import file_sha256
 from ..errors import InputError
 from ..types import PathLike
 
@@ -284,7 +285,7 @@ def write_report(
     RETURNS (Path): the page.
     """
     folder = claim_folder(folder, CHANGE_REPORT, " for the report")
-    _remove_earlier_files(folder)
+    _remove_earlier_files(folder, log)
     page = free_path(folder / "index.html", log)
     write_atomically(page, render_page(data), overwrite=False)
     with warnings.catch_warnings():  # matplotlib's (a glyph its font lacks, a tight layout): the page is what counts
@@ -316,12 +317,18 @@ def free_path(path: Path, log: Callable[[str], Any]) -> Path:
 
 
 def add_report_files(folder: PathLike, paths: Sequence[Path]) -> None:
-    """Record `paths` (inside `folder`) as written by this run, so that the next run into the folder removes them
-    before it writes: no word's map or clusters file of an earlier run stays beside this run's."""
+    """Record `paths` (inside `folder`) as written by this run, each with the SHA-256 of what it holds, so that the next
+    run into the folder removes them before it writes (no word's map or clusters file of an earlier run stays beside
+    this run's), and only while they hold what this run wrote (a file edited or put in its place since stays)."""
     folder = Path(folder)
     listed = _listed(folder)
-    listed += [str(Path(p).relative_to(folder)) for p in paths if str(Path(p).relative_to(folder)) not in listed]
-    write_atomically(folder / REPORT_FILES, json.dumps(listed) + "\n")
+    names = {name for name, _ in listed}
+    for p in paths:
+        name = str(Path(p).relative_to(folder))
+        if name not in names:
+            listed.append((name, file_sha256(Path(p))))
+            names.add(name)
+    write_atomically(folder / REPORT_FILES, json.dumps([[name, digest] for name, digest in listed]) + "\n")
 
 
 def check_report_files(folder: PathLike) -> None:
@@ -335,25 +342,36 @@ def check_report_files(folder: PathLike) -> None:
         )
 
 
-def _listed(folder: Path) -> List[str]:
+def _listed(folder: Path) -> List[Tuple[str, Optional[str]]]:
+    """The record's files: (name, SHA-256), the digest None in a record written before digests were kept."""
     check_report_files(folder)
     try:
         listed = json.loads((folder / REPORT_FILES).read_text(encoding="utf8"))
     except (OSError, ValueError):
         return []
-    return [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
+    out: List[Tuple[str, Optional[str]]] = []
+    for entry in listed if isinstance(listed, list) else []:
+        if isinstance(entry, str):
+            out.append((entry, None))
+        elif isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], str):
+            out.append((entry[0], entry[1]))
+    return out
 
 
-def _remove_earlier_files(folder: Path) -> None:
-    """Remove what the last run recorded writing (plain files inside the folder only; a link or anything it did not
-    write stays), and start this run's record."""
+def _remove_earlier_files(folder: Path, log: Callable[[str], Any] = print) -> None:
+    """Remove what the last run recorded writing: plain files inside the folder that still hold what it wrote (a
+    link, anything it did not write, and a file changed since stay, the last said in one line); start this run's
+    record."""
     root = folder.resolve()
-    for name in _listed(folder):
+    for name, digest in _listed(folder):
         if name in (MARKER, REPORT_FILES):  # the folder's own records are never "what the last run wrote" (a tampered list)
             continue
         path = folder / name
         inside = ".." not in Path(name).parts and not Path(name).is_absolute() and root in path.resolve().parents
         if inside and is_plain_file(path) and all(is_plain_folder(p) for p in path.parents if root in p.resolve().parents):
+            if digest is not None and file_sha256(path) != digest:
+                log(f"{path} changed since the report wrote it: it was left as it is")
+                continue
             path.unlink()
     write_atomically(folder / REPORT_FILES, "[]\n")
 

@@ -418,6 +418,32 @@ def test_a_report_folder_used_again_keeps_no_word_of_the_earlier_run(report, tmp
     assert "gay" not in (tmp_path / "r" / "index.html").read_text(encoding="utf8").split("<h1>")[1]
 
 
+def test_a_report_file_changed_since_it_was_written_stays_and_the_next_run_writes_beside_it(report, tmp_path):
+    """The report's record keeps each file's SHA-256: a file it wrote that a user edited since (the page, with notes
+    of theirs) is not removed by the next run, which says so and writes its page beside it; a file unchanged goes. A
+    record written before digests were kept (names alone) is still read."""
+    from spacy_elmo.change.report import REPORT_FILES
+
+    tmp, _ = report
+    bilm, wug, r = tmp / "bilm", tmp / "wug", tmp_path / "r"
+    args = ["change", str(wug), str(wug), "--model", str(bilm), "--min-usages", "2", "--report", str(r), "--clusters"]
+    first = CliRunner().invoke(app, [*args[:3], str(tmp_path / "one.json"), *args[3:]])
+    assert first.exit_code == 0, first.output
+    recorded = dict(json.loads((r / REPORT_FILES).read_text(encoding="utf8")))
+    assert len(recorded["index.html"]) == 64 and "clusters/gay_jj.csv" in recorded
+    (r / "index.html").write_text((r / "index.html").read_text(encoding="utf8") + "<!-- my notes -->", encoding="utf8")
+    second = CliRunner().invoke(app, [*args[:3], str(tmp_path / "two.json"), *args[3:], "--words", "plane"])
+    assert second.exit_code == 0, second.output
+    assert (r / "index.html").read_text(encoding="utf8").endswith("<!-- my notes -->")
+    assert "changed since the report wrote it" in " ".join(second.output.split())
+    assert (r / "index.spacy-elmo-2.html").is_file() and not (r / "clusters" / "gay_jj.csv").exists()
+    # a record of names alone (as written before digests were kept): its files go as before
+    (r / REPORT_FILES).write_text(json.dumps(["index.spacy-elmo-2.html", "clusters/plane_nn.csv"]), encoding="utf8")
+    third = CliRunner().invoke(app, [*args[:3], str(tmp_path / "three.json"), *args[3:], "--words", "gay"])
+    assert third.exit_code == 0, third.output
+    assert not (r / "clusters" / "plane_nn.csv").exists() and (r / "clusters" / "gay_jj.csv").is_file()
+
+
 @pytest.mark.slow
 def test_answers_without_a_verdict_or_a_named_rule_write_no_binary_change(report, tmp_path):
     """The audit's case (issue 103): --answers with no control words wrote half the words as changed in task1 (the
