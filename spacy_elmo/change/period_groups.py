@@ -155,8 +155,8 @@ def discriminated(unit: numpy.ndarray, n_a: int, groups: Optional[numpy.ndarray]
     score = discriminant_scores(unit, n_a, groups, seed)
     is_b = numpy.arange(n) >= n_a
     above, below = numpy.quantile(score[~is_b], 1 - BEYOND), numpy.quantile(score[is_b], BEYOND)
-    for side, group in (("B", is_b & (score > above)), ("A", ~is_b & (score < below))):
-        mine = is_b if side == "B" else ~is_b
+    for side, mine, past in (("B", is_b, score > above), ("A", ~is_b, score < below)):
+        group = mine & past
         if binomial_tail(int(group.sum()), int(mine.sum()), BEYOND) <= DISCRIMINANT_ALPHA:
             out[group] = side
     return out

@@ -191,7 +191,7 @@ def _side_record(side: Path, settings: "ChangeSettings", words: Optional[List[st
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
     return {
         "side": str(root),
-        "files": [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files],
+        "files": [[str(f), s.st_size, s.st_mtime_ns] for f, s in ((f, f.stat()) for f in files)],
         "model": str(settings.model),
         "words": sorted(words) if words is not None else None,
         "lemmas": settings.lemmas,
